@@ -1,0 +1,103 @@
+"""The JSON endpoints the annotator pages call (session auth, CSRF enforced by DRF).
+
+One class per operation; an input serializer validates the shape, one service does the
+work, domain errors become HTTP responses in ``annotation.errors.api_exception_handler``.
+Fields a client must not set (annotator, state, item) are simply not part of any input.
+"""
+
+from __future__ import annotations
+
+from rest_framework import permissions, serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.selectors import annotator_for_user
+from annotation.services import work
+
+
+class IsAnnotator(permissions.BasePermission):
+    message = "Only annotators can do this."
+
+    def has_permission(self, request, view):
+        annotator = annotator_for_user(request.user)
+        if annotator is None:
+            return False
+        request.annotator = annotator
+        return True
+
+
+class AnnotatorAPI(APIView):
+    permission_classes = [permissions.IsAuthenticated, IsAnnotator]
+
+    def validated(self, serializer_class, request):
+        serializer = serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class RatingSaveAPI(AnnotatorAPI):
+    class Input(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        value = serializers.CharField(max_length=20)
+        seconds = serializers.FloatField(required=False, allow_null=True)
+
+    def post(self, request, batch_id: int):
+        data = self.validated(self.Input, request)
+        rating = work.rating_save(
+            annotator=request.annotator,
+            batch_id=batch_id,
+            assignment_id=data["assignment"],
+            value=data["value"],
+            seconds=data.get("seconds"),
+        )
+        return Response({"assignment": rating.assignment_id, "value": rating.value})
+
+
+class WritingOpenAPI(AnnotatorAPI):
+    class Input(serializers.Serializer):
+        rating_seconds = serializers.FloatField(required=False, allow_null=True)
+
+    def post(self, request, batch_id: int):
+        data = self.validated(self.Input, request)
+        batch = work.writing_open(
+            annotator=request.annotator, batch_id=batch_id, rating_seconds=data.get("rating_seconds")
+        )
+        return Response({"batch": batch.pk, "stage": batch.stage, "next": f"/work/batch/{batch.pk}/write/"})
+
+
+class DraftSaveAPI(AnnotatorAPI):
+    class Input(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS)
+        revision = serializers.IntegerField(min_value=0)
+        seconds = serializers.FloatField(required=False, allow_null=True)
+
+    def post(self, request, batch_id: int):
+        data = self.validated(self.Input, request)
+        result = work.draft_save(
+            annotator=request.annotator,
+            batch_id=batch_id,
+            assignment_id=data["assignment"],
+            text=data["text"],
+            revision=data["revision"],
+            seconds=data.get("seconds"),
+        )
+        return Response({"revision": result.revision, "saved_at": result.saved_at, "stale": result.stale})
+
+
+class BatchSubmitAPI(AnnotatorAPI):
+    class Input(serializers.Serializer):
+        submit_key = serializers.CharField(max_length=64)
+        writing_seconds = serializers.FloatField(required=False, allow_null=True)
+
+    def post(self, request, batch_id: int):
+        data = self.validated(self.Input, request)
+        batch = work.batch_submit(
+            annotator=request.annotator,
+            batch_id=batch_id,
+            submit_key=data["submit_key"],
+            writing_seconds=data.get("writing_seconds"),
+        )
+        return Response(
+            {"batch": batch.pk, "stage": batch.stage, "late": batch.is_late, "next": f"/work/batch/{batch.pk}/"}
+        )

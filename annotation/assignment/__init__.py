@@ -1,0 +1,1 @@
+"""The assignment engine: a pure choice (``choice``) and the locked services around it (``engine``)."""

@@ -1,0 +1,63 @@
+"""The one family of domain errors that services raise, and the handlers that render them.
+
+Views and API views never build error responses by hand: a service raises, and
+``api_exception_handler`` (DRF) or ``DomainErrorMiddleware``-style handling in the views
+turns the error into a status code and a message the user can act on.
+"""
+
+from __future__ import annotations
+
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+class DomainError(Exception):
+    """Base of every error a service raises on purpose. ``message`` is shown to the user."""
+
+    status_code = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, details: dict | list | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def as_dict(self) -> dict:
+        body = {"error": self.code, "message": self.message}
+        if self.details is not None:
+            body["details"] = self.details
+        return body
+
+
+class ValidationFailed(DomainError):
+    status_code = 400
+    code = "invalid"
+
+
+class NotFound(DomainError):
+    # Also used for objects that exist but belong to someone else: a probe learns nothing.
+    status_code = 404
+    code = "not_found"
+
+
+class NotAllowed(DomainError):
+    status_code = 403
+    code = "forbidden"
+
+
+class Conflict(DomainError):
+    """The request is valid but the object is in a state that does not allow it."""
+
+    status_code = 409
+    code = "conflict"
+
+
+class NoWorkAvailable(DomainError):
+    status_code = 409
+    code = "no_work"
+
+
+def api_exception_handler(exc, context):
+    if isinstance(exc, DomainError):
+        return Response(exc.as_dict(), status=exc.status_code)
+    return exception_handler(exc, context)

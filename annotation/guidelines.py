@@ -1,0 +1,67 @@
+"""The built-in annotator guidelines, in the project's own words, faithful to XM3600 appendices B and C.
+
+A campaign may replace either text; an empty campaign field means these.
+Rating keys on screen 1 are listed here too so that the page and the help agree.
+"""
+
+RATING_GUIDELINES = """\
+Picture a friend who cannot see, and imagine reading them the caption in place of the image. \
+How well would they know what the picture shows?
+
+Rate each English caption on this scale. When you hesitate between two ratings, choose the lower one.
+
+EXCELLENT (key 1): the caption covers the whole image: all the main objects, what they are doing, \
+and how they relate to each other.
+
+GOOD (key 2): the caption explains most of the main objects, activities and their relationships.
+
+MEDIUM (key 3): the caption names some objects or activities but leaves out something essential: \
+an important person or object, the main activity, or a modifier that matters.
+
+BAD (key 4): the caption has at least one of these problems:
+  • it misses the main subject of the image;
+  • it has serious grammar problems (unfinished, words in the wrong order, …) — ignore capital \
+letters and punctuation;
+  • it breaks the "no hallucination" rule: it mentions an object, activity or relationship that is \
+certainly not in the image. Apply this rule only when you are sure the thing is not there or implied.
+
+NOT-ENOUGH-INFO (key 5): you cannot judge the caption from what you see. Use this as rarely as \
+possible; when something cannot be checked, give the caption the benefit of the doubt."""
+
+WRITING_GUIDELINES = """\
+Again, imagine describing the image to a friend who cannot see it. Write one caption per image, \
+in the campaign's language, that explains the whole image: the main objects, the main activity, \
+and how they relate. Name things as precisely as you reasonably can: "young boy" is better than \
+"young child", which is better than "person".
+
+Aim for a caption you would rate EXCELLENT. Do not copy or translate the English captions from the \
+first screen: write your own description from the image itself.
+
+A way to build the caption (not every step fits every image):
+  1. Find the most important object(s) or person(s), named at the most informative level \
+("girl" rather than "child" or "person").
+  2. Find the most important relation between them ("girl standing in front of a whiteboard").
+  3. Find the main activity ("smiling", "standing").
+  4. Find the attributes that matter most ("young", "smiling").
+  5. Add context if it helps: where it happens, what is around.
+  6. Put it together in one natural sentence, e.g. "a smiling girl standing in a classroom".
+
+Reasonable assumptions are fine as long as nothing in the image contradicts them (say "families" \
+when a group seems to mix children and adults; "people" is fine too)."""
+
+RATING_SCALE = [
+    # (stored value, label, key)
+    ("excellent", "EXCELLENT", "1"),
+    ("good", "GOOD", "2"),
+    ("medium", "MEDIUM", "3"),
+    ("bad", "BAD", "4"),
+    ("nei", "NOT-ENOUGH-INFO", "5"),
+]
+
+
+def rating_guidelines(campaign) -> str:
+    return campaign.rating_guidelines.strip() or RATING_GUIDELINES
+
+
+def writing_guidelines(campaign) -> str:
+    return campaign.writing_guidelines.strip() or WRITING_GUIDELINES

@@ -1,0 +1,164 @@
+"""Reads of the annotation app: what an annotator may see, and progress figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Exists, F, OuterRef, Q
+
+from annotation.errors import NotFound
+from annotation.models import (
+    OPEN_BATCH_STAGES,
+    Annotator,
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStage,
+    Campaign,
+    CampaignState,
+    Image,
+    Item,
+)
+
+
+def annotator_for_user(user) -> Annotator | None:
+    if not user.is_authenticated:
+        return None
+    try:
+        return user.annotator
+    except Annotator.DoesNotExist:
+        return None
+
+
+@dataclass
+class CampaignCard:
+    campaign: Campaign
+    open_batch: Batch | None
+    expired_batch: Batch | None
+    submitted_batches: int
+    my_images: int
+    items_total: int
+    items_full: int
+
+    @property
+    def percent_full(self) -> int:
+        return round(100 * self.items_full / self.items_total) if self.items_total else 0
+
+
+def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
+    """Open campaigns in the annotator's languages, each with the annotator's own progress."""
+    language_ids = list(annotator.skills.values_list("language_id", flat=True))
+    campaigns = list(
+        Campaign.objects.filter(state=CampaignState.OPEN, language_id__in=language_ids)
+        .select_related("language")
+        .annotate(
+            items_total=Count("items", distinct=True),
+            items_full=Count("items", filter=Q(items__active_count__gte=F("replication")), distinct=True),
+        )
+        .order_by("language__code", "name")
+    )
+    batches = list(
+        Batch.objects.filter(annotator=annotator, campaign__in=campaigns)
+        .annotate(n_items=Count("assignments"))
+        .only("pk", "campaign_id", "stage", "lease_expires_at", "writing_opened_at")
+    )
+    cards = []
+    for c in campaigns:
+        own = [b for b in batches if b.campaign_id == c.pk]
+        submitted = [b for b in own if b.stage == BatchStage.SUBMITTED]
+        cards.append(
+            CampaignCard(
+                campaign=c,
+                open_batch=next((b for b in own if b.stage in OPEN_BATCH_STAGES), None),
+                expired_batch=next((b for b in own if b.stage == BatchStage.EXPIRED), None),
+                submitted_batches=len(submitted),
+                my_images=sum(b.n_items for b in submitted),
+                items_total=c.items_total,
+                items_full=c.items_full,
+            )
+        )
+    return cards
+
+
+def batch_for_annotator(annotator: Annotator, batch_id: int) -> Batch:
+    try:
+        return Batch.objects.select_related("campaign", "campaign__language").get(pk=batch_id, annotator=annotator)
+    except Batch.DoesNotExist:
+        raise NotFound("No such batch.") from None
+
+
+def screen1_rows(batch: Batch) -> list[dict]:
+    """Screen 1: each image with the prompt system's English caption and the rating so far."""
+    rows = []
+    for a in batch.assignments.select_related("item__image", "item__prompt_caption", "rating").order_by("position"):
+        rating = getattr(a, "rating", None)
+        rows.append(
+            {
+                "assignment_id": a.pk,
+                "position": a.position + 1,
+                "image_id": a.item.image_id,
+                "image": a.item.image,
+                "caption": a.item.prompt_caption.text if a.item.prompt_caption_id else "",
+                "rating": rating.value if rating else "",
+            }
+        )
+    return rows
+
+
+def screen2_rows(batch: Batch) -> list[dict]:
+    """Screen 2: each image with the draft so far. Never carries the English caption."""
+    rows = []
+    for a in batch.assignments.select_related("item__image", "draft").order_by("position"):
+        draft = getattr(a, "draft", None)
+        rows.append(
+            {
+                "assignment_id": a.pk,
+                "position": a.position + 1,
+                "image_id": a.item.image_id,
+                "image": a.item.image,
+                "draft": draft.text if draft else "",
+                "revision": draft.revision if draft else 0,
+            }
+        )
+    return rows
+
+
+def image_visible_to(user, image_id: int) -> Image:
+    """The image, if ``user`` may see it: staff, or an annotator who was assigned it."""
+    try:
+        image = Image.objects.get(pk=image_id)
+    except Image.DoesNotExist:
+        raise NotFound("No such image.") from None
+    if user.is_staff:
+        return image
+    annotator = annotator_for_user(user)
+    if annotator and Assignment.objects.filter(annotator=annotator, item__image_id=image_id).exists():
+        return image
+    raise NotFound("No such image.")
+
+
+def campaign_progress(campaign: Campaign) -> dict:
+    """Figures for the admin's campaign page: the fill histogram, batch stages, annotators."""
+    histogram = dict(
+        Item.objects.filter(campaign=campaign)
+        .annotate(
+            done=Count("assignments", filter=Q(assignments__state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]))
+        )
+        .values_list("done")
+        .annotate(n=Count("pk"))
+        .values_list("done", "n")
+    )
+    top = max([campaign.replication, *histogram.keys()]) if histogram else campaign.replication
+    stages = dict(Batch.objects.filter(campaign=campaign).values_list("stage").annotate(n=Count("pk")))
+    late = Batch.objects.filter(campaign=campaign, is_late=True).count()
+    return {
+        "histogram": [(k, histogram.get(k, 0)) for k in range(0, top + 1)],
+        "stages": {s.label: stages.get(s.value, 0) for s in BatchStage},
+        "late": late,
+        "items": sum(histogram.values()),
+        "live_assignments": Assignment.objects.filter(batch__campaign=campaign, state=AssignmentState.LIVE).count(),
+    }
+
+
+def has_open_batch(annotator: Annotator) -> Exists:
+    return Exists(Batch.objects.filter(annotator=annotator, campaign=OuterRef("pk"), stage__in=OPEN_BATCH_STAGES))

@@ -1,0 +1,1 @@
+"""Writes of the annotation app. Each service runs in a transaction and raises DomainError."""

@@ -1,0 +1,279 @@
+"""Writes an annotator makes inside a batch: ratings, the switch to screen 2, drafts, submit.
+
+Every service here first loads the batch *of this annotator* (another annotator's batch id
+raises NotFound, indistinguishable from a missing one) and checks the batch's stage.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.assignment.engine import item_counters_add
+from annotation.errors import Conflict, NotFound, ValidationFailed
+from annotation.models import (
+    Annotator,
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStage,
+    CaptionDraft,
+    Rating,
+    RatingValue,
+    WrittenCaption,
+)
+
+CAPTION_MAX_CHARS = 1000
+SUBMIT_KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+
+
+def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batch:
+    qs = Batch.objects.select_related("campaign", "campaign__language")
+    if lock:
+        qs = qs.select_for_update(of=("self",))
+    try:
+        return qs.get(pk=batch_id, annotator=annotator)
+    except Batch.DoesNotExist:
+        raise NotFound("No such batch.") from None
+
+
+def _assignment_of(batch: Batch, assignment_id: int) -> Assignment:
+    try:
+        return batch.assignments.get(pk=assignment_id)
+    except (Assignment.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such image in this batch.") from None
+
+
+def _on_screen2(batch: Batch) -> bool:
+    return batch.writing_opened_at is not None
+
+
+def _check_not_submitted(batch: Batch) -> None:
+    if batch.stage == BatchStage.SUBMITTED:
+        raise Conflict("This batch has already been submitted.")
+
+
+def _touch_lease(batch: Batch) -> None:
+    """Activity keeps a live lease alive: an annotator who is typing is not abandoning."""
+    if batch.stage in (BatchStage.RATING, BatchStage.WRITING):
+        now = timezone.now()
+        lease = now + timedelta(minutes=batch.campaign.lease_minutes)
+        if lease > batch.lease_expires_at and batch.lease_expires_at > now:
+            Batch.objects.filter(pk=batch.pk, stage=batch.stage).update(lease_expires_at=lease)
+
+
+def _clean_seconds(seconds: float | None) -> float | None:
+    if seconds is None:
+        return None
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        raise ValidationFailed("Timing must be a number of seconds.") from None
+    if not (0 <= value <= 7 * 24 * 3600):
+        raise ValidationFailed("Timing is out of range.")
+    return round(value, 3)
+
+
+def rating_save(
+    *, annotator: Annotator, batch_id: int, assignment_id: int, value: str, seconds: float | None = None
+) -> Rating:
+    """Store (or change) the screen-1 rating of one image. Idempotent.
+
+    Locks the batch row. Raises NotFound for a batch or image not of this annotator,
+    ValidationFailed for an unknown rating, Conflict once screen 2 has opened.
+    """
+    if value not in RatingValue.values:
+        raise ValidationFailed(f"Unknown rating “{value}”.")
+    seconds = _clean_seconds(seconds)
+    with transaction.atomic():
+        batch = batch_of(annotator, batch_id, lock=True)
+        _check_not_submitted(batch)
+        if _on_screen2(batch):
+            raise Conflict("Screen 2 is open: the ratings of this batch can no longer change.")
+        assignment = _assignment_of(batch, assignment_id)
+        rating, _ = Rating.objects.update_or_create(
+            assignment=assignment, defaults={"value": value, "seconds": seconds}
+        )
+        _touch_lease(batch)
+        return rating
+
+
+def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float | None = None) -> Batch:
+    """Close screen 1 and open screen 2. Needs every image rated. Idempotent.
+
+    Locks the batch row. Raises ValidationFailed naming the positions still unrated.
+    """
+    rating_seconds = _clean_seconds(rating_seconds)
+    with transaction.atomic():
+        batch = batch_of(annotator, batch_id, lock=True)
+        _check_not_submitted(batch)
+        if _on_screen2(batch):
+            return batch
+        unrated = list(
+            batch.assignments.filter(rating__isnull=True).order_by("position").values_list("position", flat=True)
+        )
+        if unrated:
+            positions = ", ".join(str(p + 1) for p in unrated)
+            raise ValidationFailed(
+                f"Rate every caption before you go on (still unrated: {positions}).",
+                details={"unrated_positions": [p + 1 for p in unrated]},
+            )
+        now = timezone.now()
+        batch.writing_opened_at = now
+        batch.rating_seconds = rating_seconds
+        fields = ["writing_opened_at", "rating_seconds", "updated_at"]
+        if batch.stage == BatchStage.RATING:
+            batch.stage = BatchStage.WRITING
+            fields.append("stage")
+        batch.save(update_fields=fields)
+        _touch_lease(batch)
+        return batch
+
+
+@dataclass(frozen=True)
+class DraftResult:
+    revision: int
+    saved_at: str
+    stale: bool
+
+
+def draft_save(
+    *,
+    annotator: Annotator,
+    batch_id: int,
+    assignment_id: int,
+    text: str,
+    revision: int,
+    seconds: float | None = None,
+) -> DraftResult:
+    """Save what the annotator has typed for one image. Idempotent.
+
+    ``revision`` is the client's counter for this field: a save older than the stored one
+    (a slow request overtaken by a newer one) changes nothing and reports ``stale``.
+    Works after the lease ran out too (late work is kept). Locks the batch row.
+    Raises Conflict before screen 2 or after submit, ValidationFailed for over-long text.
+    """
+    if not isinstance(text, str):
+        raise ValidationFailed("The caption must be text.")
+    if len(text) > CAPTION_MAX_CHARS:
+        raise ValidationFailed(f"A caption can be at most {CAPTION_MAX_CHARS} characters.")
+    try:
+        revision = int(revision)
+    except (TypeError, ValueError):
+        raise ValidationFailed("Bad revision number.") from None
+    seconds = _clean_seconds(seconds)
+    with transaction.atomic():
+        batch = batch_of(annotator, batch_id, lock=True)
+        _check_not_submitted(batch)
+        if not _on_screen2(batch):
+            raise Conflict("Finish rating on screen 1 first.")
+        assignment = _assignment_of(batch, assignment_id)
+        draft, created = CaptionDraft.objects.get_or_create(
+            assignment=assignment, defaults={"text": text, "revision": revision, "seconds": seconds}
+        )
+        stale = False
+        if not created:
+            if revision < draft.revision:
+                stale = True
+            else:
+                draft.text, draft.revision = text, revision
+                if seconds is not None:
+                    draft.seconds = seconds
+                draft.save(update_fields=["text", "revision", "seconds", "updated_at"])
+        _touch_lease(batch)
+        return DraftResult(revision=draft.revision, saved_at=draft.updated_at.isoformat(), stale=stale)
+
+
+def _comparable(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith(("P", "S")))
+    return " ".join(text.split())
+
+
+def caption_problem(text: str, prompt_text: str | None) -> str | None:
+    """Why a written caption cannot be accepted, or None."""
+    if not text.strip():
+        return "Write a caption for this image."
+    if len(text) > CAPTION_MAX_CHARS:
+        return f"A caption can be at most {CAPTION_MAX_CHARS} characters."
+    if prompt_text and _comparable(text) == _comparable(prompt_text):
+        return "This repeats the English caption from screen 1. Describe the image in your own words."
+    return None
+
+
+def batch_submit(
+    *,
+    annotator: Annotator,
+    batch_id: int,
+    submit_key: str,
+    writing_seconds: float | None = None,
+) -> Batch:
+    """Store the batch's captions from its drafts, in one transaction. Idempotent.
+
+    A repeated submit of a submitted batch (double click, retry after a network error, a
+    concurrent duplicate) returns the stored batch and stores nothing more. A batch whose
+    lease ran out is still accepted: kept and flagged late (its expired items count again,
+    so the image may end above K, as in the paper). On any validation error nothing is
+    stored, the drafts stay as they are, and ValidationFailed lists the problem per image.
+    Locks the batch row, then (late work only) the item rows in id order.
+    """
+    if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
+        raise ValidationFailed("Missing or malformed submit key.")
+    writing_seconds = _clean_seconds(writing_seconds)
+    with transaction.atomic():
+        batch = batch_of(annotator, batch_id, lock=True)
+        if batch.stage == BatchStage.SUBMITTED:
+            return batch
+        if not _on_screen2(batch):
+            raise Conflict("Finish rating on screen 1 first.")
+        assignments = list(
+            batch.assignments.select_related("item__image", "item__prompt_caption", "draft").order_by("position")
+        )
+        problems = {}
+        for a in assignments:
+            draft = getattr(a, "draft", None)
+            prompt = a.item.prompt_caption.text if a.item.prompt_caption_id else None
+            problem = caption_problem(draft.text if draft else "", prompt)
+            if problem:
+                problems[str(a.pk)] = {"position": a.position + 1, "message": problem}
+        if problems:
+            raise ValidationFailed(
+                f"{len(problems)} caption(s) need attention before you can submit.", details=problems
+            )
+
+        now = timezone.now()
+        late = batch.stage == BatchStage.EXPIRED or batch.lease_expires_at < now
+        campaign = batch.campaign
+        WrittenCaption.objects.bulk_create(
+            WrittenCaption(
+                assignment=a,
+                image=a.item.image,
+                language_id=campaign.language_id,
+                annotator=annotator,
+                campaign=campaign,
+                text=a.draft.text.strip(),
+                seconds=a.draft.seconds,
+                is_late=late,
+            )
+            for a in assignments
+        )
+        expired = [a for a in assignments if a.state == AssignmentState.EXPIRED]
+        if expired:
+            # Work that came back after its lease: kept, and the image counts it again.
+            item_counters_add({a.item_id: 1 for a in expired}, sign=+1)
+            Assignment.objects.filter(pk__in=[a.pk for a in expired]).update(state=AssignmentState.LATE)
+        Assignment.objects.filter(batch=batch, state=AssignmentState.LIVE).update(state=AssignmentState.SUBMITTED)
+        batch.stage = BatchStage.SUBMITTED
+        batch.submitted_at = now
+        batch.is_late = late
+        batch.submit_key = submit_key
+        batch.writing_seconds = writing_seconds
+        batch.save(
+            update_fields=["stage", "submitted_at", "is_late", "submit_key", "writing_seconds", "updated_at"]
+        )
+        return batch

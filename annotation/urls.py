@@ -1,0 +1,18 @@
+from django.urls import path
+
+from annotation import apis, views
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("campaign/<int:campaign_id>/work/", views.campaign_work, name="campaign_work"),
+    path("batch/<int:batch_id>/", views.batch_detail, name="batch"),
+    path("batch/<int:batch_id>/rate/", views.screen1, name="screen1"),
+    path("batch/<int:batch_id>/write/", views.screen2, name="screen2"),
+    path("image/<int:image_id>/", views.image_file, name="image"),
+    path("api/batch/<int:batch_id>/rating/", apis.RatingSaveAPI.as_view(), name="api_rating"),
+    path("api/batch/<int:batch_id>/open-writing/", apis.WritingOpenAPI.as_view(), name="api_open_writing"),
+    path("api/batch/<int:batch_id>/draft/", apis.DraftSaveAPI.as_view(), name="api_draft"),
+    path("api/batch/<int:batch_id>/submit/", apis.BatchSubmitAPI.as_view(), name="api_submit"),
+]

@@ -1,0 +1,164 @@
+"""Annotator pages. Thin: check the role, call one service or selector, render."""
+
+from __future__ import annotations
+
+import mimetypes
+from functools import wraps
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.decorators import method_decorator
+from django.views.decorators.http import require_GET, require_POST
+from django_ratelimit.decorators import ratelimit
+
+from annotation import guidelines
+from annotation.assignment.engine import batch_request
+from annotation.errors import DomainError, NotFound
+from annotation.models import BatchStage
+from annotation.selectors import (
+    annotator_for_user,
+    batch_for_annotator,
+    dashboard_cards,
+    image_visible_to,
+    screen1_rows,
+    screen2_rows,
+)
+
+
+def annotator_required(view):
+    """Only annotators reach the annotation pages; anyone else gets 403."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        annotator = annotator_for_user(request.user)
+        if annotator is None:
+            return render(request, "annotation/not_annotator.html", status=403)
+        request.annotator = annotator
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+@method_decorator(
+    ratelimit(key="ip", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False), name="dispatch"
+)
+@method_decorator(
+    ratelimit(key="post:username", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False),
+    name="dispatch",
+)
+class LoginView(auth_views.LoginView):
+    """Django's login, rate-limited per address and per user name through the shared cache."""
+
+    template_name = "registration/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request, *args, **kwargs):
+        if getattr(request, "limited", False):
+            response = render(
+                request,
+                self.template_name,
+                {"form": self.get_form(), "limited": True},
+                status=429,
+            )
+            response["Retry-After"] = "60"
+            return response
+        return super().post(request, *args, **kwargs)
+
+
+@annotator_required
+@require_GET
+def dashboard(request):
+    return render(request, "annotation/dashboard.html", {"cards": dashboard_cards(request.annotator)})
+
+
+@annotator_required
+@require_POST
+def campaign_work(request, campaign_id: int):
+    try:
+        batch, _created = batch_request(annotator=request.annotator, campaign_id=campaign_id)
+    except NotFound:
+        raise Http404 from None
+    except DomainError as exc:
+        messages.warning(request, exc.message)
+        return redirect("annotation:dashboard")
+    return redirect("annotation:batch", batch_id=batch.pk)
+
+
+def _batch_or_404(request, batch_id):
+    try:
+        return batch_for_annotator(request.annotator, batch_id)
+    except NotFound:
+        raise Http404 from None
+
+
+@annotator_required
+@require_GET
+def batch_detail(request, batch_id: int):
+    batch = _batch_or_404(request, batch_id)
+    if batch.stage == BatchStage.SUBMITTED:
+        return render(request, "annotation/submitted.html", {"batch": batch})
+    if batch.writing_opened_at is not None:
+        return redirect("annotation:screen2", batch_id=batch.pk)
+    return redirect("annotation:screen1", batch_id=batch.pk)
+
+
+def _screen_context(request, batch):
+    return {
+        "batch": batch,
+        "campaign": batch.campaign,
+        "language": batch.campaign.language,
+        "expired": batch.stage == BatchStage.EXPIRED,
+    }
+
+
+@annotator_required
+@require_GET
+def screen1(request, batch_id: int):
+    batch = _batch_or_404(request, batch_id)
+    if batch.stage == BatchStage.SUBMITTED or batch.writing_opened_at is not None:
+        # Screen 1 cannot be reopened once screen 2 has opened.
+        return redirect("annotation:batch", batch_id=batch.pk)
+    context = _screen_context(request, batch)
+    context.update(
+        rows=screen1_rows(batch),
+        scale=guidelines.RATING_SCALE,
+        guidelines=guidelines.rating_guidelines(batch.campaign),
+    )
+    return render(request, "annotation/screen1.html", context)
+
+
+@annotator_required
+@require_GET
+def screen2(request, batch_id: int):
+    batch = _batch_or_404(request, batch_id)
+    if batch.stage == BatchStage.SUBMITTED or batch.writing_opened_at is None:
+        return redirect("annotation:batch", batch_id=batch.pk)
+    context = _screen_context(request, batch)
+    context.update(rows=screen2_rows(batch), guidelines=guidelines.writing_guidelines(batch.campaign))
+    return render(request, "annotation/screen2.html", context)
+
+
+@login_required
+@require_GET
+def image_file(request, image_id: int):
+    """An image's file, for staff and for annotators who were assigned it."""
+    try:
+        image = image_visible_to(request.user, image_id)
+    except NotFound:
+        raise Http404 from None
+    if not image.file:
+        raise Http404
+    content_type = mimetypes.guess_type(image.file.name)[0] or "application/octet-stream"
+    response = FileResponse(image.file.open("rb"), content_type=content_type)
+    response["Cache-Control"] = "private, max-age=3600"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def healthz(request):
+    return HttpResponse("ok", content_type="text/plain")

@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.generic import RedirectView
+
+from annotation import views as annotation_views
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="annotation:dashboard", permanent=False)),
+    path("accounts/login/", annotation_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("work/", include("annotation.urls")),
+    path("admin/", admin.site.urls),
+    path("healthz", annotation_views.healthz, name="healthz"),
+]

@@ -1,0 +1,99 @@
+// Shared helpers for the annotator screens: JSON posts with CSRF and retry, a status line,
+// the guidelines toggle. No framework: the pages must load fast and work with a keyboard.
+"use strict";
+
+window.Annot = (function () {
+  function csrfToken() {
+    const m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return m ? decodeURIComponent(m[1]) : "";
+  }
+
+  class HttpError extends Error {
+    constructor(status, body) {
+      super((body && body.message) || ("The server answered " + status));
+      this.status = status;
+      this.body = body || {};
+    }
+  }
+
+  // POST JSON. Network errors and 5xx are retried with backoff (the services are idempotent);
+  // 4xx answers are final and thrown as HttpError with the server's message.
+  async function postJSON(url, data, { retries = 4, onRetry } = {}) {
+    let attempt = 0;
+    for (;;) {
+      let response;
+      try {
+        response = await fetch(url, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(), "Accept": "application/json" },
+          body: JSON.stringify(data),
+        });
+      } catch (networkError) {
+        response = null;
+      }
+      if (response && response.status < 500) {
+        let body = null;
+        try { body = await response.json(); } catch (e) { body = null; }
+        if (response.ok) return body;
+        if (response.status === 403 && body && /CSRF|credentials/i.test(body.detail || "")) {
+          throw new HttpError(403, { message: "Your session has ended. Log in again in another tab, then come back: nothing you typed is lost." });
+        }
+        throw new HttpError(response.status, body);
+      }
+      if (attempt >= retries) {
+        throw new HttpError(response ? response.status : 0, { message: "Cannot reach the server. Your work is kept on this page; it will be saved when the connection is back." });
+      }
+      attempt += 1;
+      if (onRetry) onRetry(attempt);
+      await new Promise((r) => setTimeout(r, 400 * 2 ** attempt));
+    }
+  }
+
+  function status(text, kind) {
+    const el = document.getElementById("save-status");
+    if (!el) return;
+    el.textContent = text || "";
+    el.className = "save-status" + (kind ? " " + kind : "");
+  }
+
+  function setupGuidelines(keys) {
+    const toggle = document.getElementById("help-toggle");
+    const panel = document.getElementById("guidelines");
+    function flip() {
+      panel.hidden = !panel.hidden;
+      toggle.setAttribute("aria-expanded", String(!panel.hidden));
+    }
+    toggle.addEventListener("click", flip);
+    document.addEventListener("keydown", (e) => {
+      if (keys.includes(e.key) && !(e.target instanceof HTMLTextAreaElement && e.key === "?")) {
+        e.preventDefault();
+        flip();
+      }
+    });
+  }
+
+  // Seconds each item is the current one, measured on the page.
+  class Stopwatch {
+    constructor() { this.totals = new Map(); this.current = null; this.since = 0; }
+    focus(key) {
+      this.stop();
+      this.current = key;
+      this.since = performance.now();
+    }
+    stop() {
+      if (this.current !== null) {
+        const t = (performance.now() - this.since) / 1000;
+        this.totals.set(this.current, (this.totals.get(this.current) || 0) + t);
+      }
+      this.current = null;
+    }
+    seconds(key) {
+      let t = this.totals.get(key) || 0;
+      if (this.current === key) t += (performance.now() - this.since) / 1000;
+      return Math.round(t * 1000) / 1000;
+    }
+  }
+
+  return { postJSON, status, setupGuidelines, Stopwatch, HttpError };
+})();
