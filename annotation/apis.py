@@ -28,6 +28,8 @@ class IsAnnotator(permissions.BasePermission):
 
 class AnnotatorAPI(APIView):
     permission_classes = [permissions.IsAuthenticated, IsAnnotator]
+    # Internal endpoints of the annotator pages, not part of the public research API schema.
+    schema = None
 
     def validated(self, serializer_class, request):
         serializer = serializer_class(data=request.data)

@@ -115,6 +115,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env.str("DJANGO_STATIC_ROOT", default=str(BASE_DIR / ".staticfiles"))
+# In DEBUG, WhiteNoise serves straight from the source folders and only needs the root to exist.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.str("DJANGO_MEDIA_ROOT", default=str(BASE_DIR / "media"))
 STORAGES = {

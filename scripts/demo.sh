@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# README command 1: the demo. Creates .venv, installs, migrates, loads the demo data and
+# serves on http://127.0.0.1:${PORT:-8000}/ with the embedded defaults (SQLite, eager Celery).
+source "$(dirname "$0")/_venv.sh"
+venv_install requirements.txt
+PORT="${PORT:-8000}"
+.venv/bin/python manage.py migrate --noinput -v 0
+.venv/bin/python manage.py load_demo
+echo
+echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/)  Ctrl+C stops."
+exec .venv/bin/python manage.py runserver "127.0.0.1:${PORT}" --noreload

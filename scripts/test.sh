@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# README command 2: the whole test suite, with the checks that fail the build.
+# Creates .venv, installs the test requirements and Debian's chromium (for the browser
+# tests; needs root or sudo), then runs ruff, the Django checks and pytest. Extra
+# arguments go to pytest. Uses $DATABASE_URL when set (CI sets PostgreSQL), else SQLite.
+source "$(dirname "$0")/_venv.sh"
+venv_install requirements-dev.txt
+
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"
+  echo "Installing Debian's chromium for the browser tests ..."
+  { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+    || echo "Could not install chromium: the browser tests will be skipped." >&2
+fi
+
+export DJANGO_SETTINGS_MODULE=config.settings.test
+echo "== ruff"; .venv/bin/ruff check . && .venv/bin/ruff format --check .
+echo "== django checks"
+.venv/bin/python manage.py check
+.venv/bin/python manage.py makemigrations --check --dry-run
+DJANGO_SETTINGS_MODULE=config.settings.production DJANGO_SECRET_KEY="$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(64))')" \
+  DJANGO_ALLOWED_HOSTS=captions.example.org .venv/bin/python manage.py check --deploy --fail-level WARNING
+echo "== pytest (database: ${DATABASE_URL:-sqlite})"
+exec .venv/bin/python -m pytest "$@"
