@@ -18,3 +18,8 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 LOGIN_RATE_LIMIT = "1000/m"
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not SQLite's shared in-memory database: the live server's threads then wait for
+    # the write lock (busy timeout) instead of failing with "database table is locked".
+    DATABASES["default"]["TEST"] = {"NAME": tempfile.mktemp(prefix="captioneval-test-", suffix=".sqlite3")}  # noqa: F405, S306

@@ -60,12 +60,13 @@
         onRetry: () => Annot.status("Not saved yet: cannot reach the server, retrying…", "warn"),
       });
       s.saved = Math.max(s.saved, Math.min(revision, body.revision));
+      s.inflight = false;
       if (!unsaved()) Annot.status("All changes saved.", "ok");
+      else if (s.revision > s.saved) save(li); // typed on while this save was in flight
     } catch (err) {
+      s.inflight = false;
       Annot.status("Not saved: " + err.message, "error");
       s.timer = setTimeout(() => save(li), 5000);
-    } finally {
-      s.inflight = false;
     }
   }
 

@@ -1,0 +1,94 @@
+"""An annotator completes a caption batch in a real browser, with the keyboard only."""
+
+from __future__ import annotations
+
+import pytest
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+from annotation.models import BatchStage, CaptionDraft, Rating, WrittenCaption
+from tests import factories as f
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def setup(db):
+    german = f.LanguageFactory(code="de", name="German")
+    campaign = f.open_caption_campaign(images=4, batch_size=4, replication=2, language=german)
+    annotator = f.AnnotatorFactory(user__username="browser-anna", languages=[german])
+    english = list(campaign.items.values_list("prompt_caption__text", flat=True))
+    return campaign, annotator, english
+
+
+def test_annotator_completes_a_batch_with_the_keyboard(live_server, page, screenshot, setup):
+    campaign, annotator, english = setup
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.keyboard.type("browser-anna")
+    page.keyboard.press("Tab")
+    page.keyboard.type("pw-for-tests-only")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/work/")
+    assert campaign.name in page.content()
+    page.get_by_role("button", name="Start a batch").focus()
+    page.keyboard.press("Enter")
+
+    # Screen 1: rate every caption with number keys; the selection moves on by itself.
+    page.wait_for_url("**/rate/")
+    for text in english:
+        assert text in page.content()
+    screenshot("screen1-start")
+    continue_button = page.locator("#continue")
+    assert continue_button.is_disabled()
+    for key in ["1", "2", "3", "2"]:
+        page.keyboard.press(key)
+    expect(page.locator("#rated-count")).to_have_text("4")
+    expect(continue_button).to_be_enabled()
+    screenshot("screen1-rated")
+    page.keyboard.press("Enter")
+
+    # Screen 2: the English captions are nowhere in the page source.
+    page.wait_for_url("**/write/")
+    source = page.content()
+    for text in english:
+        assert text not in source
+    assert 'lang="de"' in source
+    page.keyboard.type("Ein Hund rennt über eine Wiese")
+    expect(page.locator("#save-status")).to_contain_text("saved")
+    page.keyboard.press("Control+ArrowDown")
+    page.keyboard.type("Zwei Kinder spielen am Strand")
+    page.keyboard.press("Tab")  # blur saves at once
+    expect(page.locator("#save-status")).to_contain_text("saved")
+    screenshot("screen2-typing")
+    assert CaptionDraft.objects.filter(assignment__batch__annotator=annotator).count() == 2
+
+    # Reload mid-way: the drafts come back from the server.
+    page.reload()
+    page.wait_for_url("**/write/")
+    values = [page.locator("textarea").nth(i).input_value() for i in range(4)]
+    assert values[:2] == ["Ein Hund rennt über eine Wiese", "Zwei Kinder spielen am Strand"]
+    assert values[2:] == ["", ""]
+    # Focus lands on the first empty caption.
+    page.keyboard.type("Eine Katze schläft auf einem Sofa")
+    page.keyboard.press("Control+ArrowDown")
+    page.keyboard.type("Ein rotes Auto parkt vor einem Haus")
+
+    # Submit with Ctrl+Enter, twice in a row: one result.
+    page.keyboard.press("Control+Enter")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_role("heading", name="Batch submitted")).to_be_visible()
+    screenshot("submitted")
+
+    written = WrittenCaption.objects.filter(annotator=annotator).order_by("assignment__position")
+    assert [w.text for w in written] == [
+        "Ein Hund rennt über eine Wiese",
+        "Zwei Kinder spielen am Strand",
+        "Eine Katze schläft auf einem Sofa",
+        "Ein rotes Auto parkt vor einem Haus",
+    ]
+    assert sorted(Rating.objects.filter(assignment__annotator=annotator).values_list("value", flat=True)) == sorted(
+        ["excellent", "good", "medium", "good"]
+    )
+    batch = written[0].assignment.batch
+    assert batch.stage == BatchStage.SUBMITTED
+    assert batch.rating_seconds and batch.rating_seconds > 0
