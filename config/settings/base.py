@@ -182,6 +182,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=60 * 60 * 12)
 
+# --- Metrics ---------------------------------------------------------------------------
+# CLIPScore model: an open_clip model name with a pretrained tag, or a local checkpoint file
+# (machines without internet). See evaluation/clip/loading.py and the README.
+CLIP_MODEL = env.str("CLIP_MODEL", default="xlm-roberta-base-ViT-B-32")
+CLIP_PRETRAINED = env.str("CLIP_PRETRAINED", default="laion5b_s13b_b90k")
+CLIP_CHECKPOINT = env.str("CLIP_CHECKPOINT", default="")
+# Empty by default: an English prompt before a non-English caption mixes languages (README).
+CLIP_PROMPT_PREFIX = env.str("CLIP_PROMPT_PREFIX", default="")
+# Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
+METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
+
 # --- Annotation defaults ----------------------------------------------------------------
 ANNOTATION_DEFAULT_LEASE_MINUTES = env.int("ANNOTATION_DEFAULT_LEASE_MINUTES", default=60)
 
