@@ -65,7 +65,9 @@ def image_upload_to(instance: Image, filename: str) -> str:
 
 class Image(TimeStamped):
     key = models.CharField(max_length=200, unique=True, help_text="Source key, e.g. the XM3600 image id.")
-    file = models.ImageField(upload_to=image_upload_to, blank=True, width_field="width", height_field="height")
+    file = models.ImageField(
+        upload_to=image_upload_to, blank=True, width_field="width", height_field="height"
+    )
     # sha256 of the file bytes: the same picture is never stored twice. Null until the file arrives.
     content_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
     format = models.CharField(max_length=10, blank=True)
@@ -140,13 +142,13 @@ class Annotator(TimeStamped):
     class Meta:
         ordering = ["user__username"]
 
+    def __str__(self) -> str:
+        return self.user.get_username()
+
     def save(self, *args, **kwargs):
         if not self.pseudonym:
             self.pseudonym = f"A-{secrets.token_hex(6)}"
         super().save(*args, **kwargs)
-
-    def __str__(self) -> str:
-        return self.user.get_username()
 
 
 class SkillLevel(models.TextChoices):
@@ -198,13 +200,19 @@ class Campaign(TimeStamped):
     )
     state = models.CharField(max_length=10, choices=CampaignState.choices, default=CampaignState.DRAFT)
     rating_guidelines = models.TextField(blank=True, help_text="Shown on screen 1; empty: the built-in text.")
-    writing_guidelines = models.TextField(blank=True, help_text="Shown on screen 2; empty: the built-in text.")
+    writing_guidelines = models.TextField(
+        blank=True, help_text="Shown on screen 2; empty: the built-in text."
+    )
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(batch_size__gte=1, batch_size__lte=100), name="campaign_batch_size"),
-            models.CheckConstraint(condition=Q(replication__gte=1, replication__lte=20), name="campaign_replication"),
+            models.CheckConstraint(
+                condition=Q(batch_size__gte=1, batch_size__lte=100), name="campaign_batch_size"
+            ),
+            models.CheckConstraint(
+                condition=Q(replication__gte=1, replication__lte=20), name="campaign_replication"
+            ),
             models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="campaign_lease_minutes"),
         ]
 
@@ -338,6 +346,9 @@ class CaptionDraft(TimeStamped):
     seconds = models.FloatField(null=True, blank=True)
     # Client-side revision counter: an older save arriving late never overwrites a newer one.
     revision = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"draft of {self.assignment}"
 
 
 class WrittenCaption(TimeStamped):

@@ -17,7 +17,7 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 # The default key is for the embedded demo only; production.py refuses to start with it.
-INSECURE_DEFAULT_SECRET_KEY = "django-insecure-embedded-demo-key-never-use-in-production"
+INSECURE_DEFAULT_SECRET_KEY = "django-insecure-embedded-demo-key-never-use-in-production"  # noqa: S105
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=INSECURE_DEFAULT_SECRET_KEY)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])

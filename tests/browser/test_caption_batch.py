@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-expect = pytest.importorskip("playwright.sync_api").expect
-
 from annotation.models import BatchStage, CaptionDraft, Rating, WrittenCaption
 from tests import factories as f
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+expect = pytest.importorskip("playwright.sync_api").expect
 
 
 @pytest.fixture
