@@ -76,6 +76,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite: wait for the write lock instead of failing at once when two requests write.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Django 6 behaviour now: URL fields in forms assume https when no scheme is given.
+FORMS_URLFIELD_ASSUME_HTTPS = True
 
 # --- Cache (login rate limits must be shared by every server process) ------------------
 REDIS_URL = env.str("REDIS_URL", default="")

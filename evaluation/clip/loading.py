@@ -150,6 +150,14 @@ def _first_line(exc: BaseException, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _hub_cache() -> str:
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        return os.environ.get("HF_HOME", "~/.cache/huggingface")
+    return str(constants.HF_HUB_CACHE)
+
+
 def _resolve_tag(open_clip, model_name: str, tag: str) -> tuple[dict, str | None, str | None]:
     """Return (tag config, local weights file or None, problem or None)."""
     from open_clip import pretrained as oc_pretrained
@@ -157,19 +165,21 @@ def _resolve_tag(open_clip, model_name: str, tag: str) -> tuple[dict, str | None
     tag_cfg = oc_pretrained.get_pretrained_cfg(model_name, tag)
     if not tag_cfg:
         known = oc_pretrained.list_pretrained_tags_by_model(model_name)
-        return {}, None, (
+        problem = (
             f"{tag!r} is not a pretrained tag of {model_name!r} (known tags: {', '.join(known) or 'none'}); "
             "set CLIP_PRETRAINED to one of them, or CLIP_CHECKPOINT to a local weights file"
         )
+        return {}, None, problem
     try:
         path = oc_pretrained.download_pretrained(tag_cfg)
     except Exception as exc:
         source = tag_cfg.get("hf_hub") or tag_cfg.get("url") or "?"
-        return tag_cfg, None, (
-            f"weights {model_name}:{tag} (from {source}) are not in the local cache "
-            f"(HF_HOME={os.environ.get('HF_HOME', '~/.cache/huggingface')}) and could not be downloaded "
+        problem = (
+            f"weights {model_name}:{tag} (from {source}) are not in the local Hugging Face cache "
+            f"({_hub_cache()}, set by HF_HOME) and could not be downloaded "
             f"({_first_line(exc)}); {_HOW_TO_PROVIDE_WEIGHTS}"
         )
+        return tag_cfg, None, problem
     if not path or not os.path.isfile(path):
         return tag_cfg, None, f"weights {model_name}:{tag} could not be located; {_HOW_TO_PROVIDE_WEIGHTS}"
     return tag_cfg, path, None
@@ -220,7 +230,12 @@ def load_clip(
     open_clip = _import_open_clip()
     if model_config is not None:
         register_model_config(model_name, model_config)
-    model_cfg = open_clip.get_model_config(model_name)
+    try:
+        model_cfg = open_clip.get_model_config(model_name)
+    except Exception as exc:  # 'hf-hub:' / 'local-dir:' names fetch or read their config here
+        raise ClipUnavailable(
+            f"the config of CLIP model {model_name!r} cannot be read: {_first_line(exc)}"
+        ) from exc
     if model_cfg is None:
         raise ClipUnavailable(
             f"unknown CLIP model {model_name!r}: set CLIP_MODEL to one of open_clip.list_models() "

@@ -1,0 +1,63 @@
+"""CLIPScore / RefCLIPScore engine: model loading, embeddings with a cache, and the formulas.
+
+Plain Python, numpy and torch; no Django. torch and open_clip are imported only when a model
+is loaded or used, so importing this package is cheap.
+"""
+
+from .compat import ensure_torchvision_loadable
+from .embedding import (
+    DirectoryEmbeddingCache,
+    ImageEmbeddingCache,
+    InMemoryEmbeddingCache,
+    apply_prompt_prefix,
+    embed_images,
+    embed_images_cached,
+    embed_texts,
+)
+from .hashing import content_hash
+from .loading import (
+    DEFAULT_MODEL,
+    DEFAULT_PRETRAINED,
+    ClipUnavailable,
+    LoadedClip,
+    load_clip,
+    register_model_config,
+)
+from .scoring import (
+    DEFAULT_PROMPT_PREFIX,
+    DEFAULT_W,
+    ClipScoreReport,
+    clipscore,
+    corpus_score,
+    harmonic_mean,
+    ref_similarity,
+    refclipscore,
+    score_clip,
+)
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_PRETRAINED",
+    "DEFAULT_PROMPT_PREFIX",
+    "DEFAULT_W",
+    "ClipScoreReport",
+    "ClipUnavailable",
+    "DirectoryEmbeddingCache",
+    "ImageEmbeddingCache",
+    "InMemoryEmbeddingCache",
+    "LoadedClip",
+    "apply_prompt_prefix",
+    "clipscore",
+    "content_hash",
+    "corpus_score",
+    "embed_images",
+    "embed_images_cached",
+    "embed_texts",
+    "ensure_torchvision_loadable",
+    "harmonic_mean",
+    "load_clip",
+    "ref_similarity",
+    "refclipscore",
+    "register_model_config",
+    "score_clip",
+]

@@ -1,0 +1,233 @@
+"""Batched CLIP embeddings of images and texts, and a cache for image embeddings.
+
+All embeddings are L2-normalised float32 numpy arrays of shape ``(n, embed_dim)``.
+Image embeddings are keyed by the sha256 of the image file's bytes (:func:`content_hash`)
+and by ``LoadedClip.model_id``, so a re-uploaded copy of the same file is not recomputed and
+embeddings of different weights never mix. Text embeddings are not cached: captions are
+cheap to encode and rarely repeat.
+
+torch is imported inside the functions, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+from PIL import Image, ImageOps
+
+from .hashing import content_hash, is_content_hash
+
+if TYPE_CHECKING:
+    from .loading import LoadedClip
+
+__all__ = [
+    "DirectoryEmbeddingCache",
+    "ImageEmbeddingCache",
+    "ImageInput",
+    "InMemoryEmbeddingCache",
+    "apply_prompt_prefix",
+    "content_hash",
+    "embed_images",
+    "embed_images_cached",
+    "embed_texts",
+]
+
+ImageInput = Image.Image | str | os.PathLike | bytes
+
+
+def _to_rgb(image: ImageInput) -> Image.Image:
+    # EXIF orientation is applied: annotators see the image upright in the browser, and the caption
+    # describes what they saw.
+    if isinstance(image, Image.Image):
+        return ImageOps.exif_transpose(image).convert("RGB")
+    source = io.BytesIO(image) if isinstance(image, bytes) else image
+    with Image.open(source) as opened:
+        return ImageOps.exif_transpose(opened).convert("RGB")
+
+
+def _normalised(features) -> np.ndarray:
+    import torch.nn.functional as F
+
+    return F.normalize(features.float(), dim=-1).cpu().numpy().astype(np.float32, copy=False)
+
+
+def embed_images(loaded: LoadedClip, images: Sequence[ImageInput], batch_size: int = 32) -> np.ndarray:
+    """Embed images (PIL images, file paths or encoded bytes) in batches; returns ``(n, d)`` float32."""
+    import torch
+
+    if batch_size < 1:
+        raise ValueError("batch_size must be positive")
+    chunks = []
+    for start in range(0, len(images), batch_size):
+        pixels = torch.stack([loaded.preprocess(_to_rgb(im)) for im in images[start : start + batch_size]])
+        with torch.inference_mode():
+            chunks.append(_normalised(loaded.model.encode_image(pixels.to(loaded.device))))
+    if not chunks:
+        return np.zeros((0, loaded.embed_dim), dtype=np.float32)
+    return np.concatenate(chunks)
+
+
+def apply_prompt_prefix(text: str, prompt_prefix: str) -> str:
+    """``"A photo depicts" + "a cat"`` -> ``"A photo depicts a cat"``; an empty prefix leaves text as is."""
+    prefix = prompt_prefix.strip()
+    return f"{prefix} {text}" if prefix else text
+
+
+def embed_texts(
+    loaded: LoadedClip, texts: Sequence[str], prompt_prefix: str = "", batch_size: int = 64
+) -> np.ndarray:
+    """Embed texts, each prefixed with ``prompt_prefix`` (see :func:`apply_prompt_prefix`).
+
+    Texts longer than the model's context are truncated by its tokenizer. Returns ``(n, d)`` float32.
+    """
+    import torch
+
+    if batch_size < 1:
+        raise ValueError("batch_size must be positive")
+    chunks = []
+    for start in range(0, len(texts), batch_size):
+        batch = [apply_prompt_prefix(t, prompt_prefix) for t in texts[start : start + batch_size]]
+        tokens = loaded.tokenizer(batch)
+        with torch.inference_mode():
+            chunks.append(_normalised(loaded.model.encode_text(tokens.to(loaded.device))))
+    if not chunks:
+        return np.zeros((0, loaded.embed_dim), dtype=np.float32)
+    return np.concatenate(chunks)
+
+
+# --- cache ----------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class ImageEmbeddingCache(Protocol):
+    """Storage of image embeddings per (model_id, content hash).
+
+    ``get_many`` returns only the hashes it holds (a missing hash is simply absent);
+    ``put_many`` stores or overwrites. Vectors are 1-D float32 arrays. Implementations
+    must tolerate concurrent writers of the same entry (the values are equal).
+    """
+
+    def get_many(self, model_id: str, content_hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_many(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None: ...
+
+
+def _as_vector(vector: np.ndarray) -> np.ndarray:
+    array = np.array(vector, dtype=np.float32)  # a private copy
+    if array.ndim != 1:
+        raise ValueError(f"an embedding must be a 1-D vector, got shape {array.shape}")
+    array.setflags(write=False)
+    return array
+
+
+class InMemoryEmbeddingCache:
+    """Process-local cache; thread-safe. Useful for one scoring run and in tests."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[tuple[str, str], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def get_many(self, model_id: str, content_hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            return {h: self._vectors[model_id, h] for h in content_hashes if (model_id, h) in self._vectors}
+
+    def put_many(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None:
+        prepared = {(model_id, h): _as_vector(v) for h, v in vectors.items()}
+        with self._lock:
+            self._vectors.update(prepared)
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+
+class DirectoryEmbeddingCache:
+    """One ``.npy`` file per image under one directory per model.
+
+    Layout: ``<root>/<model slug>-<sha256(model_id)[:16]>/<content hash>.npy`` plus a
+    ``model_id.txt`` naming the model. Files are written to a temporary name and renamed,
+    so concurrent workers on a shared filesystem never read a partial vector.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def _model_dir(self, model_id: str) -> Path:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)[:60]
+        return self.root / f"{slug}-{content_hash(model_id.encode())[:16]}"
+
+    @staticmethod
+    def _check(content_hashes: Iterable[str]) -> None:
+        bad = [h for h in content_hashes if not is_content_hash(h)]
+        if bad:
+            raise ValueError(f"not sha256 content hashes: {bad[:3]}")
+
+    def get_many(self, model_id: str, content_hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        content_hashes = list(content_hashes)
+        self._check(content_hashes)
+        directory = self._model_dir(model_id)
+        found = {}
+        for h in content_hashes:
+            path = directory / f"{h}.npy"
+            if path.is_file():
+                found[h] = _as_vector(np.load(path, allow_pickle=False))
+        return found
+
+    def put_many(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None:
+        self._check(vectors)
+        directory = self._model_dir(model_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        label = directory / "model_id.txt"
+        if not label.exists():
+            label.write_text(model_id + "\n", encoding="utf-8")
+        for h, vector in vectors.items():
+            tmp = directory / f".{h}.{uuid.uuid4().hex}.tmp"
+            with open(tmp, "wb") as f:
+                np.save(f, _as_vector(vector), allow_pickle=False)
+            os.replace(tmp, directory / f"{h}.npy")
+
+
+def embed_images_cached(
+    loaded: LoadedClip,
+    items: Sequence[tuple[str, Callable[[], ImageInput]]],
+    cache: ImageEmbeddingCache,
+    batch_size: int = 32,
+) -> np.ndarray:
+    """Embeddings for ``(content_hash, loader)`` items, computing only those missing from ``cache``.
+
+    A loader is called only for a hash the cache lacks, once per distinct hash, one batch at
+    a time (so at most ``batch_size`` images are in memory); each computed batch is stored
+    before the next is loaded, so an interrupted run resumes where it stopped. Cached vectors
+    of the wrong dimension are recomputed. Returns ``(len(items), d)`` float32 in item order.
+    """
+    hashes = [h for h, _ in items]
+    bad = [h for h in hashes if not is_content_hash(h)]
+    if bad:
+        raise ValueError(f"not sha256 content hashes: {bad[:3]}")
+    loaders: dict[str, Callable[[], ImageInput]] = {}
+    for h, loader in items:
+        loaders.setdefault(h, loader)
+    unique = list(loaders)
+
+    found = {
+        h: np.asarray(v, dtype=np.float32)
+        for h, v in cache.get_many(loaded.model_id, unique).items()
+        if np.shape(v) == (loaded.embed_dim,)
+    }
+    missing = [h for h in unique if h not in found]
+    for start in range(0, len(missing), batch_size):
+        batch = missing[start : start + batch_size]
+        vectors = embed_images(loaded, [loaders[h]() for h in batch], batch_size=len(batch))
+        computed = dict(zip(batch, vectors))
+        cache.put_many(loaded.model_id, computed)
+        found.update(computed)
+    if not hashes:
+        return np.zeros((0, loaded.embed_dim), dtype=np.float32)
+    return np.stack([found[h] for h in hashes])
