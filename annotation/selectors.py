@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
 from annotation.errors import NotFound
 from annotation.models import (
@@ -82,7 +83,9 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
 
 def batch_for_annotator(annotator: Annotator, batch_id: int) -> Batch:
     try:
-        return Batch.objects.select_related("campaign", "campaign__language").get(pk=batch_id, annotator=annotator)
+        return Batch.objects.select_related("campaign", "campaign__language").get(
+            pk=batch_id, annotator=annotator
+        )
     except Batch.DoesNotExist:
         raise NotFound("No such batch.") from None
 
@@ -90,7 +93,9 @@ def batch_for_annotator(annotator: Annotator, batch_id: int) -> Batch:
 def screen1_rows(batch: Batch) -> list[dict]:
     """Screen 1: each image with the prompt system's English caption and the rating so far."""
     rows = []
-    for a in batch.assignments.select_related("item__image", "item__prompt_caption", "rating").order_by("position"):
+    for a in batch.assignments.select_related("item__image", "item__prompt_caption", "rating").order_by(
+        "position"
+    ):
         rating = getattr(a, "rating", None)
         rows.append(
             {
@@ -138,27 +143,44 @@ def image_visible_to(user, image_id: int) -> Image:
 
 
 def campaign_progress(campaign: Campaign) -> dict:
-    """Figures for the admin's campaign page: the fill histogram, batch stages, annotators."""
-    histogram = dict(
-        Item.objects.filter(campaign=campaign)
-        .annotate(
-            done=Count("assignments", filter=Q(assignments__state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]))
+    """Figures for the admin's campaign page: the fill histogram, batch stages, live work.
+
+    ``histogram`` is [(captions, images)] for 0..max(K, highest): how many images have how
+    many submitted results (late work included, so a bucket above K can appear).
+    """
+    done = (
+        Assignment.objects.filter(
+            item=OuterRef("pk"), state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]
         )
-        .values_list("done")
+        .order_by()
+        .values("item")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    per_value = dict(
+        Item.objects.filter(campaign=campaign)
+        .annotate(done=Coalesce(Subquery(done, output_field=IntegerField()), 0))
+        .order_by()
+        .values("done")
         .annotate(n=Count("pk"))
         .values_list("done", "n")
     )
-    top = max([campaign.replication, *histogram.keys()]) if histogram else campaign.replication
-    stages = dict(Batch.objects.filter(campaign=campaign).values_list("stage").annotate(n=Count("pk")))
-    late = Batch.objects.filter(campaign=campaign, is_late=True).count()
+    top = max([campaign.replication, *per_value])
+    stages = dict(
+        Batch.objects.filter(campaign=campaign).order_by().values_list("stage").annotate(n=Count("pk"))
+    )
     return {
-        "histogram": [(k, histogram.get(k, 0)) for k in range(0, top + 1)],
+        "histogram": [(k, per_value.get(k, 0)) for k in range(top + 1)],
+        "items": sum(per_value.values()),
         "stages": {s.label: stages.get(s.value, 0) for s in BatchStage},
-        "late": late,
-        "items": sum(histogram.values()),
-        "live_assignments": Assignment.objects.filter(batch__campaign=campaign, state=AssignmentState.LIVE).count(),
+        "late": Batch.objects.filter(campaign=campaign, is_late=True).count(),
+        "live_assignments": Assignment.objects.filter(
+            batch__campaign=campaign, state=AssignmentState.LIVE
+        ).count(),
     }
 
 
 def has_open_batch(annotator: Annotator) -> Exists:
-    return Exists(Batch.objects.filter(annotator=annotator, campaign=OuterRef("pk"), stage__in=OPEN_BATCH_STAGES))
+    return Exists(
+        Batch.objects.filter(annotator=annotator, campaign=OuterRef("pk"), stage__in=OPEN_BATCH_STAGES)
+    )

@@ -1,1 +1,0 @@
-from django.contrib import admin  # noqa: F401  (the admin is filled in by annotation/admin/ later)
