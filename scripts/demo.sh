@@ -5,7 +5,7 @@ source "$(dirname "$0")/_venv.sh"
 venv_install requirements.txt
 PORT="${PORT:-8000}"
 .venv/bin/python manage.py migrate --noinput -v 0
-.venv/bin/python manage.py load_demo
+.venv/bin/python manage.py load_demo --url "http://127.0.0.1:${PORT}/"
 echo
-echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/)  Ctrl+C stops."
+echo "Serving on http://127.0.0.1:${PORT}/ ... Ctrl+C stops."
 exec .venv/bin/python manage.py runserver "127.0.0.1:${PORT}" --noreload

@@ -22,6 +22,11 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="Show what would be loaded; store nothing."
         )
         parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000/",
+            help="Where the demo will be served (for the printout).",
+        )
+        parser.add_argument(
             "--force",
             action="store_true",
             help="Load even with DEBUG off: the demo accounts have a published password.",
@@ -56,7 +61,8 @@ class Command(BaseCommand):
         for name, code, state in summary.campaigns:
             out(f"Campaign “{name}” [{code}]: {state}.")
         out("")
-        out("Open http://127.0.0.1:8000/  (admin: http://127.0.0.1:8000/admin/)")
+        url = options["url"].rstrip("/") + "/"
+        out(f"Open {url}  (admin: {url}admin/)")
         out("")
         width = max(len(a.username) for a in summary.accounts)
         out(f"{'login':<{width}}  {'password':<16}  role")
