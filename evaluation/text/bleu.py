@@ -79,39 +79,14 @@ def bleu_from_corpus(corpus: TokenCorpus, *, n: int = 4) -> BleuResult:
     """BLEU-1..n of an already interned corpus (shares the n-gram tables with CIDEr)."""
     counts = corpus.ngrams(n)
     n_images = corpus.n_images
-    n_grams = max(counts.n_grams, 1)
     lengths = corpus.lengths
     testlen = lengths[:n_images]
 
-    # Maximum count of each n-gram over the references of an image: sort the (image, n-gram, count)
-    # rows so that the largest count of each (image, n-gram) comes last in its run.
-    is_ref = counts.sentence >= n_images
-    ref_image = corpus.ref_image[counts.sentence[is_ref] - n_images]
-    ref_key = ref_image * n_grams + counts.gram[is_ref]
-    ref_count = counts.count[is_ref]
-    if len(ref_key):
-        span = int(ref_count.max()) + 1
-        if int(ref_key.max()) < (2**62) // span:
-            ordering = np.argsort(ref_key * span + ref_count, kind="stable")
-        else:
-            ordering = np.lexsort((ref_count, ref_key))
-        ref_key, ref_count = ref_key[ordering], ref_count[ordering]
-        last = np.ones(len(ref_key), dtype=bool)
-        last[:-1] = ref_key[1:] != ref_key[:-1]
-        ref_key, ref_max = ref_key[last], ref_count[last]
-    else:
-        ref_max = ref_count
-
-    is_cand = ~is_ref
-    cand_image = counts.sentence[is_cand]
-    cand_key = cand_image * n_grams + counts.gram[is_cand]
-    slot = np.searchsorted(ref_key, cand_key)
-    slot[slot == len(ref_key)] = 0
-    found = (ref_key[slot] == cand_key) if len(ref_key) else np.zeros(len(cand_key), dtype=bool)
-    clipped = np.where(found, np.minimum(counts.count[is_cand], ref_max[slot] if len(ref_max) else 0), 0)
-    correct = np.bincount(
-        cand_image * n + counts.order[is_cand], weights=clipped, minlength=n_images * n
-    ).reshape(n_images, n)
+    # Clip each candidate n-gram count by its largest count in one reference of the same image.
+    cand_rows, group = counts.candidate_matches
+    clipped = np.minimum(counts.count[cand_rows], counts.reference_groups.max_count[group])
+    slot = counts.sentence[cand_rows] * n + counts.order[cand_rows]  # a candidate's sentence is its image
+    correct = np.bincount(slot, weights=clipped, minlength=n_images * n).reshape(n_images, n)
     guess = np.maximum(testlen[:, None] - np.arange(n), 0)
 
     # Closest reference length, the shorter one on a tie: minimise (|ref - test|, ref) per image.

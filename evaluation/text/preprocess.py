@@ -43,8 +43,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,7 +53,9 @@ __all__ = [
     "CHARACTER_TOKENIZED_LANGUAGES",
     "TOKENIZERS",
     "NgramCounts",
+    "ReferenceGroups",
     "TokenCorpus",
+    "check_references",
     "default_tokenizer",
     "normalise",
     "tokenize",
@@ -78,7 +81,9 @@ def _class_from(codepoints: list[int]) -> str:
         if cp == prev + 1:
             prev = cp
             continue
-        parts.append(re.escape(chr(start)) if start == prev else f"{re.escape(chr(start))}-{re.escape(chr(prev))}")
+        parts.append(
+            re.escape(chr(start)) if start == prev else f"{re.escape(chr(start))}-{re.escape(chr(prev))}"
+        )
         start = prev = cp
     return "".join(parts)
 
@@ -159,20 +164,81 @@ def tokens_for(text: str, tokenizer: str) -> list[str]:
 # Interning: the shared numeric representation of one evaluation (candidates + their references).
 
 
+def check_references(candidates: Mapping[Hashable, object], references: Mapping[Hashable, Sequence]) -> None:
+    """Raise ``ValueError`` if there are no candidates or some candidate key has no reference."""
+    if not candidates:
+        raise ValueError("no candidate captions to score")
+    missing = [key for key in candidates if not references.get(key)]
+    if missing:
+        shown = ", ".join(repr(key) for key in missing[:10])
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        raise ValueError(f"{len(missing)} candidate(s) have no reference caption: {shown}{more}")
+
+
 @dataclass(frozen=True, eq=False)
 class NgramCounts:
     """Per-sentence n-gram counts of a :class:`TokenCorpus`, one row per distinct (sentence, n-gram).
 
-    ``gram`` ids are global: n-grams of different lengths never share an id, and the same n-gram has
-    the same id in every sentence. Rows are grouped by order, then sorted by (sentence, gram).
+    ``gram`` ids are global: n-grams of different lengths never share an id (ids grow with the
+    order), and an n-gram has the same id in every sentence. Rows are sorted by (gram, sentence); as
+    candidates are sentences ``0..n_images-1`` and references follow image by image, each gram's rows
+    list its candidates by image, then its references by image. The metrics rely on this order to
+    join and group without sorting again.
     """
 
     n: int
-    sentence: np.ndarray  # int64 sentence index
-    gram: np.ndarray  # int64 n-gram id, 0 <= gram < n_grams
-    order: np.ndarray  # int64 n-gram length minus one, 0 <= order < n
-    count: np.ndarray  # int64 occurrences of the n-gram in the sentence (>= 1)
+    n_images: int
     n_grams: int
+    sentence: np.ndarray  # int64 sentence index (for a candidate, also its image index)
+    gram: np.ndarray  # int64 n-gram id, 0 <= gram < n_grams
+    order: np.ndarray  # int8 n-gram length minus one, 0 <= order < n
+    count: np.ndarray  # int64 occurrences of the n-gram in the sentence (>= 1)
+    ref_image: np.ndarray  # image index of each reference sentence (``TokenCorpus.ref_image``)
+
+    @cached_property
+    def is_candidate(self) -> np.ndarray:
+        return self.sentence < self.n_images
+
+    @cached_property
+    def reference_groups(self) -> ReferenceGroups:
+        """The reference rows grouped by (gram, image): one group per n-gram per image."""
+        rows = np.flatnonzero(~self.is_candidate)
+        key = self.gram[rows] * self.n_images + self.ref_image[self.sentence[rows] - self.n_images]
+        first = np.ones(len(key), dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        starts = np.flatnonzero(first)
+        max_count = np.maximum.reduceat(self.count[rows], starts) if len(rows) else self.count[rows]
+        return ReferenceGroups(
+            rows=rows, starts=np.append(starts, len(rows)), key=key[starts], max_count=max_count
+        )
+
+    @cached_property
+    def candidate_matches(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(candidate_row, group)``: each candidate row whose n-gram occurs in a reference of its
+        image, with the index of that (gram, image) reference group."""
+        cand_rows = np.flatnonzero(self.is_candidate)
+        groups = self.reference_groups
+        if not len(groups.key):
+            return cand_rows[:0], cand_rows[:0]
+        cand_key = self.gram[cand_rows] * self.n_images + self.sentence[cand_rows]
+        group = np.searchsorted(groups.key, cand_key)
+        group[group == len(groups.key)] = 0
+        found = groups.key[group] == cand_key
+        return cand_rows[found], group[found]
+
+
+class ReferenceGroups(NamedTuple):
+    """Reference rows of :class:`NgramCounts` grouped by (gram, image), groups sorted by ``key``.
+
+    Group ``j`` is ``rows[starts[j]:starts[j + 1]]`` (row indices), ``key[j] = gram * n_images + image``
+    and ``max_count[j]`` the largest count of the n-gram in one reference of the image. The number of
+    groups of an n-gram is its document frequency.
+    """
+
+    rows: np.ndarray
+    starts: np.ndarray
+    key: np.ndarray
+    max_count: np.ndarray
 
 
 @dataclass(eq=False)
@@ -204,14 +270,8 @@ class TokenCorpus:
         candidate set or for candidate keys without any reference, and ``TypeError`` when a caption is
         a string instead of a token list.
         """
-        if not candidates:
-            raise ValueError("no candidate captions to score")
+        check_references(candidates, references)
         keys = tuple(candidates)
-        missing = [key for key in keys if not references.get(key)]
-        if missing:
-            shown = ", ".join(repr(key) for key in missing[:10])
-            more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-            raise ValueError(f"{len(missing)} candidate(s) have no reference caption: {shown}{more}")
         sentences: list[Sequence[str]] = [candidates[key] for key in keys]
         ref_counts = []
         for key in keys:
@@ -246,12 +306,12 @@ class TokenCorpus:
     def n_references(self) -> int:
         return self.n_sentences - self.n_images
 
-    @property
+    @cached_property
     def lengths(self) -> np.ndarray:
         """Token count of every sentence (candidates first)."""
         return np.diff(self.starts)
 
-    @property
+    @cached_property
     def ref_image(self) -> np.ndarray:
         """Image index of every reference sentence."""
         return np.repeat(np.arange(self.n_images, dtype=np.int64), np.diff(self.ref_starts))
@@ -259,33 +319,96 @@ class TokenCorpus:
     def ngrams(self, n: int = 4) -> NgramCounts:
         """Per-sentence counts of all 1..n-grams (computed once per ``n``)."""
         if n not in self._ngrams:
-            self._ngrams[n] = _count_ngrams(self.tokens, self.starts, len(self.vocabulary), n)
+            rows = _count_ngrams(self.tokens, self.starts, len(self.vocabulary), n)
+            self._ngrams[n] = NgramCounts(
+                n=n,
+                n_images=self.n_images,
+                n_grams=rows.n_grams,
+                sentence=rows.sentence,
+                gram=rows.gram,
+                order=rows.order,
+                count=rows.count,
+                ref_image=self.ref_image,
+            )
         return self._ngrams[n]
 
 
-def _count_ngrams(tokens: np.ndarray, starts: np.ndarray, vocab_size: int, n: int) -> NgramCounts:
+def _count_ngrams(tokens: np.ndarray, starts: np.ndarray, vocab_size: int, n: int) -> _Rows:
+    """Per-sentence n-gram counts, one sort per order.
+
+    The k-gram starting at a position is (its (k-1)-gram id, next token); sorting these keys, ties
+    broken by position, both numbers the distinct k-grams densely and lists each one's occurrences
+    by position, hence by sentence, so runs of equal (gram, sentence) are the per-sentence counts.
+    The rows of order k arrive sorted by their (k-1)-gram, so timsort has long runs to merge; the
+    position rides in the low bits of one int64 so no permutation needs applying (with a stable
+    argsort as the fallback when the bits do not fit). Unigrams of a vocabulary below 2**16 use
+    numpy's linear-time radix sort.
+    """
     if n < 1:
         raise ValueError("n-gram order must be at least 1")
+    total = len(tokens)
     n_sentences = len(starts) - 1
     sentence_of = np.repeat(np.arange(n_sentences, dtype=np.int64), np.diff(starts))
-    ends = starts[1:][sentence_of]  # end offset of the sentence each token is in
-    position = np.arange(len(tokens), dtype=np.int64)  # start of each k-gram still fitting its sentence
-    gram = tokens  # id of the k-gram starting at ``position``, 0 <= gram < n_k
-    n_k = max(vocab_size, 1)
-    offset = 0
-    parts: list[tuple[np.ndarray, ...]] = []
-    for k in range(1, n + 1):
-        if k > 1:
-            fits = position + (k - 1) < ends[position]
-            position = position[fits]
-            # k-gram = (k-1)-gram followed by one token; renumber densely so ids stay small.
-            extended = gram[fits] * vocab_size + tokens[position + (k - 1)]
-            unique, gram = np.unique(extended, return_inverse=True)
-            n_k = max(len(unique), 1)
-        pairs, counts = np.unique(sentence_of[position] * n_k + gram, return_counts=True)
-        parts.append((pairs // n_k, pairs % n_k + offset, np.full(len(pairs), k - 1, dtype=np.int64), counts))
-        offset += n_k
-    sentence, gram_id, order, count = (np.concatenate(column) for column in zip(*parts))
-    return NgramCounts(
-        n=n, sentence=sentence, gram=gram_id, order=order, count=count.astype(np.int64), n_grams=offset
+    # Small dtypes for the arrays gathered at random positions: they stay in cache.
+    fits_up_to = np.minimum(starts[1:][sentence_of] - np.arange(total), n).astype(
+        np.uint8 if n < 256 else np.int64
     )
+    small_tokens = tokens.astype(np.int32) if vocab_size < 2**31 else tokens
+    sentence_of = sentence_of.astype(np.int32) if n_sentences < 2**31 else sentence_of
+    position_bits = max(total.bit_length(), 1)
+    position_mask = (1 << position_bits) - 1
+    position = np.arange(total, dtype=np.int64)  # start of each k-gram that fits in its sentence
+    gram = tokens  # dense id of the k-gram starting at ``position``
+    # Output columns sized for the worst case (no n-gram repeated within a sentence), filled in place.
+    capacity = int(fits_up_to.sum(dtype=np.int64))  # k-grams starting at each position
+    out_sentence = np.empty(capacity, dtype=np.int64)
+    out_gram = np.empty(capacity, dtype=np.int64)
+    out_count = np.empty(capacity, dtype=np.int64)
+    per_order = np.zeros(n, dtype=np.int64)
+    filled = offset = 0
+    for k in range(1, n + 1):
+        if k == 1:
+            key = tokens
+        else:
+            fits = fits_up_to[position] >= k
+            position = position[fits]
+            key = gram[fits] * vocab_size + small_tokens[position + (k - 1)]
+        if not len(key):
+            break
+        if k == 1 and vocab_size <= 2**16:  # small vocabulary: a linear-time stable radix sort
+            ordering = np.argsort(key.astype(np.uint16), kind="stable")
+            sorted_key, position = key[ordering], ordering
+        elif int(key.max()).bit_length() + position_bits <= 62:
+            combined = (key << position_bits) | position
+            combined.sort(kind="stable")  # timsort: the rows arrive sorted by their (k-1)-gram
+            sorted_key = combined >> position_bits
+            position = combined & position_mask
+        else:
+            ordering = np.argsort(key, kind="stable")
+            sorted_key, position = key[ordering], position[ordering]
+        new_gram = np.empty(len(key), dtype=bool)
+        new_gram[0] = True
+        np.not_equal(sorted_key[1:], sorted_key[:-1], out=new_gram[1:])
+        gram = np.cumsum(new_gram) - 1  # aligned with the sorted ``position`` from now on
+        sentence = sentence_of[position]
+        new_row = new_gram
+        new_row[1:] |= sentence[1:] != sentence[:-1]
+        row = np.flatnonzero(new_row)
+        end = filled + len(row)
+        out_sentence[filled:end] = sentence[row]
+        np.add(gram[row], offset, out=out_gram[filled:end])
+        np.subtract(row[1:], row[:-1], out=out_count[filled : end - 1])
+        out_count[end - 1] = len(key) - row[-1]
+        per_order[k - 1] = len(row)
+        filled = end
+        offset += int(gram[-1]) + 1
+    order = np.repeat(np.arange(n, dtype=np.int8), per_order)
+    return _Rows(out_sentence[:filled], out_gram[:filled], order, out_count[:filled], offset)
+
+
+class _Rows(NamedTuple):
+    sentence: np.ndarray
+    gram: np.ndarray
+    order: np.ndarray
+    count: np.ndarray
+    n_grams: int

@@ -1,0 +1,172 @@
+"""Preprocessing: normalisation, per-language tokenisers, interning (no database)."""
+
+import random
+import unicodedata
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from evaluation.text.preprocess import (
+    TOKENIZERS,
+    TokenCorpus,
+    _count_ngrams,
+    default_tokenizer,
+    normalise,
+    tokenize,
+    tokens_for,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A dog, sitting on a bench.", "a dog sitting on a bench"),
+        ("一只狗，坐在长椅上。", "一只狗 坐在长椅上"),
+        ("كلب، يجلس على مقعد؟", "كلب يجلس على مقعد"),
+        ("¿Un perro? ¡Sí!", "un perro sí"),
+        ("“Quoted” ‘words’ «guillemets» „low“", "quoted words guillemets low"),
+        ("犬が「ベンチ」に座っている、", "犬が ベンチ に座っている"),
+        ("black-and-white photo (old)", "black and white photo old"),
+        ("l'homme", "l homme"),
+        ("Ein Hund…", "ein hund"),
+    ],
+)
+def test_normalise_removes_unicode_punctuation(text, expected):
+    assert normalise(text) == expected
+
+
+def test_normalise_keeps_symbols_and_combining_marks():
+    assert normalise("A $5 bill + 3° 😀") == "a $5 bill + 3° 😀"
+    assert normalise("किताब पढ़ रहा है") == "किताब पढ़ रहा है"
+
+
+def test_normalise_composes_decomposed_accents():
+    decomposed = "Cafe\u0301"
+    assert unicodedata.is_normalized("NFD", decomposed)
+    assert normalise(decomposed) == "café" == normalise("Café")
+    assert normalise("İstanbul") == unicodedata.normalize("NFC", "i̇stanbul")
+
+
+def test_normalise_lowercases_other_scripts_and_collapses_any_whitespace():
+    assert normalise("  СОБАКА\u3000Σκύλος\u00a0\tDOG \n") == "собака σκύλος dog"
+
+
+def test_normalise_uses_lower_not_casefold():
+    assert normalise("Straße") == "straße"
+
+
+def test_whitespace_tokenizer_splits_words():
+    assert tokenize("a dog on a bench", "whitespace") == ["a", "dog", "on", "a", "bench"]
+
+
+def test_character_tokenizer_chinese_every_character():
+    assert tokens_for("一只狗在草地上。", "character") == ["一", "只", "狗", "在", "草", "地", "上"]
+
+
+def test_character_tokenizer_keeps_latin_and_digit_runs():
+    assert tokens_for("iPhone 12台", "character") == ["iphone", "12", "台"]
+    assert tokens_for("两个人在玩Frisbee飞盘", "character")[-3:] == ["frisbee", "飞", "盘"]
+    assert tokens_for("ｉＰｈｏｎｅを持つ", "character") == ["ｉｐｈｏｎｅ", "を", "持", "つ"]
+
+
+def test_character_tokenizer_japanese_mixed_scripts():
+    assert tokens_for("猫がソファで寝ている。", "character") == [
+        "猫",
+        "が",
+        "ソ",
+        "フ",
+        "ァ",
+        "で",
+        "寝",
+        "て",
+        "い",
+        "る",
+    ]
+
+
+def test_thai_caption_is_many_tokens_with_marks_kept_on_their_consonant():
+    caption = "รถแข่งวินเทจจอดเรียงกันหลายคันในงานจัดแสดง"
+    assert tokens_for(caption, "whitespace") == [caption]  # why Thai needs its own tokenizer
+    tokens = tokens_for(caption, "character")
+    assert len(tokens) > 30
+    assert "".join(tokens) == caption
+    assert "ข่" in tokens  # consonant + tone mark, one token
+    assert all(unicodedata.category(token[0])[0] != "M" for token in tokens)
+
+
+@pytest.mark.parametrize(
+    "code", ["zh", "zh-Hans", "zh-Hant", "zh_CN", "ZH-hant-TW", "ja", "th", "lo", "km", "my", "bo"]
+)
+def test_default_tokenizer_character_languages(code):
+    assert default_tokenizer(code) == "character"
+
+
+@pytest.mark.parametrize("code", ["en", "es", "ko", "vi", "ar", "fil", "quz", "hi", "zu"])
+def test_default_tokenizer_whitespace_languages(code):
+    assert default_tokenizer(code) == "whitespace"
+
+
+def test_unknown_tokenizer_is_rejected():
+    with pytest.raises(ValueError, match="unknown tokenizer 'words'"):
+        tokenize("a b", "words")
+    assert set(TOKENIZERS) == {"whitespace", "character"}
+
+
+def test_token_corpus_counts_ngrams_per_sentence():
+    corpus = TokenCorpus.build({"x": ["a", "a", "b"]}, {"x": [["a", "b"], ["b"]]})
+    counts = corpus.ngrams(2)
+    vocab = corpus.vocabulary
+    rows = {
+        (int(s), int(o), int(c))
+        for s, o, c, g in zip(counts.sentence, counts.order, counts.count, counts.gram)
+        if o == 0 and g == vocab["a"]
+    }
+    assert rows == {(0, 0, 2), (1, 0, 1)}  # "a" twice in the candidate, once in reference 1
+    assert counts.is_candidate.sum() == 4  # candidate rows: a, b, "a a", "a b"
+    assert np.array_equal(corpus.lengths, [3, 2, 1])
+    assert np.array_equal(corpus.ref_image, [0, 0])
+
+
+def test_token_corpus_validates_input():
+    with pytest.raises(ValueError, match="no candidate captions"):
+        TokenCorpus.build({}, {})
+    with pytest.raises(ValueError, match=r"2 candidate\(s\) have no reference caption: 'b', 'c'"):
+        TokenCorpus.build({"a": ["x"], "b": ["y"], "c": ["z"]}, {"a": [["x"]], "c": []})
+    with pytest.raises(TypeError, match="string, expected a list of tokens"):
+        TokenCorpus.build({"a": "a dog"}, {"a": [["a", "dog"]]})
+
+
+def naive_ngram_rows(corpus, n):
+    """(sentence, gram id, order, count) with ids numbered as documented: orders in turn, and within
+    an order the distinct n-grams in lexicographic order of their token ids."""
+    lengths = corpus.lengths.tolist()
+    tokens = corpus.tokens.tolist()
+    sentences = [tokens[start : start + length] for start, length in zip(corpus.starts.tolist(), lengths)]
+    per_sentence = [
+        Counter(tuple(words[i : i + k]) for k in range(1, n + 1) for i in range(len(words) - k + 1))
+        for words in sentences
+    ]
+    ids, offset = {}, 0
+    for k in range(1, n + 1):
+        distinct = sorted({gram for counts in per_sentence for gram in counts if len(gram) == k})
+        ids.update({gram: offset + rank for rank, gram in enumerate(distinct)})
+        offset += len(distinct)
+    rows = {(s, ids[g], len(g) - 1, c) for s, counts in enumerate(per_sentence) for g, c in counts.items()}
+    return rows, offset
+
+
+@pytest.mark.parametrize("vocab_size", [None, 2**17, 2**45])  # radix sort, packed sort, argsort fallback
+def test_ngram_counting_agrees_with_a_naive_count(vocab_size):
+    rng = random.Random(5)
+    candidates = {i: [f"w{rng.randint(0, 9)}" for _ in range(rng.randint(0, 12))] for i in range(40)}
+    references = {
+        i: [[f"w{rng.randint(0, 9)}" for _ in range(rng.randint(0, 12))] for _ in range(2)] for i in range(40)
+    }
+    corpus = TokenCorpus.build(candidates, references)
+    rows = _count_ngrams(corpus.tokens, corpus.starts, vocab_size or len(corpus.vocabulary), 4)
+    expected, n_grams = naive_ngram_rows(corpus, 4)
+    assert set(zip(*(column.tolist() for column in rows[:4]))) == expected
+    assert len(rows.sentence) == len(expected) and rows.n_grams == n_grams
+    keys = rows.gram * corpus.n_sentences + rows.sentence
+    assert np.all(np.diff(keys) > 0)  # sorted by (gram, sentence), as NgramCounts promises
