@@ -27,7 +27,7 @@ ROLES = (PROJECT_MANAGERS, RESEARCHERS)
 _ROLE_PERMISSIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     PROJECT_MANAGERS: [
         ("annotation", ("add_", "change_", "delete_", "view_")),
-        ("evaluation", ("view_",)),
+        ("evaluation", ("add_", "change_", "view_")),
         ("auth", ("view_user",)),
     ],
     RESEARCHERS: [

@@ -1,0 +1,287 @@
+"""The evaluation data model: reference sets, image sets, metric runs and their scores.
+
+A metric run scores the captions of some captioning systems in one language against a
+reference set, over an image set (or every image that has references and a caption). Its
+work is split into chunks that any worker can take: one ``text`` chunk per system (corpus
+BLEU pools statistics and the CIDEr IDF comes from the references of the whole evaluated
+image set, so a system's text metrics are one computation) and ``clip`` chunks of
+``METRIC_CLIP_CHUNK_SIZE`` captions. Results are one row per (run, system, image, metric)
+and one per (run, system, metric) for the corpus score.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotation.models import Campaign, CaptioningSystem, Image, Language, TimeStamped
+
+
+class Metric(models.TextChoices):
+    BLEU_1 = "BLEU-1", "BLEU-1"
+    BLEU_2 = "BLEU-2", "BLEU-2"
+    BLEU_3 = "BLEU-3", "BLEU-3"
+    BLEU_4 = "BLEU-4", "BLEU-4"
+    ROUGE_L = "ROUGE-L", "ROUGE-L"
+    CIDER = "CIDEr", "CIDEr"
+    CIDER_D = "CIDEr-D", "CIDEr-D"
+    CLIPSCORE = "CLIPScore", "CLIPScore"
+    REFCLIPSCORE = "RefCLIPScore", "RefCLIPScore"
+
+
+TEXT_METRICS: tuple[str, ...] = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D")
+CLIP_METRICS: tuple[str, ...] = ("CLIPScore", "RefCLIPScore")
+ALL_METRICS: tuple[str, ...] = TEXT_METRICS + CLIP_METRICS
+
+
+# --- Image sets and reference sets ---------------------------------------------------------
+
+
+class ImageSet(TimeStamped):
+    """A named set of images to evaluate on (e.g. XM600, the 600 images of the side-by-side study)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    language = models.ForeignKey(
+        Language,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="image_sets",
+        help_text="Empty: the set serves every language.",
+    )
+    images = models.ManyToManyField(Image, related_name="image_sets", blank=True)
+    seed = models.BigIntegerField(
+        null=True, blank=True, help_text="Random seed of the selection, if sampled."
+    )
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ReferenceSetKind(models.TextChoices):
+    CAMPAIGN = "campaign", "written captions of a caption campaign"
+    IMPORTED = "imported", "imported from a file"
+
+
+class ReferenceSet(TimeStamped):
+    """Reference captions in one language.
+
+    ``campaign``: the campaign's written captions, read when a run computes (so captions
+    written later count in later runs). ``imported``: the :class:`Reference` rows, with the
+    name, format and sha256 of the file they came from.
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="reference_sets")
+    kind = models.CharField(max_length=10, choices=ReferenceSetKind.choices)
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.PROTECT, null=True, blank=True, related_name="reference_sets"
+    )
+    source_name = models.CharField(max_length=300, blank=True)
+    source_format = models.CharField(max_length=20, blank=True)
+    source_sha256 = models.CharField(max_length=64, blank=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="campaign", campaign__isnull=False)
+                | Q(kind="imported", campaign__isnull=True),
+                name="reference_set_kind_campaign",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Reference(TimeStamped):
+    """One imported reference caption: the ``position``-th reference of ``image`` in the set."""
+
+    reference_set = models.ForeignKey(ReferenceSet, on_delete=models.CASCADE, related_name="references")
+    image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="references")
+    text = models.TextField()
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["reference_set", "image", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reference_set", "image", "position"], name="reference_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reference_set} / {self.image} #{self.position}"
+
+
+# --- Metric runs ------------------------------------------------------------------------------
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+
+
+FINISHED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED)
+
+
+class MetricRun(TimeStamped):
+    name = models.CharField(max_length=200)
+    language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="metric_runs")
+    systems = models.ManyToManyField(CaptioningSystem, related_name="metric_runs")
+    image_set = models.ForeignKey(
+        ImageSet,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="metric_runs",
+        help_text="Empty: every image with references and a caption from the system.",
+    )
+    reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="metric_runs")
+    metrics = models.JSONField(default=list, help_text="Metric names, e.g. ['BLEU-4', 'CIDEr-D'].")
+    # What the numbers depend on besides the data: tokenizer, CLIP model, tag, checkpoint, prompt.
+    params = models.JSONField(default=dict, blank=True)
+    # Package versions of the worker that computed the run.
+    versions = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
+    error = models.TextField(blank=True)
+    chunks_done = models.PositiveIntegerField(default=0)
+    chunks_total = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    timings = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="metric_runs"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(chunks_done__lte=F("chunks_total")), name="metric_run_progress"
+            ),
+            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="metric_run_status"),
+        ]
+        indexes = [models.Index(fields=["status"], name="metric_run_status_idx")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_RUN_STATUSES
+
+    @property
+    def progress(self) -> float:
+        """Share of chunks done, 0..1."""
+        return self.chunks_done / self.chunks_total if self.chunks_total else 0.0
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at is None:
+            return None
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class ChunkKind(models.TextChoices):
+    TEXT = "text", "text metrics"
+    CLIP = "clip", "CLIP metrics"
+
+
+class ChunkStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class MetricChunk(TimeStamped):
+    """The unit of work a worker takes, retries and resumes: some metrics of one system on some images."""
+
+    run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="chunks")
+    system = models.ForeignKey(CaptioningSystem, on_delete=models.PROTECT, related_name="metric_chunks")
+    kind = models.CharField(max_length=4, choices=ChunkKind.choices)
+    index = models.PositiveIntegerField()
+    image_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "system", "kind", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "system", "kind", "index"], name="metric_chunk_unique"),
+            models.CheckConstraint(condition=Q(status__in=ChunkStatus.values), name="metric_chunk_status"),
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="metric_chunk_run_status")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} / {self.system_id} / {self.kind} {self.index}"
+
+
+class CaptionScore(TimeStamped):
+    run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="caption_scores")
+    system = models.ForeignKey(CaptioningSystem, on_delete=models.PROTECT, related_name="caption_scores")
+    image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="caption_scores")
+    metric = models.CharField(max_length=16, choices=Metric.choices)
+    value = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "system", "image", "metric"], name="caption_score_unique"),
+            models.CheckConstraint(condition=Q(metric__in=Metric.values), name="caption_score_metric"),
+        ]
+        indexes = [models.Index(fields=["run", "metric"], name="caption_score_run_metric")]
+
+    def __str__(self) -> str:
+        return f"{self.metric}={self.value:.4f} ({self.system_id}, {self.image_id})"
+
+
+class CorpusScore(TimeStamped):
+    run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="corpus_scores")
+    system = models.ForeignKey(CaptioningSystem, on_delete=models.PROTECT, related_name="corpus_scores")
+    metric = models.CharField(max_length=16, choices=Metric.choices)
+    value = models.FloatField()
+
+    class Meta:
+        ordering = ["run", "system", "metric"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "system", "metric"], name="corpus_score_unique"),
+            models.CheckConstraint(condition=Q(metric__in=Metric.values), name="corpus_score_metric"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric}={self.value:.4f} ({self.system_id})"
+
+
+class ClipEmbedding(TimeStamped):
+    """A cached CLIP image embedding per (model weights + preprocessing, image file content)."""
+
+    model_id = models.CharField(max_length=300)
+    content_hash = models.CharField(max_length=64)
+    vector = models.BinaryField(help_text="float32 little-endian bytes of the L2-normalised embedding.")
+    dim = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model_id", "content_hash"], name="clip_embedding_unique"),
+            models.CheckConstraint(condition=Q(dim__gte=1), name="clip_embedding_dim"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} / {self.content_hash[:12]}"

@@ -149,7 +149,15 @@ CELERY_TASK_TIME_LIMIT = 60 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 55 * 60
 # Fail fast when the broker is down (RELIABILITY 11) instead of hanging the request.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
-CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+# visibility_timeout: how long Redis waits before handing an unacknowledged task (its worker
+# died) to another worker. It must exceed the longest task (CELERY_TASK_TIME_LIMIT), or a slow
+# task would run twice; `manage.py metric_run resume` re-queues sooner by hand.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "visibility_timeout": 3900,
+}
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-leases": {"task": "annotation.tasks.expire_leases", "schedule": 60.0},
 }

@@ -1,0 +1,248 @@
+"""Score a COCO results file against reference captions, offline and without the database."""
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import DomainError
+from evaluation.models import CLIP_METRICS, TEXT_METRICS
+from evaluation.services.runs import metrics_parse
+from evaluation.text.formats import FormatError, read_coco_results, read_references
+from evaluation.text.preprocess import TOKENIZERS, default_tokenizer
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
+
+
+class Command(BaseCommand):
+    help = (
+        'Score machine captions (COCO results: [{"image_id", "caption"}]) against references (COCO '
+        "annotations or an XM3600 captions file) and print the corpus scores: BLEU-1..4, ROUGE-L, CIDEr, "
+        "CIDEr-D, and CLIPScore / RefCLIPScore when --images is given. The offline counterpart of the COCO "
+        "evaluation server; touches no database."
+    )
+    # Nothing here needs the database or the project's checks.
+    requires_system_checks = []
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--results", type=Path, required=True, help="COCO results .json (the candidates)."
+        )
+        parser.add_argument(
+            "--references", type=Path, required=True, help="COCO annotations .json or XM3600 captions .jsonl."
+        )
+        parser.add_argument(
+            "--language", required=True, help="Language code (XM3600 block, default tokenizer)."
+        )
+        parser.add_argument(
+            "--metrics",
+            nargs="+",
+            help="Metric names or the groups text, clip, all (default: the text metrics, plus the CLIP metrics "
+            "with --images).",
+        )
+        parser.add_argument(
+            "--tokenizer",
+            choices=sorted(TOKENIZERS),
+            help="Tokenizer (default: the language's, e.g. character for zh).",
+        )
+        parser.add_argument(
+            "--pretokenized",
+            action="store_true",
+            help="Both files are already tokenised (e.g. by the COCO server's PTB tokenizer): split on "
+            "spaces and change nothing else. Reproduces the server's figures on its own tokenised files.",
+        )
+        parser.add_argument("--per-caption", action="store_true", help="Also print every caption's scores.")
+        parser.add_argument("--format", choices=["text", "json"], default="text", help="Output format.")
+        clip = parser.add_argument_group("CLIPScore")
+        clip.add_argument("--images", type=Path, help="Folder of the images, named <image_id>.<ext>.")
+        clip.add_argument("--clip-model", help="open_clip model name (default: the CLIP_MODEL setting).")
+        clip.add_argument(
+            "--clip-pretrained", help="open_clip pretrained tag (default: the CLIP_PRETRAINED setting)."
+        )
+        clip.add_argument(
+            "--clip-checkpoint", type=Path, help="Local weights file (default: CLIP_CHECKPOINT)."
+        )
+        clip.add_argument(
+            "--clip-config", type=Path, help="open_clip architecture config .json for a custom model."
+        )
+        clip.add_argument(
+            "--prompt-prefix", help="Text put before every caption (default: CLIP_PROMPT_PREFIX)."
+        )
+        clip.add_argument("--device", help="cpu or cuda (default: cuda when available).")
+
+    def handle(self, *args, **options):
+        try:
+            metrics = metrics_parse(
+                options["metrics"] or (["text", "clip"] if options["images"] else ["text"])
+            )
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        text_metrics = [m for m in metrics if m in TEXT_METRICS]
+        clip_metrics = [m for m in metrics if m in CLIP_METRICS]
+        if clip_metrics and not options["images"]:
+            raise CommandError(f"{', '.join(clip_metrics)} need the images: give --images DIR.")
+
+        language = options["language"]
+        try:
+            results = read_coco_results(options["results"])
+            references = read_references(options["references"], language)
+        except FormatError as exc:
+            raise CommandError(str(exc)) from None
+        candidates, refs = self.match(
+            options["results"], options["references"], results, references, options["verbosity"]
+        )
+
+        corpus: dict[str, float] = {}
+        per_caption: dict[str, dict] = {}
+        tokenizer = options["tokenizer"] or default_tokenizer(language)
+        if options["pretokenized"]:
+            tokenizer = "pretokenized (split on spaces)"
+        if text_metrics:
+            from evaluation.text.scoring import score_texts, score_tokens
+
+            if options["pretokenized"]:
+                report = score_tokens(
+                    {k: c.split() for k, c in candidates.items()},
+                    {k: [r.split() for r in rs] for k, rs in refs.items()},
+                    metrics=text_metrics,
+                )
+            else:
+                report = score_texts(candidates, refs, tokenizer=tokenizer, metrics=text_metrics)
+            corpus |= report.corpus
+            per_caption |= report.per_caption
+            if options["verbosity"] >= 2 and report.bleu_stats is not None:
+                stats = report.bleu_stats
+                self.stderr.write(
+                    f"BLEU: reference length {stats.reflen}, test length {stats.testlen}, matching n-grams "
+                    f"{' / '.join(str(n) for n in stats.correct)}"
+                )
+        if clip_metrics:
+            clip_corpus, clip_per_caption = self.clip_scores(options, candidates, refs, clip_metrics)
+            corpus |= clip_corpus
+            per_caption |= clip_per_caption
+        corpus = {m: corpus[m] for m in metrics}
+        if options["verbosity"] >= 1:
+            self.stderr.write(
+                f"{len(candidates)} captions scored against {sum(len(r) for r in refs.values())} references "
+                f"(tokenizer: {tokenizer})."
+            )
+        self.output(options, metrics, corpus, per_caption, candidates)
+
+    # --- matching -----------------------------------------------------------------------------
+
+    def match(self, results_path, references_path, results, references, verbosity):
+        """Candidates and references keyed by the results' image ids; an id without references is an error."""
+        by_text = {str(key): texts for key, texts in references.items()}
+        candidates, refs = {}, {}
+        for entry, (image_id, caption) in enumerate(results.items()):
+            texts = by_text.get(str(image_id))
+            if not texts:
+                raise CommandError(
+                    f"{results_path}: entry {entry}: image_id {image_id!r} has no reference captions in "
+                    f"{references_path}"
+                )
+            candidates[image_id] = caption
+            refs[image_id] = texts
+        if not candidates:
+            raise CommandError(f"{results_path}: no captions to score.")
+        unused = len(by_text) - len(candidates)
+        if unused > 0 and verbosity >= 1:
+            self.stderr.write(
+                f"{unused} images of the references have no caption in the results (not scored)."
+            )
+        return candidates, refs
+
+    # --- CLIP -----------------------------------------------------------------------------------
+
+    def clip_scores(self, options, candidates, refs, clip_metrics):
+        from evaluation.clip import ClipUnavailable, InMemoryEmbeddingCache, load_clip, score_clip
+
+        folder = options["images"]
+        if not folder.is_dir():
+            raise CommandError(f"--images {folder}: no such folder.")
+        files = {}
+        for path in sorted(folder.iterdir()):
+            if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():
+                files.setdefault(path.stem, path)
+        images = {}
+        for entry, image_id in enumerate(candidates):
+            path = files.get(str(image_id))
+            if path is None:
+                raise CommandError(
+                    f"{options['results']}: entry {entry}: no image file for image_id {image_id!r} in {folder} "
+                    f"(expected {image_id}.jpg, .png, …)"
+                )
+            images[image_id] = path
+
+        checkpoint = options["clip_checkpoint"] or (
+            None if options["clip_pretrained"] else settings.CLIP_CHECKPOINT
+        )
+        pretrained = options["clip_pretrained"]
+        if pretrained is None and not checkpoint:
+            pretrained = settings.CLIP_PRETRAINED
+        model_config = None
+        if options["clip_config"]:
+            try:
+                model_config = json.loads(Path(options["clip_config"]).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise CommandError(
+                    f"--clip-config {options['clip_config']}: cannot be read ({exc})."
+                ) from None
+        try:
+            loaded = load_clip(
+                options["clip_model"] or settings.CLIP_MODEL,
+                pretrained or None,
+                checkpoint_path=checkpoint or None,
+                device=options["device"],
+                model_config=model_config,
+            )
+        except (ClipUnavailable, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+        prefix = settings.CLIP_PROMPT_PREFIX if options["prompt_prefix"] is None else options["prompt_prefix"]
+        try:
+            report = score_clip(
+                loaded,
+                candidates,
+                images,
+                refs if "RefCLIPScore" in clip_metrics else None,
+                prompt_prefix=prefix,
+                cache=InMemoryEmbeddingCache(),
+            )
+        except OSError as exc:  # an unreadable or broken image file
+            raise CommandError(f"an image cannot be read: {exc}") from None
+        corpus = {"CLIPScore": report.corpus_clipscore}
+        per_caption = {"CLIPScore": report.clipscore}
+        if report.refclipscore is not None:
+            corpus["RefCLIPScore"] = report.corpus_refclipscore
+            per_caption["RefCLIPScore"] = report.refclipscore
+        if options["verbosity"] >= 1:
+            self.stderr.write(f"CLIP model: {loaded.model_id}; prompt prefix: {prefix!r}.")
+        return {m: corpus[m] for m in clip_metrics}, {m: per_caption[m] for m in clip_metrics}
+
+    # --- output ---------------------------------------------------------------------------------
+
+    def output(self, options, metrics, corpus, per_caption, candidates):
+        if options["format"] == "json":
+            data: dict = dict(corpus)
+            if options["per_caption"]:
+                data["per_caption"] = [
+                    {
+                        "image_id": image_id,
+                        "caption": caption,
+                        **{m: per_caption[m][image_id] for m in metrics},
+                    }
+                    for image_id, caption in candidates.items()
+                ]
+            self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
+            return
+        width = max(len(m) for m in metrics)
+        for metric in metrics:
+            self.stdout.write(f"{metric:<{width}}  {corpus[metric]:.3f}")
+        if options["per_caption"]:
+            self.stdout.write("")
+            self.stdout.write("\t".join(["image_id", *metrics]))
+            for image_id in candidates:
+                self.stdout.write(
+                    "\t".join([str(image_id), *(f"{per_caption[m][image_id]:.4f}" for m in metrics)])
+                )

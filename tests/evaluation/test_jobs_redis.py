@@ -1,0 +1,242 @@
+"""Metric runs with a real Redis broker and a real Celery worker (RELIABILITY 10, 12).
+
+Needs Redis at 127.0.0.1:6379 and PostgreSQL (the worker is another process and must see the
+test database); skipped otherwise. The worker runs with tests/evaluation/worker_settings.py:
+the test settings plus a slow chunk and a short visibility timeout, so that killing it in the
+middle of a chunk and redelivering the chunk takes seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from annotation.models import SystemCaption
+from evaluation.models import (
+    CaptionScore,
+    ChunkStatus,
+    CorpusScore,
+    MetricRun,
+    Reference,
+    ReferenceSet,
+    RunStatus,
+)
+from evaluation.services.runs import metric_run_create
+from tests import factories as f
+from tests.evaluation.test_runs import celery_conf
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+CLAIM_KEY = "captioneval-test-claim"
+METRICS = ["BLEU-4", "ROUGE-L", "CIDEr-D"]
+
+
+def redis_client(db: int = 0):
+    import redis
+
+    return redis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=db, socket_connect_timeout=1, socket_timeout=2)
+
+
+@pytest.fixture
+def broker_url():
+    """A Redis database nobody uses (empty), claimed for this test and emptied afterwards."""
+    try:
+        redis_client().ping()
+    except Exception as exc:
+        pytest.skip(f"no Redis at {REDIS_HOST}:{REDIS_PORT} ({exc})")
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker is another process: it needs PostgreSQL (DATABASE_URL), not SQLite")
+    token = uuid.uuid4().hex
+    for db in range(15, 0, -1):
+        client = redis_client(db)
+        if client.dbsize() == 0 and client.set(CLAIM_KEY, token, nx=True):
+            break
+    else:
+        pytest.skip("no empty Redis database to use")
+    try:
+        yield f"redis://{REDIS_HOST}:{REDIS_PORT}/{db}"
+    finally:
+        if client.get(CLAIM_KEY) == token.encode():
+            client.flushdb()
+
+
+class Workers:
+    """Starts real Celery worker processes on the test database; kills what it started."""
+
+    def __init__(self, broker: str, log_dir: Path):
+        self.broker = broker
+        self.log_dir = log_dir
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self, **env) -> subprocess.Popen:
+        db = settings.DATABASES["default"]
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+        environment = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.evaluation.worker_settings",
+            "DATABASE_URL": f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+            "CELERY_BROKER_URL": self.broker,
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "PYTHONPATH": str(REPO_ROOT),
+            **{key: str(value) for key, value in env.items()},
+        }
+        log = open(self.log_dir / f"worker-{len(self.processes)}.log", "wb")  # noqa: SIM115
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-l",
+                "warning",
+                "--pool=prefork",
+                "-c",
+                "1",
+                "-n",
+                f"evaluation-test-{uuid.uuid4().hex[:8]}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=REPO_ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: kill -9 takes the pool children too
+        )
+        self.processes.append(process)
+        return process
+
+    def kill(self, process: subprocess.Popen) -> None:
+        """kill -9 the worker and its pool processes, as a machine or OOM kill would."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                    process.wait(timeout=10)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    self.kill(process)
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
+            for path in sorted(self.log_dir.glob("*.log"))
+        )
+
+
+@pytest.fixture
+def workers(broker_url, tmp_path):
+    pool = Workers(broker_url, tmp_path)
+    try:
+        yield pool
+    finally:
+        pool.stop_all()
+
+
+def make_data(german, *, systems=("sys-a",), images=6):
+    pictures = [f.ImageFactory(with_file=False) for _ in range(images)]
+    reference_set = ReferenceSet.objects.create(name="refs", language=german, kind="imported")
+    for i, image in enumerate(pictures):
+        Reference.objects.create(
+            reference_set=reference_set, image=image, position=0, text=f"ein hund am strand {i}"
+        )
+        Reference.objects.create(
+            reference_set=reference_set, image=image, position=1, text=f"ein brauner hund nr {i}"
+        )
+    for name in systems:
+        system = f.SystemFactory(name=name)
+        for i, image in enumerate(pictures):
+            SystemCaption.objects.create(
+                system=system, image=image, language=german, text=f"ein hund {name} {i}"
+            )
+    return reference_set
+
+
+def start_run(broker_url, reference_set, systems) -> MetricRun:
+    with celery_conf(broker_url=broker_url, task_always_eager=False):
+        return metric_run_create(
+            name="redis",
+            language_code="de",
+            system_names=list(systems),
+            reference_set_id=reference_set.pk,
+            metrics=METRICS,
+        )
+
+
+def wait_for(predicate, timeout: float, workers: Workers, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}\n{workers.logs()}")
+
+
+def test_a_real_worker_computes_a_run(german, broker_url, workers):
+    reference_set = make_data(german, systems=("sys-a", "sys-b"))
+    workers.start()
+    run = start_run(broker_url, reference_set, ["sys-a", "sys-b"])
+    assert run.status == RunStatus.PENDING  # the object as created; the worker does the rest
+
+    def finished():
+        run.refresh_from_db()
+        return run.is_finished
+
+    wait_for(finished, 60, workers, "the run to finish")
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.queued_at and run.started_at and run.finished_at
+    assert run.versions["celery"]
+    assert CaptionScore.objects.filter(run=run).count() == 2 * 6 * len(METRICS)
+    assert CorpusScore.objects.filter(run=run).count() == 2 * len(METRICS)
+    assert set(run.chunks.values_list("attempts", flat=True)) == {1}
+
+
+def test_a_worker_killed_mid_chunk_loses_nothing_and_duplicates_nothing(german, broker_url, workers):
+    reference_set = make_data(german)
+    slow = {"METRIC_CHUNK_TEST_DELAY": 4, "CELERY_VISIBILITY_TIMEOUT": 6}
+    first = workers.start(**slow)
+    run = start_run(broker_url, reference_set, ["sys-a"])
+    chunk = run.chunks.get()
+
+    def running():
+        chunk.refresh_from_db()
+        return chunk.status == ChunkStatus.RUNNING
+
+    wait_for(running, 30, workers, "the first worker to take the chunk")
+    workers.kill(first)
+    chunk.refresh_from_db()
+    assert (chunk.status, chunk.attempts) == (ChunkStatus.RUNNING, 1)
+    assert not CaptionScore.objects.filter(run=run).exists()
+
+    # The message was never acknowledged: a new worker gets it again once it is invisible no longer.
+    workers.start(**slow)
+
+    def finished():
+        run.refresh_from_db()
+        return run.is_finished
+
+    wait_for(finished, 45, workers, "the run to finish on the second worker")
+    chunk.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert chunk.status == ChunkStatus.DONE and chunk.attempts >= 2
+    assert CaptionScore.objects.filter(run=run).count() == 6 * len(METRICS)
+    assert CorpusScore.objects.filter(run=run).count() == len(METRICS)

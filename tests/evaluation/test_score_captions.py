@@ -1,0 +1,215 @@
+"""``manage.py score_captions``: the offline scorer. No test here may touch the database (none is marked django_db)."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.clip import ensure_torchvision_loadable, load_clip, register_model_config, score_clip
+from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_MODEL_NAME, save_tiny_checkpoint
+
+TEXT_KEYS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D"]
+
+
+@pytest.fixture
+def fakecap(shared_data):
+    folder = shared_data / "coco-fakecap"
+    return (
+        folder / "captions_val2014_fakecap_results.json",
+        folder / "captions_val2014_fakecap_subset_refs_tokenized.json",
+    )
+
+
+def score(*args) -> str:
+    out = StringIO()
+    call_command("score_captions", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_coco_fakecap_gives_the_servers_figures(fakecap):
+    results, references = fakecap
+    text = score(
+        "--results", str(results), "--references", str(references), "--language", "en", "--pretokenized"
+    )
+    lines = dict(line.split() for line in text.splitlines())
+    # Every figure the evaluation server publishes for this set, to the digits it gives.
+    assert [lines[k] for k in ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D"]] == [
+        "0.579",
+        "0.404",
+        "0.279",
+        "0.191",
+        "0.396",
+        "0.600",
+    ]
+
+
+def test_our_preprocessing_on_ptb_tokens_only_moves_bleu_1_and_2(fakecap):
+    # Without --pretokenized, hyphens and apostrophes left inside the PTB tokens ("twin-hulled",
+    # "'s") are removed as punctuation, which adds a few reference tokens (9858 instead of 9855).
+    results, references = fakecap
+    text = score("--results", str(results), "--references", str(references), "--language", "en")
+    lines = dict(line.split() for line in text.splitlines())
+    assert lines["CIDEr-D"] == "0.600"
+    assert lines["BLEU-4"] == "0.191"
+    assert lines["ROUGE-L"] == "0.396"
+
+    data = json.loads(
+        score(
+            "--results", str(results), "--references", str(references), "--language", "en", "--format", "json"
+        )
+    )
+    assert list(data) == TEXT_KEYS
+    assert round(data["CIDEr-D"], 3) == 0.600
+    assert round(data["BLEU-4"], 3) == 0.191
+
+
+def test_per_caption_scores(fakecap):
+    results, references = fakecap
+    args = ["--results", str(results), "--references", str(references), "--language", "en", "--per-caption"]
+    data = json.loads(score(*args, "--metrics", "CIDEr-D", "ROUGE-L", "--format", "json"))
+    assert set(data) == {"ROUGE-L", "CIDEr-D", "per_caption"}
+    rows = data["per_caption"]
+    assert len(rows) == 1000
+    assert set(rows[0]) == {"image_id", "caption", "ROUGE-L", "CIDEr-D"}
+    candidates = json.loads(results.read_text())
+    assert (rows[0]["image_id"], rows[0]["caption"]) == (candidates[0]["image_id"], candidates[0]["caption"])
+    # Corpus CIDEr-D and ROUGE-L are the means of the per-caption scores.
+    assert np.mean([r["CIDEr-D"] for r in rows]) == pytest.approx(data["CIDEr-D"], abs=1e-12)
+    assert np.mean([r["ROUGE-L"] for r in rows]) == pytest.approx(data["ROUGE-L"], abs=1e-12)
+
+    text = score(*args, "--metrics", "bleu-4")
+    lines = text.splitlines()
+    assert lines[0] == "BLEU-4  0.191"
+    assert lines[2] == "image_id\tBLEU-4"
+    assert len(lines) == 3 + 1000
+
+
+def test_errors_name_the_entry_and_the_reason(fakecap, tmp_path):
+    _, references = fakecap
+    bad = tmp_path / "results.json"
+    bad.write_text(json.dumps([{"image_id": 391895, "caption": "a man"}, {"image_id": 522418}]))
+    with pytest.raises(CommandError, match=r"results.json: entry 1: missing 'caption'"):
+        score("--results", str(bad), "--references", str(references), "--language", "en")
+
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps([{"image_id": 42, "caption": "a cat"}]))
+    with pytest.raises(CommandError, match=r"unknown.json: entry 0: image_id 42 has no reference captions"):
+        score("--results", str(unknown), "--references", str(references), "--language", "en")
+
+    broken = tmp_path / "refs.json"
+    broken.write_text('{"annotations": [{"image_id": 1, "caption": 5}]}')
+    with pytest.raises(CommandError, match=r"refs.json: entry 0: caption of image_id 1 must be a string"):
+        score("--results", str(unknown), "--references", str(broken), "--language", "en")
+
+    with pytest.raises(CommandError, match="Unknown metric"):
+        score(
+            "--results", str(unknown), "--references", str(broken), "--language", "en", "--metrics", "METEOR"
+        )
+    with pytest.raises(CommandError, match="CLIPScore need the images: give --images"):
+        score(
+            "--results",
+            str(unknown),
+            "--references",
+            str(broken),
+            "--language",
+            "en",
+            "--metrics",
+            "CLIPScore",
+        )
+
+
+def test_xm3600_references_and_a_character_tokenizer(tmp_path):
+    refs = tmp_path / "captions.jsonl"
+    refs.write_text(
+        json.dumps(
+            {"image/key": "k1", "zh": {"caption": ["一只狗在海滩上奔跑。", "海滩上的狗"]}}, ensure_ascii=False
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps([{"image_id": "k1", "caption": "一只狗在海滩上"}], ensure_ascii=False))
+    data = json.loads(
+        score("--results", str(results), "--references", str(refs), "--language", "zh", "--format", "json")
+    )
+    # Per-character tokens: the candidate's 7 characters all occur in the first reference, and the
+    # closest reference length (5 or 9: the shorter wins a tie) is below 7, so no brevity penalty.
+    assert data["BLEU-1"] == pytest.approx(1.0, abs=1e-6)
+    split = json.loads(
+        score(
+            "--results",
+            str(results),
+            "--references",
+            str(refs),
+            "--language",
+            "zh",
+            "--format",
+            "json",
+            "--tokenizer",
+            "whitespace",
+        )
+    )
+    assert split["BLEU-1"] == pytest.approx(0.0, abs=1e-6)  # one whole-caption token matches nothing
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    ensure_torchvision_loadable()
+    register_model_config(TINY_MODEL_NAME, TINY_CONFIG)
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("clip") / "tiny.pt", seed=11)
+
+
+def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoint):
+    example = shared_data / "clipscore-example"
+    good = json.loads((example / "good_captions.json").read_text())
+    refs = json.loads((example / "refs.json").read_text())
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps([{"image_id": key, "caption": text} for key, text in good.items()]))
+    annotations = tmp_path / "refs.json"
+    annotations.write_text(
+        json.dumps(
+            {"annotations": [{"image_id": key, "caption": c} for key, texts in refs.items() for c in texts]}
+        )
+    )
+    config = tmp_path / "tiny.json"
+    config.write_text(json.dumps(TINY_CONFIG))
+    args = [
+        "--results",
+        str(results),
+        "--references",
+        str(annotations),
+        "--language",
+        "en",
+        "--images",
+        str(example / "images"),
+        "--clip-model",
+        TINY_MODEL_NAME,
+        "--clip-checkpoint",
+        str(tiny_checkpoint),
+        "--clip-config",
+        str(config),
+        "--device",
+        "cpu",
+        "--format",
+        "json",
+        "--per-caption",
+    ]
+    data = json.loads(score(*args))
+    assert [key for key in data if key != "per_caption"] == [*TEXT_KEYS, "CLIPScore", "RefCLIPScore"]
+
+    loaded = load_clip(TINY_MODEL_NAME, checkpoint_path=tiny_checkpoint, device="cpu")
+    images = {key: example / "images" / f"{key}.jpg" for key in good}
+    expected = score_clip(loaded, good, images, refs)
+    assert data["CLIPScore"] == pytest.approx(expected.corpus_clipscore, abs=1e-6)
+    assert data["RefCLIPScore"] == pytest.approx(expected.corpus_refclipscore, abs=1e-6)
+    per_caption = {row["image_id"]: row["CLIPScore"] for row in data["per_caption"]}
+    assert per_caption == pytest.approx(expected.clipscore, abs=1e-6)
+
+    with pytest.raises(CommandError, match=r"results.json: entry 0: no image file for image_id 'image1'"):
+        score(*[a if a != str(example / "images") else str(tmp_path) for a in args])
+    with pytest.raises(CommandError, match="does not exist"):
+        score(*[a if a != str(tiny_checkpoint) else str(tmp_path / "nope.pt") for a in args])
