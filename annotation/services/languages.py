@@ -9,7 +9,7 @@ from annotation.errors import ValidationFailed
 from annotation.models import Language, TextDirection, Tokenizer
 
 # Scripts written without spaces between words: per-character tokens (see Tokenizer).
-CHARACTER_TOKENIZED = {"zh", "ja", "th", "lo", "km", "my", "bo"}
+CHARACTER_TOKENIZED = {"zh", "yue", "ja", "th", "lo", "km", "my", "bo"}
 # XM3600 uses a few legacy or non-CLDR codes.
 CLDR_ALIASES = {"iw": "he", "quz": "qu", "fil": "fil", "no": "nb"}
 
