@@ -70,7 +70,9 @@ class WritingOpenAPI(AnnotatorAPI):
 class DraftSaveAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
         assignment = serializers.IntegerField()
-        text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS)
+        text = serializers.CharField(
+            allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
+        )
         revision = serializers.IntegerField(min_value=0)
         seconds = serializers.FloatField(required=False, allow_null=True)
 
@@ -101,5 +103,10 @@ class BatchSubmitAPI(AnnotatorAPI):
             writing_seconds=data.get("writing_seconds"),
         )
         return Response(
-            {"batch": batch.pk, "stage": batch.stage, "late": batch.is_late, "next": f"/work/batch/{batch.pk}/"}
+            {
+                "batch": batch.pk,
+                "stage": batch.stage,
+                "late": batch.is_late,
+                "next": f"/work/batch/{batch.pk}/",
+            }
         )

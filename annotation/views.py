@@ -45,7 +45,8 @@ def annotator_required(view):
 
 
 @method_decorator(
-    ratelimit(key="ip", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False), name="dispatch"
+    ratelimit(key="ip", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False),
+    name="dispatch",
 )
 @method_decorator(
     ratelimit(key="post:username", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False),
@@ -86,7 +87,10 @@ def campaign_work(request, campaign_id: int):
     except DomainError as exc:
         messages.warning(request, exc.message)
         return redirect("annotation:dashboard")
-    return redirect("annotation:batch", batch_id=batch.pk)
+    # Straight to the right screen: one round trip less than via batch_detail (each screen
+    # re-reads the batch and redirects itself if its stage changed meanwhile).
+    screen = "annotation:screen2" if batch.writing_opened_at is not None else "annotation:screen1"
+    return redirect(screen, batch_id=batch.pk)
 
 
 def _batch_or_404(request, batch_id):

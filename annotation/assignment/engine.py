@@ -49,7 +49,9 @@ _LOCKED_RETRIES = 5
 def _lock_annotator_campaign(annotator_id: int, campaign_id: int) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"batch:{campaign_id}:{annotator_id}"])
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"batch:{campaign_id}:{annotator_id}"]
+            )
 
 
 def annotator_qualification_problem(annotator: Annotator, campaign: Campaign) -> str | None:

@@ -31,7 +31,12 @@ def campaign_items_sync(*, campaign: Campaign) -> int:
     )
     rng = random.SystemRandom()
     new = [
-        Item(campaign=campaign, image_id=image_id, prompt_caption_id=caption_id, shuffle_key=rng.randrange(2**31))
+        Item(
+            campaign=campaign,
+            image_id=image_id,
+            prompt_caption_id=caption_id,
+            shuffle_key=rng.randrange(2**31),
+        )
         for caption_id, image_id in captions
     ]
     Item.objects.bulk_create(new, ignore_conflicts=True)

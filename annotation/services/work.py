@@ -115,7 +115,9 @@ def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float |
         if _on_screen2(batch):
             return batch
         unrated = list(
-            batch.assignments.filter(rating__isnull=True).order_by("position").values_list("position", flat=True)
+            batch.assignments.filter(rating__isnull=True)
+            .order_by("position")
+            .values_list("position", flat=True)
         )
         if unrated:
             positions = ", ".join(str(p + 1) for p in unrated)
@@ -232,7 +234,9 @@ def batch_submit(
         if not _on_screen2(batch):
             raise Conflict("Finish rating on screen 1 first.")
         assignments = list(
-            batch.assignments.select_related("item__image", "item__prompt_caption", "draft").order_by("position")
+            batch.assignments.select_related("item__image", "item__prompt_caption", "draft").order_by(
+                "position"
+            )
         )
         problems = {}
         for a in assignments:
@@ -267,7 +271,9 @@ def batch_submit(
             # Work that came back after its lease: kept, and the image counts it again.
             item_counters_add({a.item_id: 1 for a in expired}, sign=+1)
             Assignment.objects.filter(pk__in=[a.pk for a in expired]).update(state=AssignmentState.LATE)
-        Assignment.objects.filter(batch=batch, state=AssignmentState.LIVE).update(state=AssignmentState.SUBMITTED)
+        Assignment.objects.filter(batch=batch, state=AssignmentState.LIVE).update(
+            state=AssignmentState.SUBMITTED
+        )
         batch.stage = BatchStage.SUBMITTED
         batch.submitted_at = now
         batch.is_late = late
