@@ -110,3 +110,49 @@ class BatchSubmitAPI(AnnotatorAPI):
                 "next": f"/work/batch/{batch.pk}/",
             }
         )
+
+
+class SxsJudgmentSaveAPI(AnnotatorAPI):
+    """Save one side-by-side choice. The answer never carries the score: with the choice it
+    would tell the page which side m2 is on."""
+
+    class Input(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        choice = serializers.CharField(max_length=20)
+        seconds = serializers.FloatField(required=False, allow_null=True)
+
+    def post(self, request, batch_id: int):
+        data = self.validated(self.Input, request)
+        judgment = work.sxs_judgment_save(
+            annotator=request.annotator,
+            batch_id=batch_id,
+            assignment_id=data["assignment"],
+            choice=data["choice"],
+            seconds=data.get("seconds"),
+        )
+        return Response({"assignment": judgment.assignment_id, "choice": judgment.choice})
+
+
+class JudgmentSubmitAPI(AnnotatorAPI):
+    """Submit a side-by-side or verification batch."""
+
+    class Input(serializers.Serializer):
+        submit_key = serializers.CharField(max_length=64)
+        seconds = serializers.FloatField(required=False, allow_null=True)
+
+    def post(self, request, batch_id: int):
+        data = self.validated(self.Input, request)
+        batch = work.judgment_batch_submit(
+            annotator=request.annotator,
+            batch_id=batch_id,
+            submit_key=data["submit_key"],
+            seconds=data.get("seconds"),
+        )
+        return Response(
+            {
+                "batch": batch.pk,
+                "stage": batch.stage,
+                "late": batch.is_late,
+                "next": f"/work/batch/{batch.pk}/",
+            }
+        )

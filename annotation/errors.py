@@ -7,6 +7,7 @@ turns the error into a status code and a message the user can act on.
 
 from __future__ import annotations
 
+from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -57,7 +58,21 @@ class NoWorkAvailable(DomainError):
     code = "no_work"
 
 
+def _first_message(detail) -> str:
+    if isinstance(detail, dict):
+        for field, value in detail.items():
+            message = _first_message(value)
+            return message if field == "non_field_errors" else f"{field}: {message}"
+    if isinstance(detail, list) and detail:
+        return _first_message(detail[0])
+    return str(detail)
+
+
 def api_exception_handler(exc, context):
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=exc.status_code)
-    return exception_handler(exc, context)
+    response = exception_handler(exc, context)
+    if response is not None and isinstance(exc, drf_exceptions.ValidationError):
+        # Same shape as domain errors, so the pages can always show ``message``.
+        response.data = {"error": "invalid", "message": _first_message(exc.detail), "details": exc.detail}
+    return response

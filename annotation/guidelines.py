@@ -1,15 +1,19 @@
 """The built-in annotator guidelines, in the project's own words, faithful to XM3600 appendices B and C.
 
-A campaign may replace either text; an empty campaign field means these.
-Rating keys on screen 1 are listed here too so that the page and the help agree.
+A campaign may replace any of these texts; an empty campaign field means the built-in one.
+The side-by-side guidelines apply the rating criteria of appendix B to a choice between two
+captions (sec. 3.3). Rating keys are listed here too so that the page and the help agree.
 """
 
-RATING_GUIDELINES = """\
+_RATING_INTRO = """\
 Picture a friend who cannot see, and imagine reading them the caption in place of the image. \
 How well would they know what the picture shows?
 
-Rate each English caption on this scale. When you hesitate between two ratings, choose the lower one.
+Rate each {what} on this scale. When you hesitate between two ratings, choose the lower one.
 
+"""
+
+_RATING_SCALE_TEXT = """\
 EXCELLENT (key 1): the caption covers the whole image: all the main objects, what they are doing, \
 and how they relate to each other.
 
@@ -27,6 +31,40 @@ certainly not in the image. Apply this rule only when you are sure the thing is 
 
 NOT-ENOUGH-INFO (key 5): you cannot judge the caption from what you see. Use this as rarely as \
 possible; when something cannot be checked, give the caption the benefit of the doubt."""
+
+RATING_GUIDELINES = _RATING_INTRO.format(what="English caption") + _RATING_SCALE_TEXT
+
+VERIFICATION_GUIDELINES = (
+    _RATING_INTRO.format(what="caption (written by another annotator)")
+    + _RATING_SCALE_TEXT
+    + """
+
+Rate the caption as it is written, in its own language: its grammar counts, capital letters and \
+punctuation do not. Keys: 1–5 rate the selected image and move on, ↑/↓ (or k/j) move, Enter submits \
+once every caption is rated."""
+)
+
+SXS_GUIDELINES = """\
+Each image comes with two captions, one on the left and one on the right. Imagine describing the \
+image to a friend who cannot see it: which caption would tell them better what the picture shows?
+
+Judge both captions by the same criteria as when rating captions:
+  • does it cover the whole image: the main objects, what they are doing, and how they relate?
+  • does it name things as precisely as the picture allows ("young girl" rather than "person")?
+  • does it mention something that is certainly NOT in the image (a hallucination)? That weighs heavily.
+  • is it grammatical and complete? Ignore capital letters and punctuation.
+
+Then choose one of seven points, from the left caption's side:
+  1 Left much better · 2 Left better · 3 Left slightly better · 4 Similar ·
+  5 Right slightly better · 6 Right better · 7 Right much better
+
+Use "Similar" when neither caption would serve your friend better, also when both are equally \
+good or equally bad. Use "much better" when one caption is right and the other misses the main \
+subject or describes something that is not there. Which caption is on which side is random and \
+means nothing; judge each pair on its own.
+
+Keys: 1–7 judge the selected pair and move on, ↑/↓ (or k/j) move, ? shows or hides these \
+guidelines, Enter submits once every pair is judged."""
 
 WRITING_GUIDELINES = """\
 Again, imagine describing the image to a friend who cannot see it. Write one caption per image, \
@@ -61,6 +99,14 @@ RATING_SCALE = [
 
 def rating_guidelines(campaign) -> str:
     return campaign.rating_guidelines.strip() or RATING_GUIDELINES
+
+
+def verification_guidelines(campaign) -> str:
+    return campaign.rating_guidelines.strip() or VERIFICATION_GUIDELINES
+
+
+def sxs_guidelines(campaign) -> str:
+    return campaign.sxs_guidelines.strip() or SXS_GUIDELINES
 
 
 def writing_guidelines(campaign) -> str:

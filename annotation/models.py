@@ -1,11 +1,15 @@
 """The annotation data model.
 
-A campaign (of a kind) holds items; an item is one thing to judge, for now one image.
-An annotator asks for work and gets a batch; a batch is a list of assignments of items
-to that one annotator. What the annotator produces hangs off the assignment: a rating of
-the prompt system's caption (screen 1), a draft and finally a written caption (screen 2).
-Side-by-side and rating campaigns add their own per-assignment results in later issues
-without touching this skeleton.
+A campaign (of a kind) holds items; an item is one thing to judge. An annotator asks for
+work and gets a batch; a batch is a list of assignments of items to that one annotator.
+What the annotator produces hangs off the assignment:
+
+* caption campaign: an image; a rating of the prompt system's English caption (screen 1),
+  a draft and finally a written caption (screen 2);
+* side-by-side campaign: an image with one caption of the base system m1 and one of the
+  test system m2, shown left/right in an order drawn per assignment; a ``SxsJudgment``;
+* verification (rating) campaign: an image with one human caption written in a caption
+  campaign; a ``Rating`` of that caption on the same 5-level scale as screen 1.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 
 class TimeStamped(models.Model):
@@ -175,6 +179,8 @@ class AnnotatorSkill(TimeStamped):
 
 class CampaignKind(models.TextChoices):
     CAPTION = "caption", "caption (rate, then write)"
+    SIDE_BY_SIDE = "sxs", "side by side"
+    RATING = "rating", "verification rating"
 
 
 class CampaignState(models.TextChoices):
@@ -199,9 +205,51 @@ class Campaign(TimeStamped):
         help_text="Captioning system whose English captions annotators rate on screen 1.",
     )
     state = models.CharField(max_length=10, choices=CampaignState.choices, default=CampaignState.DRAFT)
-    rating_guidelines = models.TextField(blank=True, help_text="Shown on screen 1; empty: the built-in text.")
+    # Side by side (seed 000, sec. 3.3): m1 is the base condition, m2 the test condition.
+    base_system = models.ForeignKey(
+        CaptioningSystem,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="sxs_base_campaigns",
+        verbose_name="base system (m1)",
+    )
+    test_system = models.ForeignKey(
+        CaptioningSystem,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="sxs_test_campaigns",
+        verbose_name="test system (m2)",
+    )
+    # The items ARE the sample; its size and the seed that drew it are kept to reproduce it.
+    sample_size = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Images drawn at random; empty: every eligible image."
+    )
+    sample_seed = models.BigIntegerField(
+        null=True, blank=True, help_text="Seed of the random sample (and of the control items)."
+    )
+    # Verification (sec. 2.5): the caption campaign whose written captions are rated.
+    source_campaign = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="verification_campaigns",
+        help_text="For a verification campaign: the caption campaign whose captions are rated.",
+    )
+    control_pass_threshold = models.FloatField(
+        default=0.75,
+        help_text="Side by side: annotators who pass a smaller share of control items are flagged.",
+    )
+    rating_guidelines = models.TextField(
+        blank=True, help_text="Shown on screen 1 and on the verification screen; empty: the built-in text."
+    )
     writing_guidelines = models.TextField(
         blank=True, help_text="Shown on screen 2; empty: the built-in text."
+    )
+    sxs_guidelines = models.TextField(
+        blank=True, help_text="Shown on the side-by-side screen; empty: the built-in text."
     )
 
     class Meta:
@@ -214,19 +262,71 @@ class Campaign(TimeStamped):
                 condition=Q(replication__gte=1, replication__lte=20), name="campaign_replication"
             ),
             models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="campaign_lease_minutes"),
+            models.CheckConstraint(
+                condition=~Q(kind="sxs")
+                | (
+                    Q(base_system__isnull=False, test_system__isnull=False) & ~Q(base_system=F("test_system"))
+                ),
+                name="campaign_sxs_two_different_systems",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="rating") | Q(source_campaign__isnull=False),
+                name="campaign_rating_has_source",
+            ),
+            models.CheckConstraint(
+                condition=Q(sample_size__isnull=True) | Q(sample_size__gte=1), name="campaign_sample_size"
+            ),
+            models.CheckConstraint(
+                condition=Q(control_pass_threshold__gte=0, control_pass_threshold__lte=1),
+                name="campaign_control_pass_threshold",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
 
 
+class ControlKind(models.TextChoices):
+    """Side-by-side control items, mixed in among the real pairs and looking like them.
+
+    * ``identical``: both sides show the same caption (m1's). Expected: SIMILAR; the
+      judgment passes when |score| <= 1 (a SLIGHTLY-… is forgiven, a clear preference is not).
+    * ``wrong_image``: the m2 slot holds a caption of ANOTHER image, the m1 slot the real
+      caption. Expected: a clear preference for the real caption; the judgment passes when it
+      favours the real one by at least 2 points (BETTER or MUCH-BETTER for it), i.e. score
+      from m2's side <= -2.
+    """
+
+    NONE = "", "not a control"
+    IDENTICAL = "identical", "identical captions"
+    WRONG_IMAGE = "wrong_image", "caption of another image"
+
+
 class Item(TimeStamped):
-    """One unit of work in a campaign (for a caption campaign, one image)."""
+    """One unit of work in a campaign: an image, and what is judged about it (see the module docstring)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="items")
     # For a caption campaign: the prompt system's English caption rated on screen 1.
     prompt_caption = models.ForeignKey(SystemCaption, on_delete=models.PROTECT, null=True, blank=True)
+    # For a side-by-side campaign: the two captions compared (for a control, see ControlKind).
+    caption_m1 = models.ForeignKey(
+        SystemCaption, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    caption_m2 = models.ForeignKey(
+        SystemCaption, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # For a verification campaign: the human caption rated.
+    written_caption = models.ForeignKey(
+        "WrittenCaption", on_delete=models.PROTECT, null=True, blank=True, related_name="verification_items"
+    )
+    is_control = models.BooleanField(default=False)
+    control_kind = models.CharField(
+        max_length=12, choices=ControlKind.choices, default=ControlKind.NONE, blank=True
+    )
+    # The two systems produced the same text (ignoring case and outer spaces): judged like
+    # any pair, reported separately.
+    is_identical_pair = models.BooleanField(default=False)
     # Live-or-done assignments (live, submitted, late). The engine never lets it pass K when
     # assigning; only late work (kept, never dropped) can take it above K.
     active_count = models.PositiveIntegerField(default=0)
@@ -234,7 +334,19 @@ class Item(TimeStamped):
     shuffle_key = models.PositiveIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["campaign", "image"], name="item_unique_image")]
+        constraints = [
+            # One real item per image; control items reuse images of the campaign.
+            models.UniqueConstraint(
+                fields=["campaign", "image"],
+                condition=Q(is_control=False),
+                name="item_unique_image_non_control",
+            ),
+            models.CheckConstraint(
+                condition=Q(is_control=False, control_kind="")
+                | (Q(is_control=True) & Q(control_kind__in=["identical", "wrong_image"])),
+                name="item_control_kind",
+            ),
+        ]
         indexes = [models.Index(fields=["campaign", "active_count", "shuffle_key"], name="item_pool")]
 
     def __str__(self) -> str:
@@ -291,6 +403,11 @@ class Batch(TimeStamped):
         return self.stage in OPEN_BATCH_STAGES
 
 
+class Side(models.TextChoices):
+    LEFT = "left", "left"
+    RIGHT = "right", "right"
+
+
 class AssignmentState(models.TextChoices):
     LIVE = "live", "live"
     SUBMITTED = "submitted", "submitted"
@@ -304,6 +421,9 @@ class Assignment(TimeStamped):
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
     position = models.PositiveSmallIntegerField()
     state = models.CharField(max_length=10, choices=AssignmentState.choices, default=AssignmentState.LIVE)
+    # Side by side: where m2's caption is shown to this annotator, drawn at random on the
+    # server when the assignment is made. Never sent to the page.
+    m2_side = models.CharField(max_length=5, choices=Side.choices, blank=True, default="")
 
     class Meta:
         ordering = ["batch", "position"]
@@ -311,6 +431,9 @@ class Assignment(TimeStamped):
             # Never the same item twice to one annotator, under any concurrency.
             models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_item_annotator"),
             models.UniqueConstraint(fields=["batch", "position"], name="assignment_unique_position"),
+            models.CheckConstraint(
+                condition=Q(m2_side__in=["", "left", "right"]), name="assignment_m2_side_values"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -327,7 +450,8 @@ class RatingValue(models.TextChoices):
 
 
 class Rating(TimeStamped):
-    """A screen-1 rating of the item's prompt caption. Editable until screen 2 opens."""
+    """A 5-level rating: on screen 1 of the item's prompt caption (editable until screen 2
+    opens); in a verification campaign of the item's written caption (editable until submit)."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="rating")
     value = models.CharField(max_length=10, choices=RatingValue.choices)
@@ -368,3 +492,43 @@ class WrittenCaption(TimeStamped):
 
     def __str__(self) -> str:
         return f"{self.image} [{self.language.code}] by {self.annotator}"
+
+
+# --- Side-by-side judgments ---------------------------------------------------------------------
+
+
+class SxsChoice(models.TextChoices):
+    """The 7 points as the annotator sees them, read from the LEFT caption's side (seed 000,
+    sec. 3.3: MUCH-BETTER … MUCH-WORSE). The stored values normalise to the paper's labels."""
+
+    MUCH_BETTER = "much_better", "left is much better"
+    BETTER = "better", "left is better"
+    SLIGHTLY_BETTER = "slightly_better", "left is slightly better"
+    SIMILAR = "similar", "similar"
+    SLIGHTLY_WORSE = "slightly_worse", "right is slightly better"
+    WORSE = "worse", "right is better"
+    MUCH_WORSE = "much_worse", "right is much better"
+
+
+class SxsJudgment(TimeStamped):
+    """One side-by-side judgment: the choice as seen, and the score from m2's side.
+
+    ``score`` (−3 … +3, +3 = m2 much better) is computed by the service from the choice and
+    the assignment's ``m2_side``; the client never sends it. Editable until the batch is submitted.
+    """
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="sxs_judgment")
+    choice = models.CharField(max_length=16, choices=SxsChoice.choices)
+    score = models.SmallIntegerField()
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(score__gte=-3, score__lte=3), name="sxs_judgment_score_range"),
+            models.CheckConstraint(
+                condition=Q(choice__in=SxsChoice.values), name="sxs_judgment_choice_values"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment}: {self.get_choice_display()}"

@@ -128,6 +128,49 @@ def screen2_rows(batch: Batch) -> list[dict]:
     return rows
 
 
+def sxs_rows(batch: Batch) -> list[dict]:
+    """Side-by-side screen: each image with its two captions in the order drawn for this
+    annotator, and the choice so far. Carries neither system names nor which side is m2:
+    only the texts, already placed left and right."""
+    rows = []
+    for a in batch.assignments.select_related(
+        "item__caption_m1", "item__caption_m2", "sxs_judgment"
+    ).order_by("position"):
+        m1 = a.item.caption_m1.text if a.item.caption_m1_id else ""
+        m2 = a.item.caption_m2.text if a.item.caption_m2_id else ""
+        left, right = (m2, m1) if a.m2_side == "left" else (m1, m2)
+        judgment = getattr(a, "sxs_judgment", None)
+        rows.append(
+            {
+                "assignment_id": a.pk,
+                "position": a.position + 1,
+                "image_id": a.item.image_id,
+                "left": left,
+                "right": right,
+                "choice": judgment.choice if judgment else "",
+            }
+        )
+    return rows
+
+
+def verification_rows(batch: Batch) -> list[dict]:
+    """Verification screen: each image with the human caption to rate and the rating so far.
+    Carries no author (annotator) of the caption."""
+    rows = []
+    for a in batch.assignments.select_related("item__written_caption", "rating").order_by("position"):
+        rating = getattr(a, "rating", None)
+        rows.append(
+            {
+                "assignment_id": a.pk,
+                "position": a.position + 1,
+                "image_id": a.item.image_id,
+                "caption": a.item.written_caption.text if a.item.written_caption_id else "",
+                "rating": rating.value if rating else "",
+            }
+        )
+    return rows
+
+
 def image_visible_to(user, image_id: int) -> Image:
     """The image, if ``user`` may see it: staff, or an annotator who was assigned it."""
     try:

@@ -10,9 +10,17 @@ urlpatterns = [
     path("batch/<int:batch_id>/", views.batch_detail, name="batch"),
     path("batch/<int:batch_id>/rate/", views.screen1, name="screen1"),
     path("batch/<int:batch_id>/write/", views.screen2, name="screen2"),
+    path("batch/<int:batch_id>/compare/", views.sxs_screen, name="sxs"),
+    path("batch/<int:batch_id>/verify/", views.verification_screen, name="verify"),
     path("image/<int:image_id>/", views.image_file, name="image"),
     path("api/batch/<int:batch_id>/rating/", apis.RatingSaveAPI.as_view(), name="api_rating"),
     path("api/batch/<int:batch_id>/open-writing/", apis.WritingOpenAPI.as_view(), name="api_open_writing"),
     path("api/batch/<int:batch_id>/draft/", apis.DraftSaveAPI.as_view(), name="api_draft"),
     path("api/batch/<int:batch_id>/submit/", apis.BatchSubmitAPI.as_view(), name="api_submit"),
+    path("api/batch/<int:batch_id>/judgment/", apis.SxsJudgmentSaveAPI.as_view(), name="api_sxs_judgment"),
+    path(
+        "api/batch/<int:batch_id>/submit-judgments/",
+        apis.JudgmentSubmitAPI.as_view(),
+        name="api_submit_judgments",
+    ),
 ]

@@ -18,7 +18,7 @@ from django_ratelimit.decorators import ratelimit
 from annotation import guidelines
 from annotation.assignment.engine import batch_request
 from annotation.errors import DomainError, NotFound
-from annotation.models import BatchStage
+from annotation.models import BatchStage, CampaignKind
 from annotation.selectors import (
     annotator_for_user,
     batch_for_annotator,
@@ -26,7 +26,10 @@ from annotation.selectors import (
     image_visible_to,
     screen1_rows,
     screen2_rows,
+    sxs_rows,
+    verification_rows,
 )
+from annotation.sxs_scale import SXS_SCALE
 
 
 def annotator_required(view):
@@ -89,8 +92,16 @@ def campaign_work(request, campaign_id: int):
         return redirect("annotation:dashboard")
     # Straight to the right screen: one round trip less than via batch_detail (each screen
     # re-reads the batch and redirects itself if its stage changed meanwhile).
-    screen = "annotation:screen2" if batch.writing_opened_at is not None else "annotation:screen1"
-    return redirect(screen, batch_id=batch.pk)
+    return redirect(_screen_of(batch), batch_id=batch.pk)
+
+
+def _screen_of(batch) -> str:
+    """The URL name of the screen an open batch is on."""
+    if batch.campaign.kind == CampaignKind.SIDE_BY_SIDE:
+        return "annotation:sxs"
+    if batch.campaign.kind == CampaignKind.RATING:
+        return "annotation:verify"
+    return "annotation:screen2" if batch.writing_opened_at is not None else "annotation:screen1"
 
 
 def _batch_or_404(request, batch_id):
@@ -105,10 +116,13 @@ def _batch_or_404(request, batch_id):
 def batch_detail(request, batch_id: int):
     batch = _batch_or_404(request, batch_id)
     if batch.stage == BatchStage.SUBMITTED:
-        return render(request, "annotation/submitted.html", {"batch": batch})
-    if batch.writing_opened_at is not None:
-        return redirect("annotation:screen2", batch_id=batch.pk)
-    return redirect("annotation:screen1", batch_id=batch.pk)
+        nouns = {CampaignKind.SIDE_BY_SIDE: "judgments", CampaignKind.RATING: "ratings"}
+        return render(
+            request,
+            "annotation/submitted.html",
+            {"batch": batch, "what": nouns.get(batch.campaign.kind, "captions")},
+        )
+    return redirect(_screen_of(batch), batch_id=batch.pk)
 
 
 def _screen_context(request, batch):
@@ -124,7 +138,11 @@ def _screen_context(request, batch):
 @require_GET
 def screen1(request, batch_id: int):
     batch = _batch_or_404(request, batch_id)
-    if batch.stage == BatchStage.SUBMITTED or batch.writing_opened_at is not None:
+    if (
+        batch.stage == BatchStage.SUBMITTED
+        or batch.writing_opened_at is not None
+        or batch.campaign.kind != CampaignKind.CAPTION
+    ):
         # Screen 1 cannot be reopened once screen 2 has opened.
         return redirect("annotation:batch", batch_id=batch.pk)
     context = _screen_context(request, batch)
@@ -140,11 +158,45 @@ def screen1(request, batch_id: int):
 @require_GET
 def screen2(request, batch_id: int):
     batch = _batch_or_404(request, batch_id)
-    if batch.stage == BatchStage.SUBMITTED or batch.writing_opened_at is None:
+    if (
+        batch.stage == BatchStage.SUBMITTED
+        or batch.writing_opened_at is None
+        or batch.campaign.kind != CampaignKind.CAPTION
+    ):
         return redirect("annotation:batch", batch_id=batch.pk)
     context = _screen_context(request, batch)
     context.update(rows=screen2_rows(batch), guidelines=guidelines.writing_guidelines(batch.campaign))
     return render(request, "annotation/screen2.html", context)
+
+
+@annotator_required
+@require_GET
+def sxs_screen(request, batch_id: int):
+    """The side-by-side screen. The page gets the two caption texts already placed left and
+    right: no system name and no side of m2, anywhere in the response."""
+    batch = _batch_or_404(request, batch_id)
+    if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.SIDE_BY_SIDE:
+        return redirect("annotation:batch", batch_id=batch.pk)
+    context = _screen_context(request, batch)
+    context.update(
+        rows=sxs_rows(batch), scale=SXS_SCALE, guidelines=guidelines.sxs_guidelines(batch.campaign)
+    )
+    return render(request, "annotation/sxs.html", context)
+
+
+@annotator_required
+@require_GET
+def verification_screen(request, batch_id: int):
+    batch = _batch_or_404(request, batch_id)
+    if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.RATING:
+        return redirect("annotation:batch", batch_id=batch.pk)
+    context = _screen_context(request, batch)
+    context.update(
+        rows=verification_rows(batch),
+        scale=guidelines.RATING_SCALE,
+        guidelines=guidelines.verification_guidelines(batch.campaign),
+    )
+    return render(request, "annotation/verify.html", context)
 
 
 @login_required

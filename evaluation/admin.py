@@ -1,27 +1,43 @@
-"""Admin of the evaluation app: metric runs (start, follow, resume, scores), reference and image sets."""
+"""Admin of the evaluation app: metric runs (start, follow, resume, scores), reference and image sets,
+and the human-evaluation results: a "Results" panel on side-by-side and verification campaign pages
+(annotation's campaign admin, extended here because annotation may not import evaluation) and a
+read-only "Language statistics" page with each language's Table 1 and Table 2 rows."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from annotation.admin.campaigns import CampaignAdmin
 from annotation.admin.common import StyledModelAdmin, count_of, run_service, seconds_display
 from annotation.errors import DomainError
+from annotation.models import Campaign, CampaignKind
+from evaluation.admin_results import language_rows, rating_panel, sxs_panel
 from evaluation.models import (
     ALL_METRICS,
     TEXT_METRICS,
     ClipEmbedding,
     ImageSet,
+    LanguageStatistics,
     MetricChunk,
     MetricRun,
     Reference,
     ReferenceSet,
 )
-from evaluation.selectors import corpus_table, metric_run_queryset
+from evaluation.selectors import (
+    corpus_table,
+    language_tables,
+    metric_run_queryset,
+    rating_results,
+    sxs_results,
+    sxs_table_rows,
+)
 from evaluation.services.runs import JobsUnavailable, metric_run_create, metric_run_plan, metric_run_resume
 
 # Metrics the run list shows per system, when the run has them (all of a run's scores are on its page).
@@ -280,3 +296,57 @@ class ClipEmbeddingAdmin(StyledModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+# --- Human-evaluation results ---------------------------------------------------------------------
+
+admin.site.unregister(Campaign)
+
+
+@admin.register(Campaign)
+class CampaignResultsAdmin(CampaignAdmin):
+    """Annotation's campaign admin, plus the results of side-by-side and verification campaigns."""
+
+    change_form_template = "admin/evaluation/campaign/change_form.html"
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            if obj.kind == CampaignKind.SIDE_BY_SIDE:
+                context["sxs_results"] = sxs_panel(sxs_results(obj))
+            elif obj.kind == CampaignKind.RATING:
+                context["rating_results"] = rating_panel(rating_results(obj))
+        return super().render_change_form(
+            request, context, add=add, change=change, form_url=form_url, obj=obj
+        )
+
+
+@admin.register(LanguageStatistics)
+class LanguageStatisticsAdmin(StyledModelAdmin):
+    """One read-only page: per language, Table 1 (captions) and Table 2 (quality), and the
+    side-by-side campaigns with their ΔS×S."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Language statistics",
+            "opts": self.opts,
+            "media": self.media,
+            "languages": language_rows(language_tables()),
+            "sxs_rows": sxs_table_rows(),
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, "admin/evaluation/languagestatistics/change_list.html", context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        return HttpResponseRedirect(reverse("admin:evaluation_languagestatistics_changelist"))

@@ -285,3 +285,12 @@ class ClipEmbedding(TimeStamped):
 
     def __str__(self) -> str:
         return f"{self.model_id} / {self.content_hash[:12]}"
+
+
+class LanguageStatistics(Language):
+    """A read-only admin page per language: its Table 1 and Table 2 rows (no table of its own)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "language statistics"
+        verbose_name_plural = "language statistics"

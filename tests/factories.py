@@ -105,7 +105,9 @@ class CampaignFactory(factory.django.DjangoModelFactory):
     lease_minutes = 30
 
 
-def open_caption_campaign(*, images: int = 6, batch_size: int = 3, replication: int = 2, language=None, **kwargs):
+def open_caption_campaign(
+    *, images: int = 6, batch_size: int = 3, replication: int = 2, language=None, **kwargs
+):
     """A caption campaign with ``images`` images (files + English prompt captions), opened."""
     from annotation.services.campaigns import campaign_open
 
@@ -118,3 +120,65 @@ def open_caption_campaign(*, images: int = 6, batch_size: int = 3, replication: 
         language=language, prompt_system=system, batch_size=batch_size, replication=replication, **kwargs
     )
     return campaign_open(campaign_id=campaign.pk)
+
+
+def sxs_systems(*, images: int = 6, language=None, identical: int = 0, m1_name=None, m2_name=None):
+    """Two systems with a caption in ``language`` for each of ``images`` new images (files stored).
+
+    The first ``identical`` images get the same text from both systems. Returns (m1, m2, images).
+    """
+    language = language or LanguageFactory()
+    m1 = SystemFactory(**({"name": m1_name} if m1_name else {}))
+    m2 = SystemFactory(**({"name": m2_name} if m2_name else {}))
+    made = []
+    for i in range(images):
+        image = ImageFactory()
+        made.append(image)
+        SystemCaptionFactory(
+            system=m1, image=image, language=language, text=f"Ein Hund am Strand {image.key}"
+        )
+        text = f"Ein Hund am Strand {image.key}" if i < identical else f"Zwei Kinder im Park {image.key}"
+        SystemCaptionFactory(system=m2, image=image, language=language, text=text)
+    return m1, m2, made
+
+
+def open_sxs_campaign(
+    *, images: int = 6, batch_size: int = 3, replication: int = 3, language=None, identical: int = 0, **kwargs
+):
+    """A side-by-side campaign over ``images`` new images of two new systems, opened."""
+    from annotation.services.campaigns import campaign_open, sxs_campaign_create
+
+    language = language or LanguageFactory()
+    m1, m2, _ = sxs_systems(images=images, language=language, identical=identical)
+    kwargs.setdefault("name", f"compare {m.Campaign.objects.count() + 1}")
+    campaign = sxs_campaign_create(
+        language_code=language.code,
+        base_system=m1,
+        test_system=m2,
+        batch_size=batch_size,
+        replication=replication,
+        **kwargs,
+    )
+    return campaign_open(campaign_id=campaign.pk)
+
+
+def written_captions(campaign, *, annotators, batches: int = 1, text=None):
+    """Submit ``batches`` whole caption batches per annotator in ``campaign`` (services only)."""
+    import uuid
+
+    from annotation.assignment.engine import batch_request
+    from annotation.services import work
+
+    for _ in range(batches):
+        for annotator in annotators:
+            batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+            assignments = list(batch.assignments.order_by("position"))
+            for a in assignments:
+                work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value="good")
+            work.writing_open(annotator=annotator, batch_id=batch.pk)
+            for a in assignments:
+                caption = text(a) if text else f"Ein Bild Nummer {a.pk} von {annotator}"
+                work.draft_save(
+                    annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=caption, revision=1
+                )
+            work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)

@@ -13,7 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_manage(*args, **env_overrides):
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
-    env.update({"DJANGO_SETTINGS_MODULE": "config.settings.production", "DJANGO_ALLOWED_HOSTS": "captions.example.org"})
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "DJANGO_ALLOWED_HOSTS": "captions.example.org",
+        }
+    )
     env.update(env_overrides)
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
@@ -21,7 +26,9 @@ def run_manage(*args, **env_overrides):
 
 
 def test_check_deploy_passes_with_no_warnings():
-    result = run_manage("check", "--deploy", "--fail-level", "WARNING", DJANGO_SECRET_KEY=secrets.token_urlsafe(64))
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING", DJANGO_SECRET_KEY=secrets.token_urlsafe(64)
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 

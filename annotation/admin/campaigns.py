@@ -1,23 +1,135 @@
-"""Admin of campaigns and of the work done in them (batches, written captions: read-only)."""
+"""Admin of campaigns and of the work done in them (batches, written captions: read-only).
+
+Caption campaigns are added with the ordinary add form. Side-by-side and verification
+campaigns get their items when they are created, so they have their own add pages
+(``add-side-by-side/``, ``add-verification/``), which call the creating services.
+"""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.text import Truncator
 
 from annotation.admin.common import StyledModelAdmin, count_of, run_service
 from annotation.admin.progress import campaign_panel
 from annotation.assignment.engine import leases_expire
+from annotation.errors import DomainError
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Assignment,
+    AssignmentState,
     Batch,
     Campaign,
+    CampaignKind,
     CampaignState,
+    CaptioningSystem,
     Item,
+    Language,
     WrittenCaption,
 )
-from annotation.services.campaigns import campaign_close, campaign_open
+from annotation.services.campaigns import (
+    MAX_BATCH_SIZE,
+    MAX_REPLICATION,
+    SEED_MAX,
+    campaign_close,
+    campaign_open,
+    rating_campaign_create,
+    sxs_campaign_create,
+)
+
+DONE_STATES = [AssignmentState.SUBMITTED, AssignmentState.LATE]
+
+
+class _CreateForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="Annotators see this name.")
+    sample_size = forms.IntegerField(
+        required=False, min_value=1, help_text="Empty: every eligible image. The paper used 600."
+    )
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=SEED_MAX,
+        help_text="Seed of the random choices. Empty: drawn now; it is stored with the campaign either way.",
+    )
+    replication = forms.IntegerField(
+        min_value=1, max_value=MAX_REPLICATION, initial=3, help_text="K judgments per item."
+    )
+    open_now = forms.BooleanField(required=False, initial=True, label="Open it now")
+
+
+class SxsCampaignForm(_CreateForm):
+    language = forms.ModelChoiceField(Language.objects.all())
+    base_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Base system (m1)")
+    test_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Test system (m2)")
+    batch_size = forms.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, initial=10)
+    controls_identical = forms.IntegerField(
+        min_value=0,
+        initial=0,
+        label="Identical-caption controls",
+        help_text="Both sides the same caption: expected Similar.",
+    )
+    controls_wrong_image = forms.IntegerField(
+        min_value=0,
+        initial=0,
+        label="Wrong-image controls",
+        help_text="One side is a caption of another image: expected a clear preference for the real caption.",
+    )
+    control_pass_threshold = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0.75,
+        help_text="Annotators passing a smaller share of controls are flagged.",
+    )
+    field_order = [
+        "name",
+        "language",
+        "base_system",
+        "test_system",
+        "sample_size",
+        "seed",
+        "replication",
+        "batch_size",
+        "controls_identical",
+        "controls_wrong_image",
+        "control_pass_threshold",
+        "open_now",
+    ]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("base_system") and data.get("base_system") == data.get("test_system"):
+            self.add_error("test_system", "Choose a system other than the base system.")
+        return data
+
+
+class CaptionCampaignChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj):
+        return f"{obj.name} [{obj.language.code}, {obj.n_written} captions, {obj.get_state_display()}]"
+
+
+class VerificationCampaignForm(_CreateForm):
+    source_campaign = CaptionCampaignChoice(
+        queryset=Campaign.objects.none(),
+        help_text="One of its written captions per image is chosen at random and rated by the language's annotators.",
+    )
+    batch_size = forms.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, initial=15)
+    field_order = ["name", "source_campaign", "sample_size", "seed", "replication", "batch_size", "open_now"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["source_campaign"].queryset = (
+            Campaign.objects.filter(kind=CampaignKind.CAPTION)
+            .select_related("language")
+            .annotate(n_written=count_of(WrittenCaption, "campaign"))
+            .filter(n_written__gt=0)
+            .order_by("name")
+        )
 
 
 @admin.register(Campaign)
@@ -35,11 +147,51 @@ class CampaignAdmin(StyledModelAdmin):
     list_select_related = ["language"]
     list_filter = ["state", "kind", "language"]
     search_fields = ["name"]
-    actions = ["open_campaigns", "close_campaigns", "expire_stale_leases"]
+    actions = ["open_campaigns", "close_campaigns", "expire_stale_leases", "verify_captions"]
+    change_list_template = "admin/annotation/campaign/change_list.html"
+    work_fieldset = ("Work", {"fields": ["batch_size", "replication", "lease_minutes"]})
     fieldsets = [
         (None, {"fields": ["name", "kind", "language", "state", "prompt_system"]}),
-        ("Work", {"fields": ["batch_size", "replication", "lease_minutes"]}),
+        work_fieldset,
         ("Guidelines", {"classes": ["collapse"], "fields": ["rating_guidelines", "writing_guidelines"]}),
+    ]
+    add_fieldsets = [
+        (None, {"fields": ["name", "language", "prompt_system"]}),
+        work_fieldset,
+        ("Guidelines", {"classes": ["collapse"], "fields": ["rating_guidelines", "writing_guidelines"]}),
+    ]
+    sxs_fieldsets = [
+        (None, {"fields": ["name", "kind", "language", "state"]}),
+        (
+            "Side by side",
+            {
+                "fields": [
+                    "base_system",
+                    "test_system",
+                    "sample_size",
+                    "sample_seed",
+                    "control_pass_threshold",
+                ]
+            },
+        ),
+        work_fieldset,
+        ("Guidelines", {"classes": ["collapse"], "fields": ["sxs_guidelines"]}),
+    ]
+    rating_fieldsets = [
+        (None, {"fields": ["name", "kind", "language", "state"]}),
+        ("Verification", {"fields": ["source_campaign", "sample_size", "sample_seed"]}),
+        work_fieldset,
+        ("Guidelines", {"classes": ["collapse"], "fields": ["rating_guidelines"]}),
+    ]
+    # Fixed when a side-by-side or verification campaign is created: its items depend on them.
+    created_with = [
+        "kind",
+        "language",
+        "base_system",
+        "test_system",
+        "sample_size",
+        "sample_seed",
+        "source_campaign",
     ]
 
     def get_queryset(self, request):
@@ -49,16 +201,127 @@ class CampaignAdmin(StyledModelAdmin):
             .annotate(
                 n_items=count_of(Item, "campaign"),
                 n_captions=count_of(WrittenCaption, "campaign"),
+                n_done=count_of(Assignment, "batch__campaign", state__in=DONE_STATES),
                 n_live=count_of(Batch, "campaign", stage__in=OPEN_BATCH_STAGES),
             )
         )
 
+    def get_fieldsets(self, request, obj=None):
+        if obj is None:
+            return self.add_fieldsets
+        if obj.kind == CampaignKind.SIDE_BY_SIDE:
+            return self.sxs_fieldsets
+        if obj.kind == CampaignKind.RATING:
+            return self.rating_fieldsets
+        return self.fieldsets
+
     def get_readonly_fields(self, request, obj=None):
         # The state changes only through the open/close actions (they add the items);
         # what an opened campaign asks of annotators must not change under their feet.
-        if obj is None or obj.state == CampaignState.DRAFT:
+        if obj is None:
             return ["state"]
-        return ["state", "kind", "language", "prompt_system", "replication"]
+        # The kind is chosen by the add page that created the campaign: each kind has its own fields.
+        fixed = ["state", "kind"]
+        if obj.kind != CampaignKind.CAPTION:
+            fixed += self.created_with
+        if obj.state == CampaignState.DRAFT:
+            return fixed
+        return list(dict.fromkeys([*fixed, "kind", "language", "prompt_system", "replication"]))
+
+    # --- Creating side-by-side and verification campaigns ----------------------------------------
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "add-side-by-side/",
+                self.admin_site.admin_view(self.add_sxs_view),
+                name="{}_{}_add_sxs".format(*info),
+            ),
+            path(
+                "add-verification/",
+                self.admin_site.admin_view(self.add_verification_view),
+                name="{}_{}_add_verification".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    def add_sxs_view(self, request):
+        def create(data):
+            return sxs_campaign_create(
+                name=data["name"],
+                language_code=data["language"].code,
+                base_system=data["base_system"],
+                test_system=data["test_system"],
+                sample_size=data.get("sample_size"),
+                seed=data.get("seed"),
+                batch_size=data["batch_size"],
+                replication=data["replication"],
+                controls_identical=data["controls_identical"],
+                controls_wrong_image=data["controls_wrong_image"],
+                control_pass_threshold=data["control_pass_threshold"],
+            )
+
+        return self._create_view(request, SxsCampaignForm, create, "Add side-by-side campaign")
+
+    def add_verification_view(self, request):
+        def create(data):
+            return rating_campaign_create(
+                name=data["name"],
+                source_campaign_id=data["source_campaign"].pk,
+                sample_size=data.get("sample_size"),
+                seed=data.get("seed"),
+                batch_size=data["batch_size"],
+                replication=data["replication"],
+            )
+
+        initial = {}
+        source = request.GET.get("source")
+        if source and source.isdigit():
+            initial["source_campaign"] = int(source)
+            name = Campaign.objects.filter(pk=int(source)).values_list("name", flat=True).first()
+            if name:
+                initial["name"] = f"Verification of {name}"[:200]
+        return self._create_view(
+            request, VerificationCampaignForm, create, "Add verification campaign", initial=initial
+        )
+
+    def _create_view(self, request, form_class, create, title, initial=None):
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = form_class(request.POST or None, initial=initial or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                with transaction.atomic():
+                    campaign = create(form.cleaned_data)
+                    if form.cleaned_data.get("open_now"):
+                        campaign = campaign_open(campaign_id=campaign.pk)
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+            else:
+                items = campaign.items.count()
+                controls = campaign.items.filter(is_control=True).count()
+                self.log_addition(request, campaign, [{"added": {}}])
+                self.message_user(
+                    request,
+                    f"Created “{campaign.name}” ({campaign.get_state_display()}): {items} items"
+                    + (f", of which {controls} controls" if controls else "")
+                    + f"; random seed {campaign.sample_seed}.",
+                    level=messages.SUCCESS,
+                )
+                return redirect(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "form": form,
+            "opts": self.opts,
+            "media": self.media + form.media,
+        }
+        return TemplateResponse(request, "admin/annotation/campaign/create_form.html", context)
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "can_add_campaign": self.has_add_permission(request)}
+        return super().changelist_view(request, extra_context)
 
     def get_actions(self, request):
         actions = super().get_actions(request)
@@ -75,9 +338,13 @@ class CampaignAdmin(StyledModelAdmin):
     @admin.display(description="progress")
     def progress(self, obj):
         target = obj.n_items * obj.replication
-        percent = f" ({round(100 * obj.n_captions / target)}%)" if target else ""
+        if obj.kind == CampaignKind.CAPTION:
+            done, noun = obj.n_captions, "captions"
+        else:
+            done, noun = obj.n_done, ("judgments" if obj.kind == CampaignKind.SIDE_BY_SIDE else "ratings")
+        percent = f" ({round(100 * done / target)}%)" if target else ""
         live = f" · {obj.n_live} live batch{'es' if obj.n_live != 1 else ''}" if obj.n_live else ""
-        return f"{obj.n_captions} / {target} captions{percent} · {obj.n_items} images{live}"
+        return f"{done} / {target} {noun}{percent} · {obj.n_items} images{live}"
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None and obj.pk:
@@ -103,6 +370,18 @@ class CampaignAdmin(StyledModelAdmin):
                 closed.append(campaign.name)
         if closed:
             self.message_user(request, f"Closed: {', '.join(closed)}.", level=messages.SUCCESS)
+
+    @admin.action(
+        description="Verify captions: new verification campaign from the selected caption campaign",
+        permissions=["add"],
+    )
+    def verify_captions(self, request, queryset):
+        campaigns = list(queryset.filter(kind=CampaignKind.CAPTION)[:2])
+        if len(campaigns) != 1:
+            self.message_user(request, "Select exactly one caption campaign.", level=messages.ERROR)
+            return None
+        url = reverse("admin:annotation_campaign_add_verification")
+        return redirect(f"{url}?source={campaigns[0].pk}")
 
     @admin.action(description="Expire stale leases now (all campaigns)", permissions=["change"])
     def expire_stale_leases(self, request, queryset):
@@ -131,14 +410,25 @@ class ReadOnlyAdminMixin:
 
 class AssignmentInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = Assignment
-    fields = ["position_display", "image", "state", "rating_value", "caption"]
+    fields = ["position_display", "image", "state", "rating_value", "caption", "judgment"]
     readonly_fields = fields
     extra = 0
     can_delete = False
     show_change_link = False
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("item__image", "rating", "written_caption")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("item__image", "rating", "written_caption", "sxs_judgment")
+        )
+
+    @admin.display(description="side by side")
+    def judgment(self, obj):
+        judgment = getattr(obj, "sxs_judgment", None)
+        if judgment is None:
+            return "–"
+        return f"{judgment.get_choice_display()} (m2 on the {obj.m2_side}; score {judgment.score:+d})"
 
     @admin.display(description="#")
     def position_display(self, obj):

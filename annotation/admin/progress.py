@@ -14,7 +14,15 @@ from statistics import median
 from django.db.models import Count
 
 from annotation.admin.common import seconds_display
-from annotation.models import Batch, BatchStage, Campaign, WrittenCaption
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStage,
+    Campaign,
+    CampaignKind,
+    WrittenCaption,
+)
 from annotation.selectors import campaign_progress
 
 
@@ -83,12 +91,15 @@ def campaign_panel(campaign: Campaign) -> dict:
         if rating_s is not None or writing_s is not None:
             row.active_seconds.append((rating_s or 0) + (writing_s or 0))
     captions = defaultdict(int)
+    if campaign.kind == CampaignKind.CAPTION:
+        results = WrittenCaption.objects.filter(campaign=campaign)
+    else:
+        # Side by side and verification: the judged items of submitted batches.
+        results = Assignment.objects.filter(
+            batch__campaign=campaign, state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]
+        )
     for annotator_id, n in (
-        WrittenCaption.objects.filter(campaign=campaign)
-        .order_by()
-        .values("annotator_id")
-        .annotate(n=Count("pk"))
-        .values_list("annotator_id", "n")
+        results.order_by().values("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")
     ):
         captions[annotator_id] = n
     for annotator_id, row in rows.items():
@@ -96,7 +107,9 @@ def campaign_panel(campaign: Campaign) -> dict:
 
     items = sum(r.images for r in histogram)
     complete = sum(r.images for r in histogram if r.complete)
+    nouns = {CampaignKind.SIDE_BY_SIDE: "judgments", CampaignKind.RATING: "ratings"}
     return {
+        "noun": nouns.get(campaign.kind, "captions"),
         "items": items,
         "replication": k,
         "complete": complete,

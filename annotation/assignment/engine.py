@@ -17,6 +17,7 @@ BEGIN (``transaction_mode = IMMEDIATE``), which serialises the same code path.
 
 from __future__ import annotations
 
+import random
 import time
 from collections import Counter
 from datetime import datetime, timedelta
@@ -38,12 +39,15 @@ from annotation.models import (
     CampaignKind,
     CampaignState,
     Item,
+    Side,
 )
 
 # How many candidate rows to lock per request, as a multiple of the batch size: a little
 # slack lets the pure choice skip rows it must not take without a second round trip.
 _CANDIDATE_WINDOW = 2
-_LOCKED_RETRIES = 5
+# When every free row is locked by other annotators' requests for a moment, look again for up
+# to this long before saying there is nothing left (those locks last milliseconds).
+_LOCKED_PATIENCE_SECONDS = 3.0
 
 
 def _lock_annotator_campaign(annotator_id: int, campaign_id: int) -> None:
@@ -55,12 +59,26 @@ def _lock_annotator_campaign(annotator_id: int, campaign_id: int) -> None:
 
 
 def annotator_qualification_problem(annotator: Annotator, campaign: Campaign) -> str | None:
-    """Why ``annotator`` may not work on ``campaign``, or None if they may."""
+    """Why ``annotator`` may not work on ``campaign``, or None if they may.
+
+    Every kind needs a native or fluent skill in the campaign language. Only caption
+    campaigns also need English (screen 1 shows English captions); side-by-side and
+    verification screens show captions in the campaign language only.
+    """
     if not annotator.skills.filter(language_id=campaign.language_id).exists():
         return f"You are not registered as a native or fluent speaker of {campaign.language.name}."
     if campaign.kind == CampaignKind.CAPTION and not annotator.reads_english:
         return "This campaign asks you to rate English captions first, and you are not registered as reading English."
     return None
+
+
+def _m2_sides(campaign: Campaign, n: int) -> list[str]:
+    """Side by side: where m2's caption goes for each new assignment, drawn on the server with
+    the OS's randomness (never predictable from the page); blank for the other kinds."""
+    if campaign.kind != CampaignKind.SIDE_BY_SIDE:
+        return [""] * n
+    rng = random.SystemRandom()
+    return [rng.choice((Side.LEFT, Side.RIGHT)) for _ in range(n)]
 
 
 def _renew_lease(batch: Batch, now: datetime) -> None:
@@ -90,8 +108,11 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
         if problem:
             raise NotAllowed(problem)
         now = timezone.now()
+        # Locked, so that a concurrent lease expiry cannot expire the batch between this read
+        # and the renewal below (the annotator would be sent to an expired batch).
         existing = (
             Batch.objects.select_related("campaign")
+            .select_for_update(of=("self",))
             .filter(campaign=campaign, annotator=annotator, stage__in=OPEN_BATCH_STAGES)
             .first()
         )
@@ -111,9 +132,10 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
             annotator=annotator,
             lease_expires_at=now + timedelta(minutes=campaign.lease_minutes),
         )
+        sides = _m2_sides(campaign, len(chosen))
         Assignment.objects.bulk_create(
-            Assignment(batch=batch, item_id=item_id, annotator=annotator, position=pos)
-            for pos, item_id in enumerate(chosen)
+            Assignment(batch=batch, item_id=item_id, annotator=annotator, position=pos, m2_side=side)
+            for pos, (item_id, side) in enumerate(zip(chosen, sides))
         )
         Item.objects.filter(pk__in=chosen).update(active_count=F("active_count") + 1)
         return batch, True
@@ -128,7 +150,10 @@ def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
         .order_by("active_count", "shuffle_key", "pk")
     )
     window = campaign.batch_size * _CANDIDATE_WINDOW
-    for attempt in range(_LOCKED_RETRIES):
+    deadline = time.monotonic() + _LOCKED_PATIENCE_SECONDS
+    attempt = 0
+    while True:
+        attempt += 1
         rows = pool.select_for_update(skip_locked=True, of=("self",)).values_list(
             "pk", "active_count", "shuffle_key"
         )[:window]
@@ -138,10 +163,9 @@ def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
             return chosen
         # Nothing lockable: either the pool is empty, or others hold every free row for a
         # moment. Only in the second case is it worth looking again.
-        if not pool.exists():
+        if not pool.exists() or time.monotonic() > deadline:
             return []
-        time.sleep(0.02 * (attempt + 1))
-    return []
+        time.sleep(min(0.02 * attempt, 0.2))
 
 
 def leases_expire(*, now: datetime | None = None, limit: int = 500) -> int:

@@ -1,7 +1,10 @@
-"""Writes an annotator makes inside a batch: ratings, the switch to screen 2, drafts, submit.
+"""Writes an annotator makes inside a batch: ratings, the switch to screen 2, drafts, submit;
+side-by-side judgments, and the submit of side-by-side and verification batches.
 
 Every service here first loads the batch *of this annotator* (another annotator's batch id
-raises NotFound, indistinguishable from a missing one) and checks the batch's stage.
+raises NotFound, indistinguishable from a missing one) and checks the batch's campaign kind
+and stage. A caption batch goes RATING -> WRITING -> SUBMITTED; a side-by-side or
+verification batch has one screen and goes RATING -> SUBMITTED.
 """
 
 from __future__ import annotations
@@ -22,11 +25,15 @@ from annotation.models import (
     AssignmentState,
     Batch,
     BatchStage,
+    CampaignKind,
     CaptionDraft,
     Rating,
     RatingValue,
+    SxsChoice,
+    SxsJudgment,
     WrittenCaption,
 )
+from annotation.sxs_scale import choice_to_score
 
 CAPTION_MAX_CHARS = 1000
 SUBMIT_KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -58,13 +65,45 @@ def _check_not_submitted(batch: Batch) -> None:
         raise Conflict("This batch has already been submitted.")
 
 
+def _check_kind(batch: Batch, *kinds: str) -> None:
+    if batch.campaign.kind not in kinds:
+        raise Conflict("This is not possible in this kind of batch.")
+
+
+def _is_late(batch: Batch, now) -> bool:
+    return batch.stage == BatchStage.EXPIRED or batch.lease_expires_at < now
+
+
+def _batch_finish(
+    batch: Batch, assignments: list[Assignment], *, submit_key: str, late: bool, now, fields: tuple = ()
+) -> None:
+    """Mark a locked batch and its assignments submitted (the last step of every kind's submit).
+
+    Assignments whose lease ran out come back as late work: kept, and their items count them
+    again (item rows locked in id order), so an item may end above K.
+    """
+    expired = [a for a in assignments if a.state == AssignmentState.EXPIRED]
+    if expired:
+        item_counters_add({a.item_id: 1 for a in expired}, sign=+1)
+        Assignment.objects.filter(pk__in=[a.pk for a in expired]).update(state=AssignmentState.LATE)
+    Assignment.objects.filter(batch=batch, state=AssignmentState.LIVE).update(state=AssignmentState.SUBMITTED)
+    batch.stage = BatchStage.SUBMITTED
+    batch.submitted_at = now
+    batch.is_late = late
+    batch.submit_key = submit_key
+    batch.save(update_fields=["stage", "submitted_at", "is_late", "submit_key", *fields, "updated_at"])
+
+
 def _touch_lease(batch: Batch) -> None:
-    """Activity keeps a live lease alive: an annotator who is typing is not abandoning."""
+    """Activity keeps a live lease alive: an annotator who is typing is not abandoning.
+
+    Renewed only once less than half of the lease is left, so most saves write nothing here.
+    """
     if batch.stage in (BatchStage.RATING, BatchStage.WRITING):
         now = timezone.now()
-        lease = now + timedelta(minutes=batch.campaign.lease_minutes)
-        if lease > batch.lease_expires_at and batch.lease_expires_at > now:
-            Batch.objects.filter(pk=batch.pk, stage=batch.stage).update(lease_expires_at=lease)
+        length = timedelta(minutes=batch.campaign.lease_minutes)
+        if now < batch.lease_expires_at < now + length / 2:
+            Batch.objects.filter(pk=batch.pk, stage=batch.stage).update(lease_expires_at=now + length)
 
 
 def _clean_seconds(seconds: float | None) -> float | None:
@@ -82,16 +121,19 @@ def _clean_seconds(seconds: float | None) -> float | None:
 def rating_save(
     *, annotator: Annotator, batch_id: int, assignment_id: int, value: str, seconds: float | None = None
 ) -> Rating:
-    """Store (or change) the screen-1 rating of one image. Idempotent.
+    """Store (or change) the rating of one image: on screen 1 of a caption batch (the prompt
+    caption), or in a verification batch (the human caption). Idempotent.
 
     Locks the batch row. Raises NotFound for a batch or image not of this annotator,
-    ValidationFailed for an unknown rating, Conflict once screen 2 has opened.
+    ValidationFailed for an unknown rating, Conflict once screen 2 has opened, after submit,
+    or for a side-by-side batch.
     """
     if value not in RatingValue.values:
         raise ValidationFailed(f"Unknown rating “{value}”.")
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
+        _check_kind(batch, CampaignKind.CAPTION, CampaignKind.RATING)
         _check_not_submitted(batch)
         if _on_screen2(batch):
             raise Conflict("Screen 2 is open: the ratings of this batch can no longer change.")
@@ -106,11 +148,13 @@ def rating_save(
 def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float | None = None) -> Batch:
     """Close screen 1 and open screen 2. Needs every image rated. Idempotent.
 
-    Locks the batch row. Raises ValidationFailed naming the positions still unrated.
+    Locks the batch row. Raises ValidationFailed naming the positions still unrated,
+    Conflict for a batch that is not a caption batch.
     """
     rating_seconds = _clean_seconds(rating_seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
+        _check_kind(batch, CampaignKind.CAPTION)
         _check_not_submitted(batch)
         if _on_screen2(batch):
             return batch
@@ -171,6 +215,7 @@ def draft_save(
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
+        _check_kind(batch, CampaignKind.CAPTION)
         _check_not_submitted(batch)
         if not _on_screen2(batch):
             raise Conflict("Finish rating on screen 1 first.")
@@ -229,6 +274,7 @@ def batch_submit(
     writing_seconds = _clean_seconds(writing_seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
+        _check_kind(batch, CampaignKind.CAPTION)
         if batch.stage == BatchStage.SUBMITTED:
             return batch
         if not _on_screen2(batch):
@@ -251,7 +297,7 @@ def batch_submit(
             )
 
         now = timezone.now()
-        late = batch.stage == BatchStage.EXPIRED or batch.lease_expires_at < now
+        late = _is_late(batch, now)
         campaign = batch.campaign
         WrittenCaption.objects.bulk_create(
             WrittenCaption(
@@ -266,20 +312,97 @@ def batch_submit(
             )
             for a in assignments
         )
-        expired = [a for a in assignments if a.state == AssignmentState.EXPIRED]
-        if expired:
-            # Work that came back after its lease: kept, and the image counts it again.
-            item_counters_add({a.item_id: 1 for a in expired}, sign=+1)
-            Assignment.objects.filter(pk__in=[a.pk for a in expired]).update(state=AssignmentState.LATE)
-        Assignment.objects.filter(batch=batch, state=AssignmentState.LIVE).update(
-            state=AssignmentState.SUBMITTED
-        )
-        batch.stage = BatchStage.SUBMITTED
-        batch.submitted_at = now
-        batch.is_late = late
-        batch.submit_key = submit_key
         batch.writing_seconds = writing_seconds
-        batch.save(
-            update_fields=["stage", "submitted_at", "is_late", "submit_key", "writing_seconds", "updated_at"]
+        _batch_finish(
+            batch, assignments, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",)
+        )
+        return batch
+
+
+# --- Side-by-side and verification batches ------------------------------------------------------
+
+
+def sxs_judgment_save(
+    *,
+    annotator: Annotator,
+    batch_id: int,
+    assignment_id: int,
+    choice: str,
+    seconds: float | None = None,
+) -> SxsJudgment:
+    """Store (or change) the side-by-side judgment of one pair, until the batch is submitted. Idempotent.
+
+    ``choice`` is the point as seen, from the LEFT caption's side ("much_better" … "much_worse");
+    the score from m2's side is computed here from the assignment's stored ``m2_side``, never
+    taken from the client. Works after the lease ran out (late work is kept). Locks the batch
+    row. Raises NotFound for a batch or pair not of this annotator, ValidationFailed for an
+    unknown choice, Conflict after submit or for a batch that is not side by side.
+    """
+    if choice not in SxsChoice.values:
+        raise ValidationFailed(f"Unknown choice “{choice}”.")
+    seconds = _clean_seconds(seconds)
+    with transaction.atomic():
+        batch = batch_of(annotator, batch_id, lock=True)
+        _check_kind(batch, CampaignKind.SIDE_BY_SIDE)
+        _check_not_submitted(batch)
+        assignment = _assignment_of(batch, assignment_id)
+        judgment, _ = SxsJudgment.objects.update_or_create(
+            assignment=assignment,
+            defaults={
+                "choice": choice,
+                "score": choice_to_score(choice, assignment.m2_side),
+                "seconds": seconds,
+            },
+        )
+        _touch_lease(batch)
+        return judgment
+
+
+def judgment_batch_submit(
+    *,
+    annotator: Annotator,
+    batch_id: int,
+    submit_key: str,
+    seconds: float | None = None,
+) -> Batch:
+    """Submit a side-by-side or verification batch: every item must be judged (rated). Idempotent.
+
+    The judgments (ratings) are already stored as they were given; submitting freezes them
+    and marks the batch and its assignments submitted, in one transaction. A repeated submit
+    of a submitted batch returns it and changes nothing. A batch whose lease ran out is still
+    accepted, kept and flagged late (its items may end above K). ``seconds``: time on the
+    screen, as the page measured it. Locks the batch row, then (late work only) the item rows
+    in id order. Raises ValidationFailed naming the positions still unjudged (nothing is
+    stored), Conflict for a caption batch.
+    """
+    if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
+        raise ValidationFailed("Missing or malformed submit key.")
+    seconds = _clean_seconds(seconds)
+    with transaction.atomic():
+        batch = batch_of(annotator, batch_id, lock=True)
+        _check_kind(batch, CampaignKind.SIDE_BY_SIDE, CampaignKind.RATING)
+        if batch.stage == BatchStage.SUBMITTED:
+            return batch
+        result = "sxs_judgment" if batch.campaign.kind == CampaignKind.SIDE_BY_SIDE else "rating"
+        assignments = list(batch.assignments.select_related(result).order_by("position"))
+        missing = [a for a in assignments if getattr(a, result, None) is None]
+        if missing:
+            noun = "pair" if result == "sxs_judgment" else "caption"
+            positions = ", ".join(str(a.position + 1) for a in missing)
+            raise ValidationFailed(
+                f"Judge every {noun} before you submit (still open: {positions}).",
+                details={
+                    str(a.pk): {"position": a.position + 1, "message": f"Judge this {noun}."} for a in missing
+                },
+            )
+        now = timezone.now()
+        batch.rating_seconds = seconds
+        _batch_finish(
+            batch,
+            assignments,
+            submit_key=submit_key,
+            late=_is_late(batch, now),
+            now=now,
+            fields=("rating_seconds",),
         )
         return batch

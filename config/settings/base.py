@@ -103,6 +103,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = ["annotation.auth.AnnotatorAwareBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:dashboard"
 LOGOUT_REDIRECT_URL = "login"

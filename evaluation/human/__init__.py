@@ -5,6 +5,7 @@
 * :mod:`.agreement`: Krippendorff's alpha (ordinal) for side-by-side and rating campaigns;
 * :mod:`.quality`: Table 2, %GOOD+ / %MED+ / %BAD over the median rating of each caption (sec. 2.5);
 * :mod:`.statistics`: Table 1, captions, replication and mean words / characters (sec. 2.4);
+* :mod:`.controls`: side-by-side control items, when a judgment passes and pass rates per annotator;
 * :func:`format_table` below renders any of them as aligned text, CSV or JSON.
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from .agreement import krippendorff_alpha, rating_alpha, sxs_alpha
+from .controls import ControlPassRow, control_pass_rates, control_passed
 from .quality import QUALITY_COLUMNS, QualityRow, quality_table
 from .statistics import STATISTICS_COLUMNS, CaptionStatsRow, caption_statistics
 from .sxs import (
@@ -38,11 +40,14 @@ __all__ = [
     "SXS_LABELS",
     "CaptionStatsRow",
     "ColumnSpec",
+    "ControlPassRow",
     "QualityRow",
     "SxsJudgment",
     "SxsSummary",
     "caption_statistics",
     "choice_to_score",
+    "control_pass_rates",
+    "control_passed",
     "csv_safe",
     "format_table",
     "krippendorff_alpha",

@@ -23,7 +23,9 @@ def others_batch(campaign, other_annotator):
         work.rating_save(annotator=other_annotator, batch_id=batch.pk, assignment_id=a.pk, value="good")
     work.writing_open(annotator=other_annotator, batch_id=batch.pk)
     a = batch.assignments.first()
-    work.draft_save(annotator=other_annotator, batch_id=batch.pk, assignment_id=a.pk, text="Ottos Entwurf", revision=1)
+    work.draft_save(
+        annotator=other_annotator, batch_id=batch.pk, assignment_id=a.pk, text="Ottos Entwurf", revision=1
+    )
     return batch
 
 
@@ -61,7 +63,9 @@ def test_sequential_batch_id_probing_finds_nothing(annotator_client, others_batc
         assert annotator_client.get(reverse("annotation:screen2", args=[batch_id])).status_code == 404
 
 
-def test_other_annotators_assignment_inside_my_batch_url_is_404(annotator_client, annotator, campaign, others_batch):
+def test_other_annotators_assignment_inside_my_batch_url_is_404(
+    annotator_client, annotator, campaign, others_batch
+):
     mine, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
     theirs = others_batch.assignments.first()
     r = annotator_client.post(
@@ -91,7 +95,13 @@ def test_client_cannot_set_annotator_state_or_item(annotator_client, annotator, 
     a = batch.assignments.first()
     r = annotator_client.post(
         reverse("annotation:api_rating", args=[batch.pk]),
-        {"assignment": a.pk, "value": "good", "annotator": other_annotator.pk, "state": "submitted", "item": 1},
+        {
+            "assignment": a.pk,
+            "value": "good",
+            "annotator": other_annotator.pk,
+            "state": "submitted",
+            "item": 1,
+        },
         content_type="application/json",
     )
     assert r.status_code == 200
@@ -107,7 +117,9 @@ def test_non_annotators_reach_no_annotation_page(client, campaign):
     assert client.get(reverse("annotation:dashboard")).status_code == 403
     assert client.post(reverse("annotation:campaign_work", args=[campaign.pk])).status_code == 403
     r = client.post(
-        reverse("annotation:api_rating", args=[1]), {"assignment": 1, "value": "good"}, content_type="application/json"
+        reverse("annotation:api_rating", args=[1]),
+        {"assignment": 1, "value": "good"},
+        content_type="application/json",
     )
     assert r.status_code == 403
 
@@ -130,7 +142,9 @@ def test_csrf_is_enforced_on_session_writes(annotator, campaign):
     batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
     a = batch.assignments.first()
     r = client.post(
-        reverse("annotation:api_rating", args=[batch.pk]), {"assignment": a.pk, "value": "bad"}, content_type="application/json"
+        reverse("annotation:api_rating", args=[batch.pk]),
+        {"assignment": a.pk, "value": "bad"},
+        content_type="application/json",
     )
     assert r.status_code == 403
     assert not Rating.objects.filter(assignment=a).exists()
@@ -179,7 +193,11 @@ def test_caption_drafts_with_markup_come_back_escaped(annotator_client, annotato
     work.writing_open(annotator=annotator, batch_id=batch.pk)
     a = batch.assignments.first()
     work.draft_save(
-        annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text="</textarea><script>x()</script>", revision=1
+        annotator=annotator,
+        batch_id=batch.pk,
+        assignment_id=a.pk,
+        text="</textarea><script>x()</script>",
+        revision=1,
     )
     page = annotator_client.get(reverse("annotation:screen2", args=[batch.pk])).content
     assert b"</textarea><script>" not in page

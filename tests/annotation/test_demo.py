@@ -22,6 +22,7 @@ from annotation.models import (
     Assignment,
     AssignmentState,
     Campaign,
+    CampaignKind,
     CampaignState,
     CaptioningSystem,
     Image,
@@ -80,9 +81,28 @@ def test_two_systems_caption_every_image_in_english(demo):
             SystemCaption.objects.filter(system=system, language=english).values_list("image_id", flat=True)
         )
         assert captioned == set(Image.objects.values_list("pk", flat=True))
-    good = SystemCaption.objects.get(system__name=GOOD_SYSTEM, image__key="skimage-chelsea").text
-    weak = SystemCaption.objects.get(system__name=WEAK_SYSTEM, image__key="skimage-chelsea").text
+    good = SystemCaption.objects.get(
+        system__name=GOOD_SYSTEM, image__key="skimage-chelsea", language=english
+    ).text
+    weak = SystemCaption.objects.get(
+        system__name=WEAK_SYSTEM, image__key="skimage-chelsea", language=english
+    ).text
     assert "cat" in good and good != weak
+
+
+def test_both_systems_also_caption_every_image_in_german(demo):
+    for name in [GOOD_SYSTEM, WEAK_SYSTEM]:
+        german = SystemCaption.objects.filter(system__name=name, language__code="de")
+        assert set(german.values_list("image_id", flat=True)) == set(
+            Image.objects.values_list("pk", flat=True)
+        )
+    good = SystemCaption.objects.get(
+        system__name=GOOD_SYSTEM, image__key="skimage-chelsea", language__code="de"
+    )
+    weak = SystemCaption.objects.get(
+        system__name=WEAK_SYSTEM, image__key="skimage-chelsea", language__code="de"
+    )
+    assert "Katze" in good.text and "Katze" not in weak.text
 
 
 def test_three_target_languages_one_right_to_left_one_per_character(demo):
@@ -93,8 +113,10 @@ def test_three_target_languages_one_right_to_left_one_per_character(demo):
     assert languages["ja"].tokenizer == Tokenizer.CHARACTER
 
 
-def test_one_open_campaign_per_language_with_two_qualified_annotators(demo):
-    campaigns = list(Campaign.objects.select_related("language", "prompt_system"))
+def test_one_open_caption_campaign_per_language_with_qualified_annotators(demo):
+    campaigns = list(
+        Campaign.objects.filter(kind=CampaignKind.CAPTION).select_related("language", "prompt_system")
+    )
     assert sorted(c.language.code for c in campaigns) == ["ar", "de", "ja"]
     for campaign in campaigns:
         assert campaign.state == CampaignState.OPEN
@@ -104,10 +126,28 @@ def test_one_open_campaign_per_language_with_two_qualified_annotators(demo):
         qualified = [
             a for a in Annotator.objects.all() if annotator_qualification_problem(a, campaign) is None
         ]
-        assert len(qualified) == 2, campaign.language.code
+        # German has a third annotator, for the side-by-side campaign's K = 3.
+        assert len(qualified) == (3 if campaign.language.code == "de" else 2), campaign.language.code
     assert {name for name, _code, state in demo.campaigns if state == CampaignState.OPEN} == {
-        c.name for c in campaigns
+        c.name for c in Campaign.objects.all()
     }
+
+
+def test_an_open_side_by_side_campaign_in_german_weak_against_good(demo):
+    campaign = Campaign.objects.get(kind=CampaignKind.SIDE_BY_SIDE)
+    assert campaign.state == CampaignState.OPEN and campaign.language.code == "de"
+    assert (campaign.base_system.name, campaign.test_system.name) == (WEAK_SYSTEM, GOOD_SYSTEM)
+    assert campaign.replication == 3 and campaign.sample_seed is not None
+    # Annotators see the name: it must not give the systems away.
+    assert GOOD_SYSTEM not in campaign.name and WEAK_SYSTEM not in campaign.name
+    real = campaign.items.filter(is_control=False)
+    assert real.count() == len(PHOTOS)
+    assert sorted(campaign.items.filter(is_control=True).values_list("control_kind", flat=True)) == [
+        "identical",
+        "wrong_image",
+    ]
+    qualified = [a for a in Annotator.objects.all() if annotator_qualification_problem(a, campaign) is None]
+    assert sorted(a.user.username for a in qualified) == ["anna-de", "ben-de", "clara-de"]
 
 
 def test_demo_accounts_log_in_with_their_roles(client, demo):
@@ -120,7 +160,7 @@ def test_demo_accounts_log_in_with_their_roles(client, demo):
     for account in demo.accounts:
         assert client.login(username=account.username, password=DEMO_PASSWORD), account.username
     annotators = User.objects.filter(annotator__isnull=False)
-    assert annotators.count() == 6 and not annotators.filter(is_staff=True).exists()
+    assert annotators.count() == 7 and not annotators.filter(is_staff=True).exists()
 
 
 def submit_whole_batch(annotator, campaign) -> int:
@@ -138,7 +178,7 @@ def submit_whole_batch(annotator, campaign) -> int:
 
 
 def test_the_two_german_annotators_can_complete_k_equals_2(demo):
-    campaign = Campaign.objects.get(language__code="de")
+    campaign = Campaign.objects.get(language__code="de", kind=CampaignKind.CAPTION)
     anna = Annotator.objects.get(user__username="anna-de")
     ben = Annotator.objects.get(user__username="ben-de")
     assert submit_whole_batch(anna, campaign) == 15
@@ -153,6 +193,28 @@ def test_the_two_german_annotators_can_complete_k_equals_2(demo):
     )
     assert sorted(done.values()) == [2] * len(PHOTOS)
     assert WrittenCaption.objects.filter(campaign=campaign).count() == 2 * len(PHOTOS)
+
+
+def test_the_three_german_annotators_fill_the_side_by_side_campaign_to_k_equals_3(demo):
+    campaign = Campaign.objects.get(kind=CampaignKind.SIDE_BY_SIDE)
+    people = [Annotator.objects.get(user__username=name) for name in ("anna-de", "ben-de", "clara-de")]
+    for _ in range(3):
+        for annotator in people:
+            with contextlib.suppress(NoWorkAvailable):
+                batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+                for a in batch.assignments.all():
+                    work.sxs_judgment_save(
+                        annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, choice="similar"
+                    )
+                work.judgment_batch_submit(
+                    annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex
+                )
+    done = Counter(
+        Assignment.objects.filter(item__campaign=campaign, state=AssignmentState.SUBMITTED).values_list(
+            "item_id", flat=True
+        )
+    )
+    assert sorted(done.values()) == [3] * campaign.items.count()
 
 
 def test_demo_load_is_idempotent(demo):
@@ -179,6 +241,7 @@ def test_load_demo_command_prints_the_url_and_logins_every_time(db):
         for username in [
             "anna-de",
             "ben-de",
+            "clara-de",
             "omar-ar",
             "layla-ar",
             "yuki-ja",
@@ -188,6 +251,7 @@ def test_load_demo_command_prints_the_url_and_logins_every_time(db):
         ]:
             assert username in text
         assert DEMO_PASSWORD in text
+        assert "Demo: side by side in German" in text and "clara-de in turn" in text
     assert Image.objects.count() == len(PHOTOS)
 
 

@@ -30,7 +30,9 @@ def rate_all(client, batch, value="good"):
 
 
 def open_writing(client, batch):
-    r = client.post(reverse("annotation:api_open_writing", args=[batch.pk]), {}, content_type="application/json")
+    r = client.post(
+        reverse("annotation:api_open_writing", args=[batch.pk]), {}, content_type="application/json"
+    )
     assert r.status_code == 200, r.content
     return r
 
@@ -76,7 +78,9 @@ def test_going_on_needs_every_image_rated(annotator_client, campaign):
         {"assignment": first.pk, "value": "bad"},
         content_type="application/json",
     )
-    r = annotator_client.post(reverse("annotation:api_open_writing", args=[batch.pk]), {}, content_type="application/json")
+    r = annotator_client.post(
+        reverse("annotation:api_open_writing", args=[batch.pk]), {}, content_type="application/json"
+    )
     assert r.status_code == 400
     assert "still unrated: 2, 3" in r.json()["message"]
     batch.refresh_from_db()
@@ -128,7 +132,9 @@ def test_full_batch_is_stored_with_timings(annotator_client, campaign, annotator
     batch = start_batch(annotator_client, campaign)
     rate_all(annotator_client, batch)
     annotator_client.post(
-        reverse("annotation:api_open_writing", args=[batch.pk]), {"rating_seconds": 41.5}, content_type="application/json"
+        reverse("annotation:api_open_writing", args=[batch.pk]),
+        {"rating_seconds": 41.5},
+        content_type="application/json",
     )
     write_all(annotator_client, batch)
     r = annotator_client.post(
@@ -162,7 +168,9 @@ def test_empty_caption_and_copied_english_caption_are_refused(annotator_client, 
             content_type="application/json",
         )
     r = annotator_client.post(
-        reverse("annotation:api_submit", args=[batch.pk]), {"submit_key": "x" * 16}, content_type="application/json"
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {"submit_key": "x" * 16},
+        content_type="application/json",
     )
     assert r.status_code == 400
     details = r.json()["details"]

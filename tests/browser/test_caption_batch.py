@@ -85,9 +85,9 @@ def test_annotator_completes_a_batch_with_the_keyboard(live_server, page, screen
         "Eine Katze schläft auf einem Sofa",
         "Ein rotes Auto parkt vor einem Haus",
     ]
-    assert sorted(Rating.objects.filter(assignment__annotator=annotator).values_list("value", flat=True)) == sorted(
-        ["excellent", "good", "medium", "good"]
-    )
+    assert sorted(
+        Rating.objects.filter(assignment__annotator=annotator).values_list("value", flat=True)
+    ) == sorted(["excellent", "good", "medium", "good"])
     batch = written[0].assignment.batch
     assert batch.stage == BatchStage.SUBMITTED
     assert batch.rating_seconds and batch.rating_seconds > 0

@@ -13,8 +13,8 @@ class _DryRun(Exception):
 class Command(BaseCommand):
     help = (
         "Load the demo (real photographs from scikit-image, two captioning systems, German, Arabic "
-        "and Japanese, demo accounts, one open caption campaign per language) and print the logins. "
-        "Idempotent."
+        "and Japanese, demo accounts, one open caption campaign per language, an open side-by-side "
+        "campaign in German) and print the logins. Idempotent."
     )
 
     def add_arguments(self, parser):
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         if options["dry_run"]:
             out("Dry run: nothing was stored.")
         out(
-            f"Images: {summary.images} ({summary.images_created} new); English system captions: "
+            f"Images: {summary.images} ({summary.images_created} new); system captions (English, German): "
             f"{summary.captions} ({summary.captions_created} new); accounts: {len(summary.accounts)} "
             f"({summary.users_created} new)."
         )
@@ -71,5 +71,8 @@ class Command(BaseCommand):
             if account.languages:
                 role += " · " + ", ".join(f"{code} ({level})" for code, level in account.languages)
             out(f"{account.username:<{width}}  {summary.password:<16}  {role}")
+        for note in summary.notes:
+            out("")
+            out(note)
         if not summary.users_created:
             out("(Accounts already existed: a password changed since the first run was left as it is.)")

@@ -1,0 +1,77 @@
+"""Side-by-side control items: when a judgment of a control passes, and pass rates per annotator.
+
+A side-by-side campaign can mix in control pairs that look like any other pair:
+
+* ``identical``: both sides show the same caption. The right answer is SIMILAR; a judgment
+  PASSES when it stays within one point of it, |score| <= 1 (SLIGHTLY-BETTER either way is
+  forgiven: two identical texts can still be read with a slight lean, a clear preference
+  cannot be justified).
+* ``wrong_image``: the real caption of the image (stored in the m1 slot) against a caption of
+  ANOTHER image (in the m2 slot). The right answer is a clear preference for the real caption;
+  a judgment PASSES when it favours the real caption by at least 2 points, BETTER or
+  MUCH-BETTER for it, i.e. a score from m2's side <= -2. SLIGHTLY-BETTER is not enough: a
+  caption of another picture is not "slightly" worse.
+
+Scores are from m2's side (−3 … +3) as everywhere in :mod:`.sxs`, so which side the annotator
+saw each caption on does not matter here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CONTROL_KINDS", "ControlPassRow", "control_pass_rates", "control_passed"]
+
+CONTROL_KINDS = ("identical", "wrong_image")
+
+
+def control_passed(kind: str, score: int) -> bool:
+    """Whether one judgment of a control item of ``kind`` passes (see the module docstring).
+    Raises ``ValueError`` for an unknown kind or a score outside −3..+3."""
+    if isinstance(score, bool) or not isinstance(score, int) or not -3 <= score <= 3:
+        raise ValueError(f"a side-by-side score is an integer from -3 to +3, not {score!r}")
+    if kind == "identical":
+        return abs(score) <= 1
+    if kind == "wrong_image":
+        return score <= -2
+    raise ValueError(f"unknown control kind {kind!r}; expected one of {', '.join(CONTROL_KINDS)}")
+
+
+@dataclass(frozen=True)
+class ControlPassRow:
+    """One annotator's control judgments: how many, how many passed, the share, and whether the
+    share is below the campaign's threshold (``flagged``)."""
+
+    rater_id: Hashable
+    n_controls: int
+    n_passed: int
+    pass_rate: float
+    flagged: bool
+
+
+def control_pass_rates(
+    judgments: Iterable[tuple[Hashable, str, int] | Mapping[str, Any]], *, threshold: float
+) -> list[ControlPassRow]:
+    """Per annotator, from control judgments ``(rater_id, kind, score)`` (or mappings with those
+    keys): the pass rate and ``flagged = pass_rate < threshold``. Rows sorted by pass rate, lowest
+    first, then rater id as text. Annotators without a control judgment have no row. Raises
+    ``ValueError`` for a threshold outside 0..1, an unknown kind or a bad score."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError("the threshold is a share, from 0 to 1")
+    tally: dict[Hashable, list[int]] = defaultdict(lambda: [0, 0])
+    for record in judgments:
+        if isinstance(record, Mapping):
+            rater, kind, score = record["rater_id"], record["kind"], record["score"]
+        else:
+            rater, kind, score = record
+        counts = tally[rater]
+        counts[0] += 1
+        counts[1] += control_passed(kind, score)
+    rows = [
+        ControlPassRow(rater, n, passed, passed / n, passed / n < threshold)
+        for rater, (n, passed) in tally.items()
+    ]
+    return sorted(rows, key=lambda row: (row.pass_rate, str(row.rater_id)))

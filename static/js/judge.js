@@ -1,0 +1,146 @@
+// One-screen batches: side-by-side judgments (keys 1-7) and verification ratings (keys 1-5).
+// Keyboard-first. Each choice is saved as it is given; Enter submits once every item is
+// judged. The submit carries a key kept in sessionStorage, so a retry or double press
+// stores one result. The page knows only the choice as seen: never a system or a side.
+"use strict";
+
+(function () {
+  const list = document.getElementById("items");
+  const items = Array.from(list.querySelectorAll(".item"));
+  const saveUrl = list.dataset.saveUrl;
+  const submitUrl = list.dataset.submitUrl;
+  const field = list.dataset.field;
+  const batchId = list.dataset.batch;
+  const submitBtn = document.getElementById("submit");
+  const countEl = document.getElementById("done-count");
+  const watch = new Annot.Stopwatch();
+  const pageStart = performance.now();
+  const pending = new Map(); // assignment -> value not yet saved
+  let current = 0;
+  let submitting = false;
+
+  Annot.setupGuidelines(["?"]);
+
+  function keyFor() {
+    const name = "submit-key-" + batchId;
+    let key = sessionStorage.getItem(name);
+    if (!key) {
+      const bytes = new Uint8Array(16);
+      crypto.getRandomValues(bytes);
+      key = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+      sessionStorage.setItem(name, key);
+    }
+    return key;
+  }
+
+  function doneCount() { return items.filter((li) => li.dataset.value).length; }
+
+  function refresh() {
+    const n = doneCount();
+    countEl.textContent = String(n);
+    submitBtn.disabled = submitting || n < items.length || pending.size > 0;
+  }
+
+  function select(index, scroll = true) {
+    current = Math.max(0, Math.min(items.length - 1, index));
+    items.forEach((li, i) => li.classList.toggle("selected", i === current));
+    const li = items[current];
+    watch.focus(li.dataset.assignment);
+    if (scroll) li.scrollIntoView({ block: "center", behavior: "smooth" });
+    li.focus({ preventScroll: true });
+  }
+
+  function show(li, value) {
+    li.dataset.value = value;
+    li.classList.remove("invalid");
+    li.querySelectorAll(".choice").forEach((b) => b.setAttribute("aria-checked", String(b.dataset.value === value)));
+  }
+
+  async function choose(li, value) {
+    const assignment = li.dataset.assignment;
+    show(li, value);
+    li.classList.add("unsaved");
+    pending.set(assignment, value);
+    refresh();
+    const body = { assignment: Number(assignment), seconds: watch.seconds(assignment) };
+    body[field] = value;
+    try {
+      await Annot.postJSON(saveUrl, body, { onRetry: () => Annot.status("Not saved yet, retrying…", "warn") });
+      if (pending.get(assignment) === value) {
+        pending.delete(assignment);
+        li.classList.remove("unsaved");
+      }
+      Annot.status(pending.size ? "Saving…" : "All saved.", "ok");
+    } catch (err) {
+      Annot.status("Not saved: " + err.message, "error");
+      if (err.status === 409) window.location.reload();
+    }
+    refresh();
+  }
+
+  function nextOpen(from) {
+    for (let k = 1; k <= items.length; k++) {
+      const i = (from + k) % items.length;
+      if (!items[i].dataset.value) return i;
+    }
+    return Math.min(from + 1, items.length - 1);
+  }
+
+  async function submit() {
+    if (submitBtn.disabled) return;
+    submitting = true;
+    refresh();
+    watch.stop();
+    try {
+      const body = await Annot.postJSON(submitUrl, { submit_key: keyFor(), seconds: (performance.now() - pageStart) / 1000 }, {
+        retries: 6,
+        onRetry: () => Annot.status("Submitting: cannot reach the server, retrying…", "warn"),
+      });
+      sessionStorage.removeItem("submit-key-" + batchId);
+      window.location.assign(body.next);
+    } catch (err) {
+      const details = (err.body && err.body.details) || {};
+      let first = -1;
+      items.forEach((li, i) => {
+        if (details[li.dataset.assignment]) { li.classList.add("invalid"); if (first < 0) first = i; }
+      });
+      if (first >= 0) select(first);
+      Annot.status(err.message, "error");
+      submitting = false;
+      refresh();
+    }
+  }
+
+  items.forEach((li, i) => {
+    li.addEventListener("click", (e) => {
+      const btn = e.target.closest(".choice");
+      if (current !== i) select(i, false);
+      if (btn) choose(li, btn.dataset.value);
+    });
+  });
+
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const btn = items[current].querySelector('.choice[data-key="' + CSS.escape(e.key) + '"]');
+    if (btn) {
+      e.preventDefault();
+      choose(items[current], btn.dataset.value);
+      select(nextOpen(current));
+    } else if (e.key === "ArrowDown" || e.key === "j") {
+      e.preventDefault(); select(current + 1);
+    } else if (e.key === "ArrowUp" || e.key === "k") {
+      e.preventDefault(); select(current - 1);
+    } else if (e.key === "Enter" && !(e.target instanceof HTMLButtonElement)) {
+      e.preventDefault(); submit();
+    }
+  });
+  submitBtn.addEventListener("click", submit);
+
+  window.addEventListener("beforeunload", (e) => {
+    if (pending.size > 0) { e.preventDefault(); e.returnValue = ""; }
+  });
+
+  const firstOpen = items.findIndex((li) => !li.dataset.value);
+  select(firstOpen === -1 ? 0 : firstOpen, false);
+  refresh();
+})();
