@@ -7,6 +7,7 @@ broker and a real worker.
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from datetime import timedelta
@@ -79,12 +80,21 @@ def celery_conf(**overrides):
             app.__dict__["amqp"]._producer_pool = None
 
     old = {key: app.conf[key] for key in overrides}
+    # Celery reads CELERY_BROKER_URL from the environment before its configuration (CI sets it).
+    old_env = os.environ.get("CELERY_BROKER_URL")
+    if "broker_url" in overrides:
+        os.environ["CELERY_BROKER_URL"] = overrides["broker_url"]
     app.conf.update(overrides)
     reset_pools()
     try:
         yield app
     finally:
         app.conf.update(old)
+        if "broker_url" in overrides:
+            if old_env is None:
+                os.environ.pop("CELERY_BROKER_URL", None)
+            else:
+                os.environ["CELERY_BROKER_URL"] = old_env
         reset_pools()
 
 
