@@ -10,6 +10,9 @@ urlpatterns = [
     path("accounts/login/", annotation_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("work/", include("annotation.urls")),
+    path("exports/", include("evaluation.urls_exports")),
     path("admin/", admin.site.urls),
+    path("api/", include("evaluation.api.urls")),
+    path("reports/", include("evaluation.urls_reports")),
     path("healthz", annotation_views.healthz, name="healthz"),
 ]

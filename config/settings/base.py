@@ -32,6 +32,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Swagger UI's files served from our own origin: the CSP allows no CDN.
+    "drf_spectacular_sidecar",
     "annotation",
     "evaluation",
 ]

@@ -23,6 +23,8 @@ def setup(db):
 def test_annotator_completes_a_batch_with_the_keyboard(live_server, page, screenshot, setup):
     campaign, annotator, english = setup
     page.goto(f"{live_server.url}/accounts/login/")
+    # Focus the field explicitly: autofocus can lose the race with the first key under load.
+    page.locator("input[name=username]").focus()
     page.keyboard.type("browser-anna")
     page.keyboard.press("Tab")
     page.keyboard.type("pw-for-tests-only")

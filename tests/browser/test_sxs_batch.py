@@ -24,6 +24,8 @@ def test_annotator_completes_a_side_by_side_batch_with_the_keyboard(live_server,
     campaign, annotator = setup
     secrets = [campaign.base_system.name, campaign.test_system.name, "m2_side", "m1", "m2"]
     page.goto(f"{live_server.url}/accounts/login/")
+    # Focus the field explicitly: autofocus can lose the race with the first key under load.
+    page.locator("input[name=username]").focus()
     page.keyboard.type("browser-clara")
     page.keyboard.press("Tab")
     page.keyboard.type("pw-for-tests-only")

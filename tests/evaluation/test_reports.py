@@ -1,0 +1,720 @@
+"""Research reports: comparisons read from side-by-side campaigns and metric runs, per-caption rows from
+screen-1 ratings, the scatter plots, the ``report`` command, the demo end to end, and the report page.
+
+Campaigns are built and worked through the annotation services; metric runs get their scores as
+rows (what a run stores), except on the demo, where a real text-metric run computes them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import uuid
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+from PIL import Image as PILImage
+from scipy import stats
+
+from annotation.assignment.engine import batch_request
+from annotation.errors import NotFound, NoWorkAvailable, ValidationFailed
+from annotation.models import Annotator, Assignment, Campaign, CampaignKind, ControlKind, SystemCaption
+from annotation.roles import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from annotation.services import work
+from annotation.services.campaigns import campaign_open, sxs_campaign_create
+from annotation.services.demo import GOOD_SYSTEM, PHOTOS, SXS_CAMPAIGN, WEAK_SYSTEM, demo_load
+from evaluation.correlation import Comparison, read_comparisons_csv
+from evaluation.models import (
+    CaptionScore,
+    CorpusScore,
+    MetricRun,
+    ReferenceSet,
+    ReferenceSetKind,
+    RunStatus,
+)
+from evaluation.reports.comparisons import (
+    comparisons_from_db,
+    per_caption_agreement_from_rows,
+    per_caption_rows,
+)
+from evaluation.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots
+from evaluation.services.references import reference_set_from_campaign
+from evaluation.services.runs import metric_run_create
+from tests import factories as f
+
+CHOICE_FOR_LEFT_ADVANTAGE = {
+    3: "much_better",
+    2: "better",
+    1: "slightly_better",
+    0: "similar",
+    -1: "slightly_worse",
+    -2: "worse",
+    -3: "much_worse",
+}
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def judge_all(annotator, campaign, score_of_image_key, *, control_score=None):
+    """Take batches until the campaign has no more work for ``annotator``; judge each pair so that its
+    score from m2's side is ``score_of_image_key(key)`` (controls: ``control_score(kind)``); submit."""
+    while True:
+        try:
+            batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+        except NoWorkAvailable:
+            return
+        for a in batch.assignments.select_related("item__image"):
+            if a.item.is_control:
+                score = control_score(a.item.control_kind)
+            else:
+                score = score_of_image_key(a.item.image.key)
+            left_advantage = score if a.m2_side == "left" else -score
+            work.sxs_judgment_save(
+                annotator=annotator,
+                batch_id=batch.pk,
+                assignment_id=a.pk,
+                choice=CHOICE_FOR_LEFT_ADVANTAGE[left_advantage],
+            )
+        work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
+
+
+def succeeded_run(name, language, systems, metrics, *, reference_set=None):
+    reference_set = reference_set or ReferenceSet.objects.create(
+        name=f"refs for {name}", language=language, kind=ReferenceSetKind.IMPORTED
+    )
+    run = MetricRun.objects.create(
+        name=name,
+        language=language,
+        reference_set=reference_set,
+        metrics=list(metrics),
+        status=RunStatus.SUCCEEDED,
+    )
+    run.systems.set(systems)
+    return run
+
+
+def corpus(run, system, **values):
+    names = {"cider_d": "CIDEr-D", "bleu_4": "BLEU-4", "clipscore": "CLIPScore"}
+    for key, value in values.items():
+        CorpusScore.objects.create(run=run, system=system, metric=names[key], value=value)
+
+
+# --- Two side-by-side campaigns and their comparisons ----------------------------------------------
+
+
+@pytest.fixture
+def world(db, german):
+    """German captions of systems sys-a, sys-b, sys-c for images i0, i1, i2; campaign 1 compares
+    sys-a (m1) with sys-b (m2), campaign 2 sys-b (m1) with sys-c (m2), K = 3, no controls.
+
+    Scores from m2's side per image (three annotators):
+    campaign 1: i0 2, 1, -1 -> WIN; i1 -2, -3, 0 -> LOSS; i2 3, 3, 0 -> WIN   => ΔS×S = +33.3
+    campaign 2: i0 1, 1, 1 -> WIN;  i1 1, 2, 0 -> WIN;    i2 0, 0, 1 -> tie   => ΔS×S = +66.7
+    """
+    systems = {name: f.SystemFactory(name=name) for name in ("sys-a", "sys-b", "sys-c")}
+    images = [f.ImageFactory(key=f"i{n}") for n in range(3)]
+    for name, system in systems.items():
+        for image in images:
+            SystemCaption.objects.create(
+                system=system, image=image, language=german, text=f"{name} beschreibt {image.key}"
+            )
+    plans = {
+        "c1": {"i0": [2, 1, -1], "i1": [-2, -3, 0], "i2": [3, 3, 0]},
+        "c2": {"i0": [1, 1, 1], "i1": [1, 2, 0], "i2": [0, 0, 1]},
+    }
+    annotators = [f.AnnotatorFactory(user__username=n, languages=[german]) for n in ("ann", "ben", "cid")]
+    campaigns = {}
+    for label, (m1, m2) in {"c1": ("sys-a", "sys-b"), "c2": ("sys-b", "sys-c")}.items():
+        campaign = sxs_campaign_create(
+            name=f"Vergleich {label}",
+            language_code="de",
+            base_system=systems[m1],
+            test_system=systems[m2],
+            batch_size=3,
+            replication=3,
+            seed=1,
+        )
+        campaign = campaign_open(campaign_id=campaign.pk)
+        for n, annotator in enumerate(annotators):
+            judge_all(annotator, campaign, lambda key, plan=plans[label], n=n: plan[key][n])
+        campaigns[label] = campaign
+    run = succeeded_run("de run", german, systems.values(), ["CIDEr-D", "BLEU-4"])
+    corpus(run, systems["sys-a"], cider_d=0.50, bleu_4=0.20)
+    corpus(run, systems["sys-b"], cider_d=0.70, bleu_4=0.25)
+    corpus(run, systems["sys-c"], cider_d=0.60)  # no BLEU-4 for sys-c
+    return {
+        "systems": systems,
+        "images": images,
+        "campaigns": campaigns,
+        "run": run,
+        "annotators": annotators,
+    }
+
+
+def test_comparisons_from_db_pairs_delta_sxs_with_corpus_score_differences(world):
+    comparisons = comparisons_from_db(metric_run_ids=[world["run"].pk])
+    assert [(c.m1, c.m2, c.language) for c in comparisons] == [
+        ("sys-a", "sys-b", "de"),
+        ("sys-b", "sys-c", "de"),
+    ]
+    first, second = comparisons
+    assert first.delta_sxs == pytest.approx(100 / 3)
+    assert first.deltas == pytest.approx({"CIDEr-D": 0.20, "BLEU-4": 0.05})
+    assert second.delta_sxs == pytest.approx(200 / 3)
+    assert second.deltas == pytest.approx({"CIDEr-D": -0.10})
+    # The missing BLEU-4 of sys-c is said, not hidden.
+    assert [(s.m1, s.m2, s.metrics) for s in comparisons.skipped] == [("sys-b", "sys-c", ("BLEU-4",))]
+    source = comparisons.sources[0]
+    assert source.campaign_id == world["campaigns"]["c1"].pk
+    assert (source.n_images, source.n_judgments) == (3, 9)
+    assert source.runs == {"CIDEr-D": world["run"].pk, "BLEU-4": world["run"].pk}
+    assert source.m1_scores["CIDEr-D"] == 0.50 and source.m2_scores["CIDEr-D"] == 0.70
+
+
+def test_comparisons_filter_by_campaign_language_and_metric(world, db):
+    c2 = world["campaigns"]["c2"]
+    only = comparisons_from_db(metric_run_ids=[world["run"].pk], campaign_ids=[c2.pk], metrics=["cider-d"])
+    assert [(c.m1, c.m2, dict(c.deltas)) for c in only] == [
+        ("sys-b", "sys-c", pytest.approx({"CIDEr-D": -0.1}))
+    ]
+    f.LanguageFactory(code="fr", name="French")
+    assert list(comparisons_from_db(metric_run_ids=[world["run"].pk], language_codes=["fr"])) == []
+    with pytest.raises(ValidationFailed, match="no language “xx”"):
+        comparisons_from_db(metric_run_ids=[world["run"].pk], language_codes=["xx"])
+    with pytest.raises(ValidationFailed, match="Unknown metric"):
+        comparisons_from_db(metric_run_ids=[world["run"].pk], metrics=["METEOR"])
+    with pytest.raises(NotFound, match="no side-by-side campaign #999999"):
+        comparisons_from_db(metric_run_ids=[world["run"].pk], campaign_ids=[999999])
+
+
+def test_comparisons_skip_with_reasons_and_refuse_unfinished_runs(world, german):
+    systems = world["systems"]
+    # A third campaign nobody has judged yet, and one repeating pair c1 the other way round.
+    idle = campaign_open(
+        campaign_id=sxs_campaign_create(
+            name="Noch leer", language_code="de", base_system=systems["sys-a"], test_system=systems["sys-c"]
+        ).pk
+    )
+    again = campaign_open(
+        campaign_id=sxs_campaign_create(
+            name="Nochmal", language_code="de", base_system=systems["sys-b"], test_system=systems["sys-a"]
+        ).pk
+    )
+    comparisons = comparisons_from_db(metric_run_ids=[world["run"].pk])
+    reasons = {s.campaign_id: s.reason for s in comparisons.skipped if not s.metrics}
+    assert reasons[idle.pk] == "no submitted judgment of a real pair yet"
+    assert "already compared by campaign “Vergleich c1”" in reasons[again.pk]
+    assert len(comparisons) == 2
+
+    # A run that scores only one of the systems: the pair is skipped, and the reason says so.
+    english = f.LanguageFactory(code="en", name="English")
+    partial = succeeded_run("partial", german, [systems["sys-a"]], ["CIDEr-D"])
+    corpus(partial, systems["sys-a"], cider_d=0.4)
+    other = succeeded_run("english", english, [systems["sys-a"], systems["sys-b"]], ["CIDEr-D"])
+    only_partial = comparisons_from_db(metric_run_ids=[partial.pk, other.pk])
+    assert list(only_partial) == []
+    c1_reason = next(s.reason for s in only_partial.skipped if s.campaign_id == world["campaigns"]["c1"].pk)
+    assert c1_reason == (
+        f"no selected run in de scores both sys-a and sys-b (run #{partial.pk} scores sys-a but not sys-b)"
+    )
+
+    # Two runs score the same pair: the first given is used, the other is noted.
+    second = succeeded_run("second", german, [systems["sys-a"], systems["sys-b"]], ["CIDEr-D"])
+    corpus(second, systems["sys-a"], cider_d=0.1)
+    corpus(second, systems["sys-b"], cider_d=0.9)
+    chosen = comparisons_from_db(metric_run_ids=[second.pk, world["run"].pk], metrics=["CIDEr-D"])
+    assert chosen[0].deltas["CIDEr-D"] == pytest.approx(0.8)
+    assert any(f"also scored by run #{world['run'].pk}" in s.reason for s in chosen.skipped)
+
+    running = succeeded_run("running", german, [systems["sys-a"]], ["CIDEr-D"])
+    MetricRun.objects.filter(pk=running.pk).update(status=RunStatus.RUNNING)
+    with pytest.raises(ValidationFailed, match=f"run #{running.pk} has not succeeded"):
+        comparisons_from_db(metric_run_ids=[running.pk])
+    with pytest.raises(NotFound, match="no metric run #999999"):
+        comparisons_from_db(metric_run_ids=[999999])
+    with pytest.raises(ValidationFailed, match="at least one metric run"):
+        comparisons_from_db(metric_run_ids=[])
+
+
+def test_control_items_never_enter_delta_sxs(db, german):
+    m1, m2, _ = f.sxs_systems(images=3, language=german, m1_name="base", m2_name="test")
+    campaign = campaign_open(
+        campaign_id=sxs_campaign_create(
+            name="Mit Kontrollen",
+            language_code="de",
+            base_system=m1,
+            test_system=m2,
+            batch_size=5,
+            replication=1,
+            controls_identical=1,
+            controls_wrong_image=1,
+            seed=5,
+        ).pk
+    )
+    annotator = f.AnnotatorFactory(languages=[german])
+    # Every real pair a loss; the controls judged as wins would turn ΔS×S positive if they counted.
+    judge_all(annotator, campaign, lambda key: -2, control_score=lambda kind: 3)
+    run = succeeded_run("r", german, [m1, m2], ["CIDEr-D"])
+    corpus(run, m1, cider_d=0.3)
+    corpus(run, m2, cider_d=0.2)
+    (comparison,) = comparisons_from_db(metric_run_ids=[run.pk])
+    assert comparison.delta_sxs == -100.0
+    assert campaign.items.filter(is_control=True).count() == 2
+
+
+# --- Per-caption rows from screen-1 ratings ---------------------------------------------------------
+
+
+RATINGS = {  # image key -> (first annotator, second annotator)
+    "p0": ("excellent", "good"),
+    "p1": ("bad", "bad"),
+    "p2": ("medium", "nei"),
+    "p3": ("good", "medium"),
+}
+SCORES = {"p0": 0.9, "p1": 0.1, "p2": 0.5, "p3": 0.6}
+
+
+@pytest.fixture
+def rated(db, german):
+    """A German caption campaign whose prompt system is `prompt-sys`; two annotators rate its English
+    captions of p0..p3 as RATINGS and submit. English and German runs score the system's captions."""
+    english = f.LanguageFactory(code="en", name="English")
+    system = f.SystemFactory(name="prompt-sys")
+    other = f.SystemFactory(name="other-sys")
+    images = {key: f.ImageFactory(key=key) for key in RATINGS}
+    for key, image in images.items():
+        SystemCaption.objects.create(system=system, image=image, language=english, text=f"a photo {key}")
+        SystemCaption.objects.create(system=system, image=image, language=german, text=f"ein Foto {key}")
+        SystemCaption.objects.create(system=other, image=image, language=english, text=f"something {key}")
+    campaign = f.CampaignFactory(language=german, prompt_system=system, batch_size=4, replication=2)
+    campaign = campaign_open(campaign_id=campaign.pk)
+    for n in range(2):
+        annotator = f.AnnotatorFactory(user__username=f"rater{n}", languages=[german])
+        batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+        for a in batch.assignments.select_related("item__image"):
+            work.rating_save(
+                annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value=RATINGS[a.item.image.key][n]
+            )
+        work.writing_open(annotator=annotator, batch_id=batch.pk)
+        for a in batch.assignments.all():
+            work.draft_save(
+                annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=f"Bild {a.pk}", revision=1
+            )
+        work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
+    en_run = succeeded_run("rated en", english, [system, other], ["CLIPScore"])
+    de_run = succeeded_run("rated de", german, [system], ["CLIPScore"])
+    for key, image in images.items():
+        CaptionScore.objects.create(
+            run=en_run, system=system, image=image, metric="CLIPScore", value=SCORES[key]
+        )
+        CaptionScore.objects.create(run=en_run, system=other, image=image, metric="CLIPScore", value=0.0)
+        CaptionScore.objects.create(
+            run=de_run, system=system, image=image, metric="CLIPScore", value=SCORES[key]
+        )
+    return {"en_run": en_run, "de_run": de_run, "campaign": campaign, "system": system}
+
+
+def expected_agreement():
+    scale = {"excellent": 4, "good": 3, "medium": 2, "bad": 1}
+    pairs = [(SCORES[k], scale[v]) for k, values in RATINGS.items() for v in values if v != "nei"]
+    x, y = zip(*pairs)
+    return {
+        "n": 7,
+        "n_not_enough_info": 1,
+        "kendall_tau_b": stats.kendalltau(x, y, variant="b").statistic,
+        "kendall_tau_c": stats.kendalltau(x, y, variant="c").statistic,
+        "spearman": stats.spearmanr(x, y).statistic,
+    }
+
+
+def test_per_caption_rows_pair_each_screen1_rating_with_the_score_of_that_caption(rated):
+    rows = per_caption_rows(metric_run_ids=[rated["en_run"].pk, rated["de_run"].pk])
+    # Only the English run scores the rated (English) captions; the other system was never rated.
+    assert {(r.language, r.system, r.transferred) for r in rows} == {("en", "prompt-sys", False)}
+    assert len(rows) == 8
+    by_key = {}
+    for r in rows:
+        by_key.setdefault(r.image_key, []).append((r.score, r.rating, r.rater_language))
+    assert sorted(by_key["p2"]) == [(0.5, "MEDIUM", "de"), (0.5, "NOT-ENOUGH-INFO", "de")]
+    agreement = per_caption_agreement_from_rows(rows)
+    assert list(agreement) == ["CLIPScore"]
+    assert agreement["CLIPScore"]["en"] == pytest.approx(expected_agreement())
+
+
+def test_per_caption_rows_can_transfer_ratings_to_translations(rated):
+    rows = per_caption_rows(metric_run_ids=[rated["de_run"].pk], transfer=True)
+    assert {(r.language, r.transferred) for r in rows} == {("de", True)}
+    assert per_caption_agreement_from_rows(rows)["CLIPScore"]["de"] == pytest.approx(expected_agreement())
+    # Only the ratings of caption campaigns in the languages asked for.
+    assert list(per_caption_rows(metric_run_ids=[rated["en_run"].pk], language_codes=["en"])) == []
+
+
+# --- Plots -------------------------------------------------------------------------------------------
+
+
+PAPER_LIKE = [
+    Comparison("m-a", "m-b", "de", 20.0, {"CIDEr-D": 0.05, "BLEU-4": 0.01}),
+    Comparison("m-b", "m-c", "de", -10.0, {"CIDEr-D": -0.02, "BLEU-4": 0.0}),
+    Comparison("m-a", "m-c", "de", 8.0, {"CIDEr-D": 0.03, "BLEU-4": 0.01}),
+    Comparison("m-a", "m-b", "ja", 35.0, {"CIDEr-D": 0.11, "BLEU-4": 0.02}),
+    Comparison("m-b", "m-c", "ja", -4.0, {"CIDEr-D": 0.01}),
+]
+
+
+def test_scatter_png_is_a_real_image():
+    data = scatter(PAPER_LIKE, "CIDEr-D")
+    assert data.startswith(PNG_MAGIC)
+    image = PILImage.open(io.BytesIO(data))
+    image.load()
+    assert image.format == "PNG"
+    assert image.size[0] >= 900 and image.size[1] >= 600  # 150 dpi
+    assert image.getextrema() != ((255, 255), (255, 255), (255, 255), (255, 255))  # not blank
+
+
+def test_scatter_svg_is_xml_with_readable_labels_and_a_legend():
+    data = scatter(PAPER_LIKE, "CIDEr-D", fmt="svg")
+    root = ET.fromstring(data)  # noqa: S314 (our own output)
+    assert root.tag.endswith("svg")
+    text = data.decode("utf-8")
+    assert "Δ CIDEr-D (m2 − m1)" in text
+    assert "ΔS×S (percentage points)" in text
+    assert "de (3)" in text and "ja (2)" in text  # one legend entry per language
+    assert "mirrored (m1 vs m2)" in text
+    assert "N = 10 (5 comparisons × 2 directions)" in text
+    # Without mirroring the legend has no mirrored entry and N is the comparisons.
+    once = scatter(PAPER_LIKE, "CIDEr-D", fmt="svg", both_directions=False).decode("utf-8")
+    assert "mirrored" not in once and "N = 5 ·" in once
+    # Deterministic: no timestamp.
+    assert scatter(PAPER_LIKE, "CIDEr-D", fmt="svg") == data
+
+
+def test_scatter_with_fewer_than_three_comparisons_says_so():
+    text = scatter(PAPER_LIKE[:2], "BLEU-4", fmt="svg").decode("utf-8")
+    assert "n/a (fewer than 3 comparisons)" in text
+    with pytest.raises(ValueError, match="unknown plot format"):
+        scatter(PAPER_LIKE, "CIDEr-D", fmt="gif")
+
+
+def test_languages_keep_their_marker_across_plots(tmp_path):
+    styles = language_styles(["ja", "de", "ar", "de"])
+    assert list(styles) == ["ar", "de", "ja"]
+    assert len(set(styles.values())) == 3
+    written = write_scatter_plots(PAPER_LIKE, tmp_path)
+    assert [p.name for p in written] == [
+        "scatter_CIDEr-D.png",
+        "scatter_CIDEr-D.svg",
+        "scatter_BLEU-4.png",
+        "scatter_BLEU-4.svg",
+    ]
+    assert all(p.stat().st_size > 1000 for p in written)
+    assert scatter_filename("Ref CLIP/Score", "png") == "scatter_Ref_CLIP_Score.png"
+
+
+# --- The report command ------------------------------------------------------------------------------
+
+
+def run_report(*args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("report", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+DB_FILES = {
+    "correlations.txt",
+    "correlations.csv",
+    "correlations.json",
+    "comparisons.csv",
+    "comparisons.json",
+    "table1.txt",
+    "table1.csv",
+    "table2.txt",
+    "table2.csv",
+    "sxs.txt",
+    "sxs.csv",
+    "index.txt",
+}
+
+
+def test_report_command_prints_the_table_and_writes_every_file(world, tmp_path):
+    out_dir = tmp_path / "report"
+    stdout, _ = run_report("--runs", str(world["run"].pk), "--out", str(out_dir), "--bootstrap", "200")
+    assert "2 comparisons from database" in stdout
+    assert "Only 2 comparisons: a correlation needs at least 3 comparisons" in stdout
+    assert "kendall_tau_b [95% CI]" in stdout  # the correlate command's table
+    assert "Left out: sys-c vs sys-b in de" in stdout
+    names = {p.name for p in out_dir.iterdir()}
+    assert DB_FILES | {"scatter_CIDEr-D.png", "scatter_CIDEr-D.svg", "scatter_BLEU-4.png"} <= names
+    assert not any(name.startswith("per_caption") for name in names)  # no rated caption here
+
+    data = json.loads((out_dir / "correlations.json").read_text())
+    assert data["CIDEr-D"]["all"]["n"] == 4 and data["CIDEr-D"]["all"]["pearson"] is None
+    # comparisons.csv reads back; BLEU-4, which sys-c lacks, is only in comparisons.json.
+    comparisons = read_comparisons_csv(out_dir / "comparisons.csv")
+    assert [(c.m1, c.m2, set(c.deltas)) for c in comparisons] == [
+        ("sys-a", "sys-b", {"cider-d"}),
+        ("sys-b", "sys-c", {"cider-d"}),
+    ]
+    assert json.loads((out_dir / "comparisons.json").read_text())["comparisons"][0]["deltas"]["BLEU-4"] == (
+        pytest.approx(0.05)
+    )
+    sxs = list(csv.DictReader(io.StringIO((out_dir / "sxs.csv").read_text())))
+    assert [(r["campaign"], r["ΔS×S"], r["in correlation"]) for r in sxs] == [
+        ("Vergleich c1", str(100 / 3), "true"),
+        ("Vergleich c2", str(200 / 3), "true"),
+    ]
+    index = (out_dir / "index.txt").read_text()
+    for name in names - {"index.txt"}:
+        assert name in index
+    assert "read first" in index and "sys-b vs sys-a" in index
+    PILImage.open(out_dir / "scatter_CIDEr-D.png").verify()
+    ET.parse(out_dir / "scatter_CIDEr-D.svg")  # noqa: S314 (our own output)
+
+
+def test_report_command_formats_and_errors(world, tmp_path):
+    stdout, stderr = run_report("--runs", str(world["run"].pk), "--format", "json", "--bootstrap", "0")
+    assert set(json.loads(stdout)) == {"CIDEr-D", "BLEU-4"}
+    assert "Only 2 comparisons" in stderr
+    stdout, _ = run_report("--runs", str(world["run"].pk), "--format", "csv", "--bootstrap", "0")
+    assert stdout.startswith("metric,language,n,n_comparisons,pearson")
+    with pytest.raises(CommandError, match="Give the metric runs"):
+        run_report()
+    with pytest.raises(CommandError, match="no metric run #424242"):
+        run_report("--runs", "424242")
+    with pytest.raises(CommandError, match="expected ids separated by commas"):
+        run_report("--runs", "a,b")
+    with pytest.raises(CommandError, match="leave it out with --comparisons"):
+        run_report("--runs", "1", "--comparisons", str(tmp_path / "x.csv"))
+
+
+def test_report_command_with_three_comparisons_gives_coefficients(world, german, tmp_path):
+    systems = world["systems"]
+    campaign = campaign_open(
+        campaign_id=sxs_campaign_create(
+            name="Vergleich c3",
+            language_code="de",
+            base_system=systems["sys-a"],
+            test_system=systems["sys-c"],
+            batch_size=3,
+            replication=3,
+            seed=2,
+        ).pk
+    )
+    for n, annotator in enumerate(world["annotators"]):
+        judge_all(annotator, campaign, lambda key, n=n: -1 if n else 0)  # every image a loss
+    out_dir = tmp_path / "r"
+    stdout, _ = run_report(
+        "--runs", str(world["run"].pk), "--metrics", "CIDEr-D", "--out", str(out_dir), "--bootstrap", "100"
+    )
+    data = json.loads((out_dir / "correlations.json").read_text())["CIDEr-D"]
+    # ΔS×S (33.3, 66.7, -100) against ΔCIDEr-D (0.2, -0.1, 0.1), mirrored.
+    x = [100 / 3, 200 / 3, -100.0]
+    y = [0.2, -0.1, 0.1]
+    expected = stats.pearsonr(x + [-v for v in x], y + [-v for v in y]).statistic
+    assert data["all"]["n"] == 6 and data["de"]["n"] == 6
+    assert data["all"]["pearson"] == pytest.approx(expected)
+    assert "Only" not in stdout
+    once = json.loads(
+        run_report(
+            "--runs", str(world["run"].pk), "--metrics", "CIDEr-D", "--one-direction", "--format", "json"
+        )[0]
+    )
+    assert once["CIDEr-D"]["all"]["n"] == 3
+    assert once["CIDEr-D"]["all"]["pearson"] == pytest.approx(stats.pearsonr(x, y).statistic)
+
+
+def test_report_command_from_a_comparisons_file(tmp_path, db):
+    path = tmp_path / "table4.csv"
+    path.write_text(
+        "m1,m2,language,delta_sxs,delta_cider-d\n"
+        "a,b,de,20,0.05\nb,c,de,-10,-0.02\na,c,de,8,0.03\na,b,ja,35,0.11\n",
+        encoding="utf-8",
+    )
+    out_dir = tmp_path / "out"
+    stdout, _ = run_report("--comparisons", str(path), "--out", str(out_dir), "--bootstrap", "0")
+    assert "4 comparisons from file" in stdout and "CIDEr-D" in stdout  # the platform's spelling
+    names = {p.name for p in out_dir.iterdir()}
+    assert {"correlations.txt", "scatter_CIDEr-D.png", "scatter_CIDEr-D.svg", "index.txt"} <= names
+    assert not names & {"table1.txt", "sxs.csv"}
+    again = read_comparisons_csv(out_dir / "comparisons.csv")
+    assert [(c.m1, c.m2, c.language, c.delta_sxs, c.deltas["cider-d"]) for c in again][0] == (
+        "a",
+        "b",
+        "de",
+        20.0,
+        0.05,
+    )
+
+
+def test_report_command_writes_per_caption_agreement(rated, tmp_path):
+    out_dir = tmp_path / "pc"
+    stdout, _ = run_report("--runs", str(rated["en_run"].pk), "--out", str(out_dir), "--bootstrap", "0")
+    assert "Per-caption agreement with screen-1 ratings" in stdout
+    data = json.loads((out_dir / "per_caption.json").read_text())
+    assert data["agreement"]["CLIPScore"]["en"] == pytest.approx(expected_agreement())
+    assert len(data["rows"]) == 8
+    rows = list(csv.DictReader(io.StringIO((out_dir / "per_caption.csv").read_text())))
+    assert [(r["metric"], r["language"], r["ratings"], r["N"]) for r in rows] == [
+        ("CLIPScore", "en", "direct", "7")
+    ]
+    # Carried over to the German translations only on request, and then labelled so.
+    stdout, _ = run_report("--runs", str(rated["de_run"].pk), "--transfer-ratings", "--bootstrap", "0")
+    assert re.search(r"CLIPScore\s+de\s+transferred\s+7\s", stdout)
+
+
+def test_report_page_shows_per_caption_agreement(rated, staff, client):
+    client.force_login(staff["researcher"])
+    page = client.get(reverse("reports:report"), {"runs": [rated["en_run"].pk]}).content.decode()
+    assert 'id="per-caption"' in page
+    expected = expected_agreement()
+    assert f'<td class="num">{expected["kendall_tau_b"]:.3f}</td>' in page
+    assert "No comparison with a metric: nothing to correlate." in page
+
+
+# --- The demo, done: the issue's "Done when" ---------------------------------------------------------
+
+
+def test_report_on_the_demo_after_its_campaigns_are_done(db, tmp_path, django_capture_on_commit_callbacks):
+    demo_load()
+    german = {a.user.username: a for a in Annotator.objects.filter(user__username__endswith="-de")}
+    good_de = {photo.key: photo.good_de for photo in PHOTOS}
+
+    # The German caption campaign: two annotators rate screen 1 and write captions close to demo-good's.
+    captions = Campaign.objects.get(kind=CampaignKind.CAPTION, language__code="de")
+    for n, name in enumerate(("anna-de", "ben-de")):
+        annotator = german[name]
+        batch, _ = batch_request(annotator=annotator, campaign_id=captions.pk)
+        for a in batch.assignments.all():
+            work.rating_save(
+                annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value=("good", "excellent")[n]
+            )
+        work.writing_open(annotator=annotator, batch_id=batch.pk)
+        for a in batch.assignments.select_related("item__image"):
+            work.draft_save(
+                annotator=annotator,
+                batch_id=batch.pk,
+                assignment_id=a.pk,
+                text=good_de[a.item.image.key] + ("" if n else " Gut zu sehen."),
+                revision=1,
+            )
+        work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
+
+    # The German side-by-side campaign, filled by its three annotators: demo-good (m2) mostly better.
+    sxs = Campaign.objects.get(name=SXS_CAMPAIGN)
+    keys = sorted(good_de)
+    for n, name in enumerate(("anna-de", "ben-de", "clara-de")):
+        judge_all(
+            german[name],
+            sxs,
+            lambda key, n=n: 0 if (keys.index(key) + n) % 4 == 0 else 2,
+            control_score=lambda kind: 0 if kind == ControlKind.IDENTICAL else -3,
+        )
+    assert not Assignment.objects.filter(item__campaign=sxs, state="live").exists()
+
+    # A real text-metric run against the German captions the annotators wrote.
+    references = reference_set_from_campaign(campaign_id=captions.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = metric_run_create(
+            name="demo de",
+            language_code="de",
+            system_names=[WEAK_SYSTEM, GOOD_SYSTEM],
+            reference_set_id=references.pk,
+            metrics=["CIDEr-D", "BLEU-4"],
+        )
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED
+
+    out_dir = tmp_path / "demo-report"
+    stdout, _ = run_report("--runs", str(run.pk), "--transfer-ratings", "--out", str(out_dir))
+    assert "1 comparison from database" in stdout
+    assert "Only 1 comparison" in stdout
+    names = {p.name for p in Path(out_dir).iterdir()}
+    assert names >= DB_FILES
+    assert {"scatter_CIDEr-D.png", "scatter_CIDEr-D.svg", "scatter_BLEU-4.png", "scatter_BLEU-4.svg"} <= names
+    assert {"per_caption.csv", "per_caption.json"} <= names
+    (comparison,) = json.loads((out_dir / "comparisons.json").read_text())["comparisons"]
+    assert (comparison["m1"], comparison["m2"], comparison["language"]) == (WEAK_SYSTEM, GOOD_SYSTEM, "de")
+    assert comparison["delta_sxs"] > 50  # demo-good won most images
+    assert comparison["deltas"]["CIDEr-D"] > 0  # and scores higher against the German captions
+    table1 = (out_dir / "table1.txt").read_text()
+    assert "de" in table1 and "(nothing yet)" not in table1
+    svg = (out_dir / "scatter_CIDEr-D.svg").read_text()
+    assert "Δ CIDEr-D (m2 − m1)" in svg and f"{GOOD_SYSTEM} vs {WEAK_SYSTEM}" in svg
+
+
+# --- The page ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def staff(db):
+    roles_ensure()
+    researcher = f.UserFactory(username="rita")
+    role_grant(user=researcher, role=RESEARCHERS)
+    manager = f.UserFactory(username="max")
+    role_grant(user=manager, role=PROJECT_MANAGERS)
+    return {"researcher": researcher, "manager": manager}
+
+
+def page_query(world, **extra):
+    return {"runs": [world["run"].pk], **extra}
+
+
+def test_report_page_shows_the_report_to_researchers_and_managers(world, staff, client):
+    for user in staff.values():
+        client.force_login(user)
+        response = client.get(reverse("reports:report"), page_query(world))
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert 'id="correlations"' in page and 'data-metric="CIDEr-D"' in page
+        assert "Only 2 comparisons" in page
+        assert "Vergleich c1" in page and 'id="table1"' in page and 'id="table2"' in page
+        svg_url = reverse("reports:scatter", kwargs={"metric": "CIDEr-D", "fmt": "svg"})
+        assert f'src="{svg_url}?runs={world["run"].pk}"' in page
+        # CSP: nothing inline.
+        assert " style=" not in page
+        assert "<script>" not in page and "<script >" not in page
+        assert response["Content-Security-Policy"].startswith("default-src 'self'")
+
+
+def test_report_page_form_without_a_choice_and_with_a_bad_one(world, staff, client):
+    client.force_login(staff["researcher"])
+    empty = client.get(reverse("reports:report"))
+    assert empty.status_code == 200 and 'id="report-form"' in empty.content.decode()
+    assert 'id="correlations"' not in empty.content.decode()
+    bad = client.get(reverse("reports:report"), {"runs": [987654]})
+    assert bad.status_code == 200 and 'id="correlations"' not in bad.content.decode()
+    assert "Select a valid choice" in bad.content.decode()
+
+
+def test_scatter_urls_render_png_and_svg(world, staff, client):
+    client.force_login(staff["researcher"])
+    png = client.get(
+        reverse("reports:scatter", kwargs={"metric": "CIDEr-D", "fmt": "png"}), page_query(world)
+    )
+    assert png.status_code == 200 and png["Content-Type"] == "image/png"
+    assert PILImage.open(io.BytesIO(png.content)).format == "PNG"
+    svg = client.get(reverse("reports:scatter", kwargs={"metric": "BLEU-4", "fmt": "svg"}), page_query(world))
+    assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml"
+    assert "Δ BLEU-4 (m2 − m1)" in svg.content.decode()
+    missing = client.get(
+        reverse("reports:scatter", kwargs={"metric": "ROUGE-L", "fmt": "png"}), page_query(world)
+    )
+    assert missing.status_code == 404
+
+
+def test_report_page_is_closed_to_annotators_and_anonymous_visitors(world, client):
+    url = reverse("reports:report")
+    plot = reverse("reports:scatter", kwargs={"metric": "CIDEr-D", "fmt": "png"})
+    for target in (url, plot):
+        response = client.get(target, page_query(world))
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    client.force_login(world["annotators"][0].user)
+    assert client.get(url, page_query(world)).status_code == 403
+    assert client.get(plot, page_query(world)).status_code == 403
+    # Staff without the evaluation permission: also 403.
+    bare = f.UserFactory(username="staff-no-role", is_staff=True)
+    client.force_login(bare)
+    assert client.get(url).status_code == 403
