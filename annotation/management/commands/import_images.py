@@ -1,12 +1,12 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.importers import images_import
+from annotation.importers.command import ImportCommand
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = (
         "Import images: metadata and/or image files, all or nothing, idempotent.\n"
         "XM3600: import_images --metadata image_ids.txt --attributions image_attributions.csv "
@@ -37,23 +37,16 @@ class Command(BaseCommand):
             type=Path,
             help="CSV of key,width,height (header optional): sizes of images without a file.",
         )
-        parser.add_argument("--dry-run", action="store_true", help="Check and report; write nothing.")
+        self.add_dry_run_argument(parser)
 
     def handle(self, *args, **options):
         if not any(options[name] for name in ("folder", "metadata", "attributions", "shapes")):
             raise CommandError("Give --folder and/or --metadata (with --attributions, --shapes as needed).")
-        try:
-            report = images_import(
-                folder=options["folder"],
-                metadata=options["metadata"],
-                attributions=options["attributions"],
-                shapes=options["shapes"],
-                dry_run=options["dry_run"],
-            )
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
-        verbosity = options["verbosity"]
-        if verbosity >= 1:
-            self.stdout.write(report.summary())
-            for line in report.details(full=verbosity >= 2):
-                self.stdout.write(f"  {line}")
+        self.run_import(
+            options,
+            images_import,
+            folder=options["folder"],
+            metadata=options["metadata"],
+            attributions=options["attributions"],
+            shapes=options["shapes"],
+        )

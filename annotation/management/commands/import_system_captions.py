@@ -1,12 +1,10 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
-
-from annotation.errors import DomainError
 from annotation.importers import system_captions_import
+from annotation.importers.command import ImportCommand
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = (
         "Import a captioning system's captions, all or nothing, idempotent. FILE is either COCO results "
         '([{"image_id": ..., "caption": ...}], needs --language; image_id is matched to the image key) or '
@@ -24,21 +22,14 @@ class Command(BaseCommand):
             action="store_true",
             help="Import the other captions when some image keys are unknown.",
         )
-        parser.add_argument("--dry-run", action="store_true", help="Check and report; write nothing.")
+        self.add_dry_run_argument(parser)
 
     def handle(self, *args, **options):
-        try:
-            report = system_captions_import(
-                path=options["file"],
-                system_name=options["system"],
-                language_code=options["language"],
-                skip_unknown=options["skip_unknown"],
-                dry_run=options["dry_run"],
-            )
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
-        verbosity = options["verbosity"]
-        if verbosity >= 1:
-            self.stdout.write(report.summary())
-            for line in report.details(full=verbosity >= 2):
-                self.stdout.write(f"  {line}")
+        self.run_import(
+            options,
+            system_captions_import,
+            path=options["file"],
+            system_name=options["system"],
+            language_code=options["language"],
+            skip_unknown=options["skip_unknown"],
+        )

@@ -1,12 +1,10 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
-
-from annotation.errors import DomainError
+from annotation.importers.command import ImportCommand
 from evaluation.services.references import FORMATS, references_import
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = (
         "Import reference captions into a named reference set, all or nothing, idempotent. FILE is an "
         'XM3600 captions file (JSON lines {"image/key": ..., "<lang>": {"caption": [...]}}: the captions '
@@ -28,22 +26,15 @@ class Command(BaseCommand):
             action="store_true",
             help="Import the other references when some image keys are unknown.",
         )
-        parser.add_argument("--dry-run", action="store_true", help="Check and report; write nothing.")
+        self.add_dry_run_argument(parser)
 
     def handle(self, *args, **options):
-        try:
-            report = references_import(
-                path=options["file"],
-                name=options["name"],
-                language_code=options["language"],
-                format=options["format"],
-                skip_unknown=options["skip_unknown"],
-                dry_run=options["dry_run"],
-            )
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
-        verbosity = options["verbosity"]
-        if verbosity >= 1:
-            self.stdout.write(report.summary())
-            for line in report.details(full=verbosity >= 2):
-                self.stdout.write(f"  {line}")
+        self.run_import(
+            options,
+            references_import,
+            path=options["file"],
+            name=options["name"],
+            language_code=options["language"],
+            format=options["format"],
+            skip_unknown=options["skip_unknown"],
+        )
