@@ -22,7 +22,6 @@ from django.core.management import call_command
 from django.db import Error as DatabaseLayerError
 from django.db import close_old_connections, connection
 from django.db.models import Count
-from django.db.utils import OperationalError
 from django.test import Client
 from django.utils import timezone
 
@@ -40,56 +39,12 @@ from annotation.models import (
 )
 from annotation.services import work
 from tests import factories as f
+from tests.annotation.parallel import fail_on_db_errors, postgres_only, run_threads  # noqa: F401
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(autouse=True)
-def _postgres_only():
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks and parallel connections are only proven on PostgreSQL (set DATABASE_URL)")
-
-
 # --- helpers -------------------------------------------------------------------------------
-
-
-def short_timeouts() -> None:
-    """Fail fast instead of hanging. deadlock_timeout (1 s) stays below lock_timeout, so a
-    deadlock is still reported as a deadlock."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET lock_timeout = '5s'")
-        cursor.execute("SET statement_timeout = '15s'")
-
-
-def run_threads(targets: list, *, timeout: float = 40.0) -> list[BaseException]:
-    """Run each callable in its own thread (own connection); return what they raised."""
-    errors: list[BaseException] = []
-    lock = threading.Lock()
-
-    def wrap(target):
-        try:
-            short_timeouts()
-            target()
-        except BaseException as exc:  # noqa: BLE001 - reported to the test
-            with lock:
-                errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=wrap, args=(t,), daemon=True) for t in targets]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + timeout
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), f"threads still running after {timeout}s: a hang"
-    return errors
-
-
-def fail_on_db_errors(errors: list[BaseException]) -> None:
-    deadlocks = [e for e in errors if isinstance(e, OperationalError) and "deadlock" in str(e).lower()]
-    assert not deadlocks, f"deadlock: {deadlocks[0]}"
-    assert not errors, f"{len(errors)} thread(s) failed, first: {errors[0]!r}"
 
 
 def finish(annotator, batch_id: int, *, key: str) -> Batch:

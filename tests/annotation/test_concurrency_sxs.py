@@ -14,9 +14,7 @@ import time
 from collections import Counter
 
 import pytest
-from django.db import connection
 from django.db.models import Count
-from django.db.utils import OperationalError
 
 from annotation.assignment.engine import batch_request
 from annotation.errors import NoWorkAvailable
@@ -34,51 +32,9 @@ from annotation.models import (
 from annotation.services import work
 from annotation.sxs_scale import choice_to_score
 from tests import factories as f
+from tests.annotation.parallel import fail_on_db_errors, postgres_only, run_threads  # noqa: F401
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only():
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks and parallel connections are only proven on PostgreSQL (set DATABASE_URL)")
-
-
-def short_timeouts() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SET lock_timeout = '5s'")
-        cursor.execute("SET statement_timeout = '15s'")
-
-
-def run_threads(targets: list, *, timeout: float = 60.0) -> list[BaseException]:
-    """Run each callable in its own thread (own connection); return what they raised."""
-    errors: list[BaseException] = []
-    lock = threading.Lock()
-
-    def wrap(target):
-        try:
-            short_timeouts()
-            target()
-        except BaseException as exc:  # noqa: BLE001 - reported to the test
-            with lock:
-                errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=wrap, args=(t,), daemon=True) for t in targets]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + timeout
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), f"threads still running after {timeout}s: a hang"
-    return errors
-
-
-def fail_on_db_errors(errors: list[BaseException]) -> None:
-    deadlocks = [e for e in errors if isinstance(e, OperationalError) and "deadlock" in str(e).lower()]
-    assert not deadlocks, f"deadlock: {deadlocks[0]}"
-    assert not errors, f"{len(errors)} thread(s) failed, first: {errors[0]!r}"
 
 
 def test_parallel_annotators_fill_a_side_by_side_campaign_exactly_three_times(german):
@@ -139,7 +95,7 @@ def test_parallel_annotators_fill_a_side_by_side_campaign_exactly_three_times(ge
                 annotator=me, batch_id=batch.pk, submit_key=f"key-{annotator_id}-{n:04d}"
             )
 
-    fail_on_db_errors(run_threads([lambda pk=a.pk: annotate(pk) for a in people]))
+    fail_on_db_errors(run_threads([lambda pk=a.pk: annotate(pk) for a in people], timeout=60.0))
 
     assert in_flight["max"] >= 2, "the requests never overlapped: the test proved nothing"
     per_item = (
