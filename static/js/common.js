@@ -95,5 +95,22 @@ window.Annot = (function () {
     }
   }
 
-  return { postJSON, status, setupGuidelines, Stopwatch, HttpError };
+  // One idempotency key per batch and tab: a retry or a double click sends the same key.
+  function submitKey(batchId) {
+    const name = "submit-key-" + batchId;
+    let key = sessionStorage.getItem(name);
+    if (!key) {
+      const bytes = new Uint8Array(16);
+      crypto.getRandomValues(bytes);
+      key = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+      sessionStorage.setItem(name, key);
+    }
+    return key;
+  }
+
+  function forgetSubmitKey(batchId) {
+    sessionStorage.removeItem("submit-key-" + batchId);
+  }
+
+  return { postJSON, status, setupGuidelines, Stopwatch, HttpError, submitKey, forgetSubmitKey };
 })();

@@ -21,18 +21,6 @@
 
   Annot.setupGuidelines(["?"]);
 
-  function keyFor() {
-    const name = "submit-key-" + batchId;
-    let key = sessionStorage.getItem(name);
-    if (!key) {
-      const bytes = new Uint8Array(16);
-      crypto.getRandomValues(bytes);
-      key = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-      sessionStorage.setItem(name, key);
-    }
-    return key;
-  }
-
   function doneCount() { return items.filter((li) => li.dataset.value).length; }
 
   function refresh() {
@@ -92,11 +80,11 @@
     refresh();
     watch.stop();
     try {
-      const body = await Annot.postJSON(submitUrl, { submit_key: keyFor(), seconds: (performance.now() - pageStart) / 1000 }, {
+      const body = await Annot.postJSON(submitUrl, { submit_key: Annot.submitKey(batchId), seconds: (performance.now() - pageStart) / 1000 }, {
         retries: 6,
         onRetry: () => Annot.status("Submitting: cannot reach the server, retrying…", "warn"),
       });
-      sessionStorage.removeItem("submit-key-" + batchId);
+      Annot.forgetSubmitKey(batchId);
       window.location.assign(body.next);
     } catch (err) {
       const details = (err.body && err.body.details) || {};

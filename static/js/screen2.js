@@ -18,18 +18,6 @@
 
   Annot.setupGuidelines(["F1"]);
 
-  function keyFor() {
-    const name = "submit-key-" + batchId;
-    let key = sessionStorage.getItem(name);
-    if (!key) {
-      const bytes = new Uint8Array(16);
-      crypto.getRandomValues(bytes);
-      key = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-      sessionStorage.setItem(name, key);
-    }
-    return key;
-  }
-
   function unsaved() {
     return Array.from(state.values()).some((s) => s.revision > s.saved || s.inflight);
   }
@@ -115,11 +103,11 @@
       await Promise.all(items.map((li) => save(li)));
       if (unsaved()) throw new Annot.HttpError(0, { message: "Some text is not saved yet; try again in a moment." });
       watch.stop();
-      const body = await Annot.postJSON(submitUrl, { submit_key: keyFor(), writing_seconds: (performance.now() - pageStart) / 1000 }, {
+      const body = await Annot.postJSON(submitUrl, { submit_key: Annot.submitKey(batchId), writing_seconds: (performance.now() - pageStart) / 1000 }, {
         retries: 6,
         onRetry: () => Annot.status("Submitting: cannot reach the server, retrying…", "warn"),
       });
-      sessionStorage.removeItem("submit-key-" + batchId);
+      Annot.forgetSubmitKey(batchId);
       window.location.assign(body.next);
     } catch (err) {
       const details = (err.body && err.body.details) || {};
