@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.correlation import COEFFICIENTS
+from evaluation.correlation_tables import correlation_csv, correlation_json, correlation_text
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS, SXS_COLUMNS, format_table
-from evaluation.management.commands.correlate import _csv as correlation_csv
-from evaluation.management.commands.correlate import _json as correlation_json
-from evaluation.management.commands.correlate import _text as correlation_text
 from evaluation.models import MetricRun
 from evaluation.reports.plots import scatter_filename, write_scatter_plots
 from evaluation.reports.report import Report
