@@ -460,7 +460,11 @@ def test_killing_database_connections_costs_only_requests_in_flight(german):
 
     def killer():
         time.sleep(1.0)
-        for _ in range(3):
+        # At least three kills, and more (up to ten) until one has hit a request in flight:
+        # whether a kill lands mid-request is chance, and the claim is about those requests.
+        for n in range(10):
+            if n >= 3 and attempts.failures:
+                break
             before = time.monotonic()
             killed.append(terminate_backends(settings_dict))
             kill_windows.append((before, time.monotonic()))
@@ -477,7 +481,7 @@ def test_killing_database_connections_costs_only_requests_in_flight(german):
 
     assert not threads_errors, f"{threads_errors[0]!r}"
     assert sum(killed) >= 12, f"the kills hit almost nothing ({killed}): the test proved nothing"
-    assert attempts.failures, "no request was in flight during three kills: the test proved nothing"
+    assert attempts.failures, f"no request was in flight during {len(killed)} kills: the test proved nothing"
     # Each killed connection can cost at most the one request it was serving.
     assert len(attempts.failures) <= sum(killed), (attempts.failures, killed)
     # ... and only a request that was running when the kill came: the next request after an
