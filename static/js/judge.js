@@ -16,6 +16,7 @@
   const watch = new Annot.Stopwatch();
   const pageStart = performance.now();
   const pending = new Map(); // assignment -> value not yet saved
+  let submitWhenSaved = false;
   let current = 0;
   let submitting = false;
 
@@ -64,6 +65,7 @@
       if (err.status === 409) window.location.reload();
     }
     refresh();
+    if (submitWhenSaved && pending.size === 0) submit();
   }
 
   function nextOpen(from) {
@@ -75,7 +77,15 @@
   }
 
   async function submit() {
-    if (submitBtn.disabled) return;
+    if (submitBtn.disabled) {
+      // Everything judged, the last answers still on their way: submit once they are saved.
+      if (!submitting && doneCount() === items.length && pending.size > 0) {
+        submitWhenSaved = true;
+        Annot.status("Saving the last answers, then submitting…", "");
+      }
+      return;
+    }
+    submitWhenSaved = false;
     submitting = true;
     refresh();
     watch.stop();

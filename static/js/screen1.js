@@ -11,6 +11,7 @@
   const watch = new Annot.Stopwatch();
   const pageStart = performance.now();
   const pending = new Map(); // assignment -> value not yet saved
+  let goOnWhenSaved = false;
   let current = 0;
 
   Annot.setupGuidelines(["?"]);
@@ -57,6 +58,7 @@
       if (err.status === 409) window.location.reload();
     }
     refresh();
+    if (goOnWhenSaved && pending.size === 0) goOn();
   }
 
   function nextUnrated(from) {
@@ -68,7 +70,15 @@
   }
 
   async function goOn() {
-    if (continueBtn.disabled) return;
+    if (continueBtn.disabled) {
+      // Everything rated, the last ratings still on their way: go on once they are saved.
+      if (ratedCount() === items.length && pending.size > 0) {
+        goOnWhenSaved = true;
+        Annot.status("Saving the last ratings, then going on…", "");
+      }
+      return;
+    }
+    goOnWhenSaved = false;
     continueBtn.disabled = true;
     watch.stop();
     try {
