@@ -1,7 +1,7 @@
 """The JSON endpoints the annotator pages call (session auth, CSRF enforced by DRF).
 
 One class per operation; an input serializer validates the shape, one service does the
-work, domain errors become HTTP responses in ``annotation.errors.api_exception_handler``.
+work, domain errors become HTTP responses in ``core.errors.api_exception_handler``.
 Fields a client must not set (annotator, state, item) are simply not part of any input.
 """
 

@@ -20,14 +20,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-
-class TimeStamped(models.Model):
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        abstract = True
-
+from core.models import TimeStamped
 
 # --- Languages ----------------------------------------------------------------------------
 

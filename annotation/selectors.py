@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.errors import NotFound
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Annotator,
@@ -20,6 +19,7 @@ from annotation.models import (
     Image,
     Item,
 )
+from core.errors import NotFound
 
 
 def annotator_for_user(user) -> Annotator | None:

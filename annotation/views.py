@@ -5,19 +5,14 @@ from __future__ import annotations
 import mimetypes
 from functools import wraps
 
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
-from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_GET, require_POST
-from django_ratelimit.decorators import ratelimit
 
 from annotation import guidelines
 from annotation.assignment.engine import batch_request
-from annotation.errors import DomainError, NotFound
 from annotation.models import BatchStage, CampaignKind
 from annotation.selectors import (
     annotator_for_user,
@@ -29,7 +24,8 @@ from annotation.selectors import (
     sxs_rows,
     verification_rows,
 )
-from annotation.sxs_scale import SXS_SCALE
+from core.errors import DomainError, NotFound
+from core.scales import SXS_SCALE
 
 
 def annotator_required(view):
@@ -45,33 +41,6 @@ def annotator_required(view):
         return view(request, *args, **kwargs)
 
     return wrapper
-
-
-@method_decorator(
-    ratelimit(key="ip", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False),
-    name="dispatch",
-)
-@method_decorator(
-    ratelimit(key="post:username", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False),
-    name="dispatch",
-)
-class LoginView(auth_views.LoginView):
-    """Django's login, rate-limited per address and per user name through the shared cache."""
-
-    template_name = "registration/login.html"
-    redirect_authenticated_user = True
-
-    def post(self, request, *args, **kwargs):
-        if getattr(request, "limited", False):
-            response = render(
-                request,
-                self.template_name,
-                {"form": self.get_form(), "limited": True},
-                status=429,
-            )
-            response["Retry-After"] = "60"
-            return response
-        return super().post(request, *args, **kwargs)
 
 
 @annotator_required
@@ -214,7 +183,3 @@ def image_file(request, image_id: int):
     response["Cache-Control"] = "private, max-age=3600"
     response["X-Content-Type-Options"] = "nosniff"
     return response
-
-
-def healthz(request):
-    return HttpResponse("ok", content_type="text/plain")

@@ -31,11 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.text.bleu import bleu  # noqa: E402
-from evaluation.text.cider import cider, cider_d  # noqa: E402
-from evaluation.text.preprocess import default_tokenizer, tokens_for  # noqa: E402
-from evaluation.text.rouge import rouge_l  # noqa: E402
-from evaluation.text.scoring import score_texts, score_tokens  # noqa: E402
+from evaluation.metrics.text.bleu import bleu  # noqa: E402
+from evaluation.metrics.text.cider import cider, cider_d  # noqa: E402
+from evaluation.metrics.text.preprocess import default_tokenizer, tokens_for  # noqa: E402
+from evaluation.metrics.text.rouge import rouge_l  # noqa: E402
+from evaluation.metrics.text.scoring import score_texts, score_tokens  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "coco-fakecap"
 RESULTS = DATA / "captions_val2014_fakecap_results.json"
@@ -139,7 +139,9 @@ def coco_part(sizes: list[int], skip_reference_above: int, repeat: int) -> None:
     except ImportError:
         Bleu = Cider = Rouge = None  # noqa: N806
     ids, captions, references = load_coco()
-    print("== Part 1: coco-fakecap replicated; reference = pycocoevalcap 1.2, ours = evaluation.text ==")
+    print(
+        "== Part 1: coco-fakecap replicated; reference = pycocoevalcap 1.2, ours = evaluation.metrics.text =="
+    )
     print(f"{'images':>7} {'metric':<8} {'reference s':>12} {'ours s':>8} {'ratio':>7} {'max |diff|':>11}")
     for size in sizes:
         candidates, refs = replicate(size, ids, captions, references)

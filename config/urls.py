@@ -3,16 +3,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from annotation import views as annotation_views
+from core import views as core_views
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="annotation:dashboard", permanent=False)),
-    path("accounts/login/", annotation_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", core_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("work/", include("annotation.urls")),
-    path("exports/", include("evaluation.urls_exports")),
+    path("exports/", include("evaluation.research.urls_exports")),
     path("admin/", admin.site.urls),
-    path("api/", include("evaluation.api.urls")),
-    path("reports/", include("evaluation.urls_reports")),
-    path("healthz", annotation_views.healthz, name="healthz"),
+    path("api/", include("evaluation.research.api.urls")),
+    path("reports/", include("evaluation.research.urls_reports")),
+    path("healthz", core_views.healthz, name="healthz"),
 ]

@@ -15,7 +15,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from annotation.models import Campaign, CaptioningSystem, Image, Language, TimeStamped
+from annotation.models import Campaign, CaptioningSystem, Image, Language
+from core.models import TimeStamped
 
 
 class Metric(models.TextChoices):

@@ -17,9 +17,9 @@ from django.urls import path, reverse
 from django.utils.text import Truncator
 
 from annotation.admin.common import StyledModelAdmin, count_of, run_service
+from annotation.admin.panels import campaign_panels
 from annotation.admin.progress import campaign_panel
 from annotation.assignment.engine import leases_expire
-from annotation.errors import DomainError
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Assignment,
@@ -42,6 +42,7 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
+from core.errors import DomainError
 
 DONE_STATES = [AssignmentState.SUBMITTED, AssignmentState.LATE]
 
@@ -349,6 +350,7 @@ class CampaignAdmin(StyledModelAdmin):
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None and obj.pk:
             context["progress"] = campaign_panel(obj)
+            context["result_panels"] = campaign_panels(obj)
         return super().render_change_form(
             request, context, add=add, change=change, form_url=form_url, obj=obj
         )

@@ -13,7 +13,6 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from annotation.admin.common import StyledModelAdmin, count_of, run_service
-from annotation.errors import ValidationFailed
 from annotation.models import (
     Annotator,
     AnnotatorSkill,
@@ -27,6 +26,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.images import METADATA_FIELDS, image_store, image_validate
+from core.errors import ValidationFailed
 
 
 @admin.register(Language)

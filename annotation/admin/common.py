@@ -8,7 +8,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.errors import DomainError
+from core.errors import DomainError
 
 
 def count_of(model, fk: str, **filters) -> Coalesce:

@@ -27,7 +27,6 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from annotation.assignment.choice import Candidate, choose_items
-from annotation.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Annotator,
@@ -41,6 +40,7 @@ from annotation.models import (
     Item,
     Side,
 )
+from core.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 
 # How many candidate rows to lock per request, as a multiple of the batch size: a little
 # slack lets the pure choice skip rows it must not take without a second round trip.

@@ -20,11 +20,11 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.errors import Conflict, ValidationFailed
 from annotation.importers.report import ImportReport, Problems, input_file_check, plural, text_lines
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from annotation.services.images import image_key_validate
 from annotation.services.languages import language_ensure
+from core.errors import Conflict, ValidationFailed
 
 MAX_CAPTION_CHARS = 1000
 COCO_FIELDS = {"image_id", "caption"}

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import DomainError
 from annotation.importers.report import ImportReport
+from core.errors import DomainError
 
 
 class ImportCommand(BaseCommand):

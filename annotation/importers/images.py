@@ -31,7 +31,6 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.errors import Conflict, ValidationFailed
 from annotation.importers.metadata_files import Row, read_csv, read_metadata, read_shapes
 from annotation.importers.report import (
     ImportReport,
@@ -48,6 +47,7 @@ from annotation.services.images import (
     image_validate,
     size_text,
 )
+from core.errors import Conflict, ValidationFailed
 
 # Files in the folder with other names are not read (and are reported).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.errors import ValidationFailed
 from annotation.importers.report import ImportReport, Problems, decoded_lines, text_lines
 from annotation.services.images import METADATA_FIELDS, image_key_validate, image_metadata_clean
+from core.errors import ValidationFailed
 
 OPEN_IMAGES_COLUMNS = {
     "License": "license",

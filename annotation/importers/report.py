@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotation.errors import ValidationFailed
+from core.errors import ValidationFailed
 
 # How many problems the error message spells out; all of them go into ``details``.
 PROBLEMS_SHOWN = 20

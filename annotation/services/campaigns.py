@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.errors import Conflict, NotFound, ValidationFailed
 from annotation.models import (
     Campaign,
     CampaignKind,
@@ -25,6 +24,7 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
+from core.errors import Conflict, NotFound, ValidationFailed
 
 PROMPT_LANGUAGE = "en"
 SEED_MAX = 2**63 - 1

@@ -17,7 +17,6 @@ from importlib import resources
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.errors import ValidationFailed
 from annotation.models import (
     Annotator,
     AnnotatorSkill,
@@ -28,10 +27,11 @@ from annotation.models import (
     SkillLevel,
     SystemCaption,
 )
-from annotation.roles import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from annotation.services.campaigns import PROMPT_LANGUAGE, campaign_open, sxs_campaign_create
 from annotation.services.images import image_store
 from annotation.services.languages import language_ensure
+from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from core.errors import ValidationFailed
 
 # Published on purpose: demo accounts only (load_demo refuses to run with DEBUG off).
 DEMO_PASSWORD = "demo-pass-2026"  # noqa: S105

@@ -23,8 +23,8 @@ from django.db import IntegrityError, transaction
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 
-from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Image
+from core.errors import Conflict, ValidationFailed
 
 KEY_MAX_LENGTH = Image._meta.get_field("key").max_length
 

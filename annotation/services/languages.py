@@ -5,8 +5,8 @@ from __future__ import annotations
 from babel import Locale, UnknownLocaleError
 from django.db import transaction
 
-from annotation.errors import ValidationFailed
 from annotation.models import Language, TextDirection, Tokenizer
+from core.errors import ValidationFailed
 
 # Scripts written without spaces between words: per-character tokens (see Tokenizer).
 CHARACTER_TOKENIZED = {"zh", "yue", "ja", "th", "lo", "km", "my", "bo"}

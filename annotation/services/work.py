@@ -18,7 +18,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.assignment.engine import item_counters_add
-from annotation.errors import Conflict, NotFound, ValidationFailed
 from annotation.models import (
     Annotator,
     Assignment,
@@ -33,7 +32,8 @@ from annotation.models import (
     SxsJudgment,
     WrittenCaption,
 )
-from annotation.sxs_scale import choice_to_score
+from core.errors import Conflict, NotFound, ValidationFailed
+from core.scales import choice_to_score
 
 CAPTION_MAX_CHARS = 1000
 SUBMIT_KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     # Swagger UI's files served from our own origin: the CSP allows no CDN.
     "drf_spectacular_sidecar",
+    "core",
     "annotation",
     "evaluation",
 ]
@@ -47,7 +48,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "annotation.middleware.ContentSecurityPolicyMiddleware",
+    "core.csp.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -173,7 +174,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "annotation.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
 }
@@ -197,7 +198,7 @@ SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=60 * 60 * 12)
 
 # --- Metrics ---------------------------------------------------------------------------
 # CLIPScore model: an open_clip model name with a pretrained tag, or a local checkpoint file
-# (machines without internet). See evaluation/clip/loading.py and the README.
+# (machines without internet). See evaluation/metrics/clip/loading.py and the README.
 CLIP_MODEL = env.str("CLIP_MODEL", default="xlm-roberta-base-ViT-B-32")
 CLIP_PRETRAINED = env.str("CLIP_PRETRAINED", default="laion5b_s13b_b90k")
 CLIP_CHECKPOINT = env.str("CLIP_CHECKPOINT", default="")

@@ -99,7 +99,7 @@ class QualityRow:
     n_ratings: int
 
 
-# Columns for :func:`evaluation.human.format_table`: (attribute, header, number format).
+# Columns for :func:`evaluation.research.tables.format_table`: (attribute, header, number format).
 QUALITY_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("language", "Id", ""),
     ("n_captions", "captions", "d"),

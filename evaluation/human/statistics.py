@@ -4,8 +4,8 @@ Per language: the number of captions, the number of images with 1, 2 and 3+ capt
 "replication" columns), the mean number of words per caption and the mean number of characters.
 
 * Words are the tokens of the language's tokeniser on the preprocessed caption, the ones the metrics
-  see (:func:`evaluation.text.preprocess.tokens_for`: lowercased, punctuation removed, then split).
-  By default the tokeniser is :func:`~evaluation.text.preprocess.default_tokenizer` of the language
+  see (:func:`evaluation.metrics.text.preprocess.tokens_for`: lowercased, punctuation removed, then split).
+  By default the tokeniser is :func:`~evaluation.metrics.text.preprocess.default_tokenizer` of the language
   code; pass the languages' own settings to override it. For languages tokenised per character (zh,
   ja, th, ...) a "word" is therefore a character token, so their mean words are NOT comparable with
   the paper's 1.0 (zh, ja) and 1.2 (th), which count whitespace-separated words.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from evaluation.text.preprocess import default_tokenizer, tokens_for
+from evaluation.metrics.text.preprocess import default_tokenizer, tokens_for
 
 __all__ = [
     "STATISTICS_COLUMNS",
@@ -52,7 +52,7 @@ class CaptionStatsRow:
     tokenizer: str | None  # the tokeniser's name when known (None for a caller's own callable)
 
 
-# Columns for :func:`evaluation.human.format_table`: (attribute, header, number format).
+# Columns for :func:`evaluation.research.tables.format_table`: (attribute, header, number format).
 STATISTICS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("language", "Id", ""),
     ("n_captions", "captions", "d"),
@@ -93,7 +93,7 @@ def caption_statistics(
     text)`` (tuples or mappings with those keys).
 
     ``tokenizer_for``: a function from a language code to a tokenising function (raw text -> tokens),
-    or a mapping language code -> tokeniser name (a key of ``evaluation.text.preprocess.TOKENIZERS``,
+    or a mapping language code -> tokeniser name (a key of ``evaluation.metrics.text.preprocess.TOKENIZERS``,
     e.g. the languages' ``tokenizer`` settings; languages not in it get their default), or None for
     the default of every language. Raises ``ValueError`` for an unknown tokeniser name.
     """

@@ -201,7 +201,7 @@ class SxsSummary:
         return data
 
 
-# Columns for :func:`evaluation.human.format_table`: (key of SxsSummary.as_dict(), header, number format).
+# Columns for :func:`evaluation.research.tables.format_table`: (key of SxsSummary.as_dict(), header, number format).
 SXS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("n_images", "images", "d"),
     ("n_judgments", "judgments", "d"),

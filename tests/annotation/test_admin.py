@@ -29,8 +29,8 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
-from annotation.roles import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from annotation.services import work
+from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from tests import factories as f
 
 MARKUP = "<script>alert(1)</script>"

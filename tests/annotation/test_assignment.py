@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from annotation.assignment.choice import Candidate, choose_items
 from annotation.assignment.engine import batch_request, leases_expire
-from annotation.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -28,6 +27,7 @@ from annotation.models import (
 )
 from annotation.services import work
 from annotation.services.campaigns import campaign_close
+from core.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 from tests import factories as f
 
 # --- The pure choice ------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.assignment.engine import batch_request, leases_expire
-from annotation.errors import NoWorkAvailable
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Annotator,
@@ -38,6 +37,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services import work
+from core.errors import NoWorkAvailable
 from tests import factories as f
 from tests.annotation.parallel import fail_on_db_errors, postgres_only, run_threads  # noqa: F401
 

@@ -17,7 +17,6 @@ import pytest
 from django.db.models import Count
 
 from annotation.assignment.engine import batch_request
-from annotation.errors import NoWorkAvailable
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Annotator,
@@ -30,7 +29,8 @@ from annotation.models import (
     SxsJudgment,
 )
 from annotation.services import work
-from annotation.sxs_scale import choice_to_score
+from core.errors import NoWorkAvailable
+from core.scales import choice_to_score
 from tests import factories as f
 from tests.annotation.parallel import fail_on_db_errors, postgres_only, run_threads  # noqa: F401
 

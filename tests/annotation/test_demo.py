@@ -15,7 +15,6 @@ from PIL import Image as PILImage
 from PIL import ImageStat
 
 from annotation.assignment.engine import annotator_qualification_problem, batch_request
-from annotation.errors import NoWorkAvailable
 from annotation.models import (
     Annotator,
     AnnotatorSkill,
@@ -33,9 +32,10 @@ from annotation.models import (
     Tokenizer,
     WrittenCaption,
 )
-from annotation.roles import PROJECT_MANAGERS, RESEARCHERS
 from annotation.services import work
 from annotation.services.demo import DEMO_PASSWORD, GOOD_SYSTEM, PHOTOS, WEAK_SYSTEM, demo_load
+from core.access import PROJECT_MANAGERS, RESEARCHERS
+from core.errors import NoWorkAvailable
 
 ALL_MODELS = [Image, SystemCaption, CaptioningSystem, Language, Annotator, AnnotatorSkill, Campaign, Item]
 

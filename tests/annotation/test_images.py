@@ -14,9 +14,9 @@ from django.conf import settings
 from PIL import Image as PILImage
 from PIL import ImageFile
 
-from annotation.errors import ValidationFailed
 from annotation.models import Image
 from annotation.services.images import image_key_validate, image_store, image_validate
+from core.errors import ValidationFailed
 from tests.factories import png_bytes
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.errors import ValidationFailed
 from annotation.importers import images_import, system_captions_import
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption, Tokenizer
+from core.errors import ValidationFailed
 from tests.factories import ImageFactory, png_bytes
 
 pytestmark = pytest.mark.django_db

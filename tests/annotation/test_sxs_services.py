@@ -12,7 +12,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.assignment.engine import annotator_qualification_problem, batch_request, leases_expire
-from annotation.errors import Conflict, NotFound, ValidationFailed
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -29,7 +28,8 @@ from annotation.models import (
 )
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
-from annotation.sxs_scale import LEFT_ADVANTAGE, SXS_SCALE
+from core.errors import Conflict, NotFound, ValidationFailed
+from core.scales import LEFT_ADVANTAGE, SXS_SCALE
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -270,7 +270,7 @@ def test_the_score_is_from_m2s_side_whichever_side_it_was_on(sxs_batch, annotato
 
 def test_the_annotation_scale_agrees_with_the_evaluation_functions():
     from annotation.models import SxsChoice
-    from annotation.sxs_scale import choice_to_score as here
+    from core.scales import choice_to_score as here
     from evaluation.human import SXS_LABELS, choice_to_score
     from evaluation.human.sxs import normalise_choice
 

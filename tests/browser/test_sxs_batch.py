@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import BatchStage, SxsJudgment
-from annotation.sxs_scale import choice_to_score
+from core.scales import choice_to_score
 from tests import factories as f
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

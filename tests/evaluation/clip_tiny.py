@@ -30,7 +30,7 @@ def build_tiny_model(seed: int = 0):
     """A fresh ``open_clip.CLIP`` of :data:`TINY_CONFIG`, initialised under ``torch.manual_seed(seed)``."""
     import torch
 
-    from evaluation.clip import ensure_torchvision_loadable
+    from evaluation.metrics.clip import ensure_torchvision_loadable
 
     ensure_torchvision_loadable()
     import open_clip

@@ -26,7 +26,6 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
-from annotation.roles import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from annotation.services import work
 from annotation.services.campaigns import (
     campaign_close,
@@ -34,7 +33,8 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
-from evaluation.correlation import Comparison, correlate
+from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from evaluation.human.selectors import sxs_results
 from evaluation.models import (
     CaptionScore,
     CorpusScore,
@@ -44,7 +44,7 @@ from evaluation.models import (
     ReferenceSetKind,
     RunStatus,
 )
-from evaluation.selectors import sxs_results
+from evaluation.research.correlation import Comparison, correlate
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.clip import compat
+from evaluation.metrics.clip import compat
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,7 +84,7 @@ def test_open_clip_imports_after_the_step_on_this_machine():
     bare = _run("import open_clip")
     patched = _run(
         "import json\n"
-        "from evaluation.clip.compat import ensure_torchvision_loadable\n"
+        "from evaluation.metrics.clip.compat import ensure_torchvision_loadable\n"
         "patched = ensure_torchvision_loadable()\n"
         "import open_clip, torch, torchvision.transforms\n"
         "assert ensure_torchvision_loadable() is patched\n"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.clip import (
+from evaluation.metrics.clip import (
     ClipUnavailable,
     DirectoryEmbeddingCache,
     InMemoryEmbeddingCache,

@@ -24,19 +24,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation import correlation as corr
-from evaluation.correlation import (
-    ALL,
-    COEFFICIENTS,
-    Comparison,
+from evaluation.research import correlation as corr
+from evaluation.research.comparisons_csv import (
     ComparisonsCsvError,
     ComparisonsCsvWarning,
-    correlate,
-    mirror,
+    read_comparisons_csv,
+)
+from evaluation.research.correlation import ALL, COEFFICIENTS, Comparison, correlate, mirror
+from evaluation.research.per_caption import (
     per_caption_agreement,
     per_caption_agreement_by_language,
     rating_value,
-    read_comparisons_csv,
 )
 
 TABLE4 = Path(__file__).parent / "data" / "xm3600_table4.csv"

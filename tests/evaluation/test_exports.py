@@ -34,17 +34,17 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
-from annotation.roles import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
-from evaluation.exports import export_prepare
-from evaluation.exports.writers import Counts, coco_image_id, csv_lines, xm3600_lines
+from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from evaluation.metrics.references import references_import
+from evaluation.metrics.runs import platform_version
+from evaluation.metrics.text.formats import read_coco_annotations, read_coco_results, read_xm3600_captions
+from evaluation.metrics.text.preprocess import tokens_for
+from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import Reference
-from evaluation.services.references import references_import
-from evaluation.services.runs import platform_version
-from evaluation.text.formats import read_coco_annotations, read_coco_results, read_xm3600_captions
-from evaluation.text.preprocess import tokens_for
-from evaluation.text.scoring import score_texts
+from evaluation.research.exports import export_prepare
+from evaluation.research.exports.writers import Counts, coco_image_id, csv_lines, xm3600_lines
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -604,7 +604,7 @@ def researcher(client):
 
 
 def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: int) -> list[str]:
-    from evaluation.urls_exports import urlpatterns
+    from evaluation.research.urls_exports import urlpatterns
 
     urls = []
     for pattern in urlpatterns:
@@ -833,7 +833,7 @@ def test_on_postgresql_an_export_reads_one_snapshot_while_annotators_keep_writin
 
     from django.db import connection
 
-    from evaluation.exports import rows
+    from evaluation.research.exports import rows
 
     if connection.vendor != "postgresql":
         pytest.skip("the snapshot is taken on PostgreSQL (DATABASE_URL)")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.text.formats import (
+from evaluation.metrics.text.formats import (
     FormatError,
     read_caption_lines,
     read_coco_annotations,

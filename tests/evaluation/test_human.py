@@ -24,7 +24,6 @@ from evaluation.human import (
     SxsJudgment,
     caption_statistics,
     choice_to_score,
-    format_table,
     krippendorff_alpha,
     quality_table,
     rating_alpha,
@@ -35,6 +34,7 @@ from evaluation.human import (
 from evaluation.human.agreement import alpha_from_unit_values
 from evaluation.human.quality import lower_median
 from evaluation.human.sxs import image_outcome, left_preferred
+from evaluation.research.tables import format_table
 
 HUMAN_PACKAGE = Path(__file__).resolve().parents[2] / "evaluation" / "human"
 
@@ -49,6 +49,8 @@ def judgments_for(scores_by_image: dict[str, list[int]], m2_side: str = "left") 
 
 def test_no_django_in_the_numbers():
     for path in HUMAN_PACKAGE.glob("*.py"):
+        if path.name == "selectors.py":  # the Django reads that feed the numbers
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

@@ -15,11 +15,11 @@ from django.urls import reverse
 
 from annotation.assignment.engine import batch_request
 from annotation.models import Assignment, Campaign, CampaignKind, CampaignState, ControlKind
-from annotation.roles import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
+from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from evaluation.human import control_pass_rates, control_passed, rating_alpha, sxs_summary
-from evaluation.selectors import (
+from evaluation.human.selectors import (
     caption_statistics_rows,
     language_tables,
     quality_rows,

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection
 
 from annotation.models import SystemCaption
+from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
     CaptionScore,
     ChunkStatus,
@@ -31,7 +32,6 @@ from evaluation.models import (
     ReferenceSet,
     RunStatus,
 )
-from evaluation.services.runs import metric_run_create
 from tests import factories as f
 from tests.evaluation.test_runs import celery_conf
 

@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from evaluation.text.preprocess import (
+from evaluation.metrics.text.preprocess import (
     TOKENIZERS,
     TokenCorpus,
     _count_ngrams,

@@ -9,9 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.errors import ValidationFailed
+from core.errors import ValidationFailed
+from evaluation.metrics.references import reference_set_from_campaign, references_import
 from evaluation.models import Reference, ReferenceSet, ReferenceSetKind
-from evaluation.services.references import reference_set_from_campaign, references_import
 from tests import factories as f
 
 

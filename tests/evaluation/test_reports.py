@@ -22,13 +22,14 @@ from PIL import Image as PILImage
 from scipy import stats
 
 from annotation.assignment.engine import batch_request
-from annotation.errors import NotFound, NoWorkAvailable, ValidationFailed
 from annotation.models import Annotator, Assignment, Campaign, CampaignKind, ControlKind, SystemCaption
-from annotation.roles import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, sxs_campaign_create
 from annotation.services.demo import GOOD_SYSTEM, PHOTOS, SXS_CAMPAIGN, WEAK_SYSTEM, demo_load
-from evaluation.correlation import Comparison, read_comparisons_csv
+from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from core.errors import NotFound, NoWorkAvailable, ValidationFailed
+from evaluation.metrics.references import reference_set_from_campaign
+from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
     CaptionScore,
     CorpusScore,
@@ -37,14 +38,14 @@ from evaluation.models import (
     ReferenceSetKind,
     RunStatus,
 )
-from evaluation.reports.comparisons import (
+from evaluation.research.comparisons import (
     comparisons_from_db,
     per_caption_agreement_from_rows,
     per_caption_rows,
 )
-from evaluation.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots
-from evaluation.services.references import reference_set_from_campaign
-from evaluation.services.runs import metric_run_create
+from evaluation.research.comparisons_csv import read_comparisons_csv
+from evaluation.research.correlation import Comparison
+from evaluation.research.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots
 from tests import factories as f
 
 CHOICE_FOR_LEFT_ADVANTAGE = {

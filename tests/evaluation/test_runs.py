@@ -19,9 +19,14 @@ from django.db import transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from annotation.errors import DomainError, ValidationFailed
 from annotation.models import SystemCaption
-from evaluation.clip import ensure_torchvision_loadable, load_clip, register_model_config, score_clip
+from core.errors import DomainError, ValidationFailed
+from evaluation.metrics.clip import ensure_torchvision_loadable, load_clip, register_model_config, score_clip
+from evaluation.metrics.references import reference_set_from_campaign
+from evaluation.metrics.runs import JobsUnavailable, metric_run_create, metric_run_resume
+from evaluation.metrics.selectors import corpus_table
+from evaluation.metrics.tasks import compute_metric_chunk
+from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import (
     CLIP_METRICS,
     TEXT_METRICS,
@@ -38,11 +43,6 @@ from evaluation.models import (
     ReferenceSetKind,
     RunStatus,
 )
-from evaluation.selectors import corpus_table
-from evaluation.services.references import reference_set_from_campaign
-from evaluation.services.runs import JobsUnavailable, metric_run_create, metric_run_resume
-from evaluation.tasks import compute_metric_chunk
-from evaluation.text.scoring import score_texts
 from tests import factories as f
 from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_MODEL_NAME, save_tiny_checkpoint
 
@@ -396,7 +396,7 @@ def tiny_clip(tiny_checkpoint):
 def test_clip_metrics_are_stored_and_image_embeddings_cached(
     setup, tiny_clip, django_capture_on_commit_callbacks
 ):
-    from evaluation.clip import embedding
+    from evaluation.metrics.clip import embedding
 
     metrics = ["BLEU-4", *CLIP_METRICS]
     with mock.patch.object(embedding, "embed_images", wraps=embedding.embed_images) as spy:

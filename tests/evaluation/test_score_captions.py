@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.clip import ensure_torchvision_loadable, load_clip, register_model_config, score_clip
+from evaluation.metrics.clip import ensure_torchvision_loadable, load_clip, register_model_config, score_clip
 from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_MODEL_NAME, save_tiny_checkpoint
 
 TEXT_KEYS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D"]

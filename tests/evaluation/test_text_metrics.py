@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluation.text.bleu import bleu
-from evaluation.text.cider import cider, cider_d
-from evaluation.text.rouge import lcs_length, rouge_l
-from evaluation.text.scoring import METRICS, score_texts, score_tokens
+from evaluation.metrics.text.bleu import bleu
+from evaluation.metrics.text.cider import cider, cider_d
+from evaluation.metrics.text.rouge import lcs_length, rouge_l
+from evaluation.metrics.text.scoring import METRICS, score_texts, score_tokens
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 COCO = DATA / "coco-fakecap"

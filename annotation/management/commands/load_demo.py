@@ -2,8 +2,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation.errors import DomainError
 from annotation.services.demo import demo_load
+from core.errors import DomainError
 
 
 class _DryRun(Exception):

@@ -2,12 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.correlation import (
-    ComparisonsCsvError,
-    correlate,
-    read_comparisons_csv,
-)
-from evaluation.correlation_tables import correlation_csv, correlation_json, correlation_text
+from evaluation.research.comparisons_csv import ComparisonsCsvError, read_comparisons_csv
+from evaluation.research.correlation import correlate
+from evaluation.research.tables import correlation_csv, correlation_json, correlation_text
 
 FORMATS = ("text", "csv", "json")
 

@@ -6,8 +6,15 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import DomainError
-from evaluation.exports import FORMATS, export_prepare, export_to, export_write, provenance_json, sidecar_path
+from core.errors import DomainError
+from evaluation.research.exports import (
+    FORMATS,
+    export_prepare,
+    export_to,
+    export_write,
+    provenance_json,
+    sidecar_path,
+)
 
 ALL_FORMATS = sorted({fmt for formats in FORMATS.values() for fmt in formats})
 

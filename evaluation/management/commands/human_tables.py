@@ -6,9 +6,10 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, CampaignKind, Language
-from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS, SXS_COLUMNS, format_table
+from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS, SXS_COLUMNS
+from evaluation.human.selectors import caption_statistics_rows, quality_rows, sxs_table_rows
 from evaluation.human.sxs import DEFAULT_N_BOOT
-from evaluation.selectors import caption_statistics_rows, quality_rows, sxs_table_rows
+from evaluation.research.tables import format_table
 
 SXS_TABLE_COLUMNS = (
     ("campaign", "campaign", ""),

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from annotation.importers.command import ImportCommand
-from evaluation.services.references import FORMATS, references_import
+from evaluation.metrics.references import FORMATS, references_import
 
 
 class Command(ImportCommand):

@@ -4,10 +4,10 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation.errors import DomainError
+from core.errors import DomainError
+from evaluation.metrics.runs import metric_run_create, metric_run_resume
+from evaluation.metrics.selectors import corpus_table, metric_run_get, metric_run_queryset
 from evaluation.models import ImageSet, MetricRun, ReferenceSet, RunStatus
-from evaluation.selectors import corpus_table, metric_run_get, metric_run_queryset
-from evaluation.services.runs import metric_run_create, metric_run_resume
 
 POLL_SECONDS = 0.5
 # Queued this long without a chunk starting: probably no worker is running.

@@ -4,10 +4,15 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import DomainError
-from evaluation.correlation import ComparisonsCsvError, read_comparisons_csv
-from evaluation.reports.render import correlation_table, per_caption_table, report_write
-from evaluation.reports.report import Report, canonical_metric_names, report_from_comparisons, report_from_db
+from core.errors import DomainError
+from evaluation.research.comparisons_csv import ComparisonsCsvError, read_comparisons_csv
+from evaluation.research.reports.render import correlation_table, per_caption_table, report_write
+from evaluation.research.reports.report import (
+    Report,
+    canonical_metric_names,
+    report_from_comparisons,
+    report_from_db,
+)
 
 FORMATS = ("text", "csv", "json")
 

@@ -6,11 +6,11 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import DomainError
+from core.errors import DomainError
+from evaluation.metrics.runs import metrics_parse
+from evaluation.metrics.text.formats import FormatError, read_coco_results, read_references
+from evaluation.metrics.text.preprocess import TOKENIZERS, default_tokenizer
 from evaluation.models import CLIP_METRICS, TEXT_METRICS
-from evaluation.services.runs import metrics_parse
-from evaluation.text.formats import FormatError, read_coco_results, read_references
-from evaluation.text.preprocess import TOKENIZERS, default_tokenizer
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
 
@@ -99,7 +99,7 @@ class Command(BaseCommand):
         if options["pretokenized"]:
             tokenizer = "pretokenized (split on spaces)"
         if text_metrics:
-            from evaluation.text.scoring import score_texts, score_tokens
+            from evaluation.metrics.text.scoring import score_texts, score_tokens
 
             if options["pretokenized"]:
                 report = score_tokens(
@@ -156,7 +156,7 @@ class Command(BaseCommand):
     # --- CLIP -----------------------------------------------------------------------------------
 
     def clip_scores(self, options, candidates, refs, clip_metrics):
-        from evaluation.clip import ClipUnavailable, InMemoryEmbeddingCache, load_clip, score_clip
+        from evaluation.metrics.clip import ClipUnavailable, InMemoryEmbeddingCache, load_clip, score_clip
 
         folder = options["images"]
         if not folder.is_dir():

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class CoreConfig(AppConfig):
+    """What every app shares: base model, domain errors, access rules, scales, CSP, login."""
+
+    name = "core"
+    verbose_name = "Core"

@@ -1,0 +1,217 @@
+"""Metric runs in the admin: start one (through the service, planned once), follow its chunks, resume it."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from core.errors import DomainError
+from evaluation.metrics.runs import JobsUnavailable, metric_run_create, metric_run_plan, metric_run_resume
+from evaluation.metrics.selectors import corpus_table, metric_run_queryset
+from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun
+
+# Metrics the run list shows per system, when the run has them (all of a run's scores are on its page).
+HEADLINE_METRICS = ("CIDEr-D", "BLEU-4", "CLIPScore", "RefCLIPScore")
+
+
+class MetricRunStartForm(forms.ModelForm):
+    """Start a run: validated by the same checks as the service, so problems show on the form."""
+
+    name = forms.CharField(required=False, help_text="Empty: “<systems> vs <reference set>”.")
+    metric_names = forms.MultipleChoiceField(
+        label="Metrics",
+        choices=[(m, m) for m in ALL_METRICS],
+        initial=list(TEXT_METRICS),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="CLIPScore and RefCLIPScore use the CLIP_* settings and need the image files.",
+    )
+
+    class Meta:
+        model = MetricRun
+        fields = ["name", "language", "systems", "reference_set", "image_set"]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            metric_run_plan(
+                name=data.get("name"),
+                language_code=data["language"].code,
+                system_names=[system.name for system in data["systems"]],
+                reference_set_id=data["reference_set"].pk,
+                image_set_id=data["image_set"].pk if data.get("image_set") else None,
+                metrics=data["metric_names"],
+            )
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+class MetricChunkInline(admin.TabularInline):
+    model = MetricChunk
+    fields = ["system", "kind", "index", "status", "attempts", "images", "started_at", "finished_at", "error"]
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("system")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="images")
+    def images(self, chunk):
+        return len(chunk.image_ids)
+
+
+@admin.register(MetricRun)
+class MetricRunAdmin(StyledModelAdmin):
+    list_display = ["id", "name", "language", "status", "progress", "started_at", "duration", "scores"]
+    list_display_links = ["id", "name"]
+    list_filter = ["status", "language"]
+    search_fields = ["name"]
+    date_hierarchy = "created_at"
+    actions = ["resume"]
+    inlines = [MetricChunkInline]
+    run_fields = [
+        "name",
+        "status",
+        "error",
+        "progress",
+        "language",
+        "systems_list",
+        "reference_set",
+        "image_set",
+        "metrics",
+        "params",
+        "versions",
+        "created_by",
+        "created_at",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "duration",
+        "timings",
+        "corpus_scores_table",
+    ]
+
+    def get_queryset(self, request):
+        # Language, reference set and every corpus score of the page in a fixed number of queries.
+        return metric_run_queryset()
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = MetricRunStartForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["name", "language", "systems", "reference_set", "image_set", "metric_names"]
+        return self.run_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.run_fields if obj is not None else []
+
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        data = form.cleaned_data
+        run = metric_run_create(
+            name=data.get("name"),
+            language_code=data["language"].code,
+            system_names=[system.name for system in data["systems"]],
+            reference_set_id=data["reference_set"].pk,
+            image_set_id=data["image_set"].pk if data.get("image_set") else None,
+            metrics=data["metric_names"],
+            user=request.user,
+        )
+        obj.pk, obj.name = run.pk, run.name
+
+    def save_related(self, request, form, formsets, change):
+        # The service stored the run's systems; the form has nothing more to save.
+        if change:
+            super().save_related(request, form, formsets, change)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # The chunks are sent when the admin's transaction commits; a dead broker answers then.
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except JobsUnavailable as exc:
+            self.message_user(request, exc.message, level=messages.ERROR)
+            run_id = (exc.details or {}).get("run_id")
+            if run_id:
+                return HttpResponseRedirect(reverse("admin:evaluation_metricrun_change", args=[run_id]))
+            return HttpResponseRedirect(reverse("admin:evaluation_metricrun_changelist"))
+
+    @admin.action(description="Resume: re-enqueue the chunks that are not done", permissions=["change"])
+    def resume(self, request, queryset):
+        requeued = 0
+        for run in queryset:
+            result = run_service(self, request, metric_run_resume, run_id=run.pk)
+            if result is not None:
+                requeued += result.requeued
+        self.message_user(request, f"{requeued} chunks queued again.", level=messages.INFO)
+
+    # --- columns --------------------------------------------------------------------------------
+
+    @admin.display(description="progress")
+    def progress(self, run):
+        return f"{run.chunks_done}/{run.chunks_total}"
+
+    @admin.display(description="duration")
+    def duration(self, run):
+        return seconds_display(run.duration_seconds)
+
+    @admin.display(description="systems")
+    def systems_list(self, run):
+        return ", ".join(system.name for system in run.systems.all())
+
+    @admin.display(description="corpus scores")
+    def scores(self, run):
+        table = corpus_table(run)
+        shown = [i for i, metric in enumerate(table.metrics) if metric in HEADLINE_METRICS] or list(
+            range(min(2, len(table.metrics)))
+        )
+        lines = [
+            (name, " · ".join(f"{table.metrics[i]} {values[i]:.3f}" for i in shown if values[i] is not None))
+            for name, values in table.rows
+        ]
+        lines = [(name, text) for name, text in lines if text]
+        if not lines:
+            return "–"
+        return format_html_join(mark_safe("<br>"), "{}: {}", lines)  # noqa: S308  (a constant)
+
+    @admin.display(description="corpus scores")
+    def corpus_scores_table(self, run):
+        table = corpus_table(run)
+        if not table.rows:
+            return "–"
+        head = format_html_join("", "<th>{}</th>", ((m,) for m in table.metrics))
+        body = format_html_join(
+            "",
+            "<tr><th>{}</th>{}</tr>",
+            (
+                (
+                    name,
+                    format_html_join(
+                        "", "<td>{}</td>", (("–" if v is None else f"{v:.4f}",) for v in values)
+                    ),
+                )
+                for name, values in table.rows
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>system</th>{}</tr></thead><tbody>{}</tbody></table>", head, body
+        )

@@ -1,0 +1,269 @@
+"""Reads that feed the human-evaluation numbers: the side-by-side summaries, control pass rates,
+Tables 1 and 2. They collect plain records from the annotation tables and hand them to the pure
+functions of :mod:`evaluation.human`. What counts:
+
+* only SUBMITTED work (assignments submitted, on time or late): a judgment in a batch that is
+  still open can change, and one in a batch never submitted was never confirmed;
+* side by side: control items never enter ΔS×S, the interval, the tests or alpha; pairs whose
+  two captions are the same text are summarised separately ("identical pairs");
+* Table 2 (quality) uses the ratings of verification campaigns only: the screen-1 ratings of
+  caption campaigns rate model captions, not the human captions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from annotation.models import (
+    AssignmentState,
+    Campaign,
+    CampaignKind,
+    Language,
+    Rating,
+    SxsJudgment,
+    WrittenCaption,
+)
+from evaluation.human import (
+    ControlPassRow,
+    QualityRow,
+    SxsSummary,
+    caption_statistics,
+    control_pass_rates,
+    quality_table,
+    rating_alpha,
+    sxs_summary,
+)
+from evaluation.human.statistics import CaptionStatsRow
+from evaluation.human.sxs import DEFAULT_N_BOOT
+
+# --- Human evaluation -----------------------------------------------------------------------------
+
+DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
+
+
+@dataclass(frozen=True)
+class AnnotatorControls:
+    """One annotator's control items in a side-by-side campaign."""
+
+    username: str
+    pseudonym: str
+    n_controls: int
+    n_passed: int
+    pass_rate: float
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class SxsResults:
+    """A side-by-side campaign's numbers: ``summary`` over its real pairs (no control, no identical
+    pair), ``identical`` over the pairs whose two captions are the same text, and the control
+    pass rates per annotator against the campaign's threshold."""
+
+    campaign: Campaign
+    summary: SxsSummary
+    identical: SxsSummary
+    controls: list[AnnotatorControls]
+    control_threshold: float
+    n_control_judgments: int
+
+    @property
+    def flagged(self) -> list[AnnotatorControls]:
+        return [row for row in self.controls if row.flagged]
+
+
+def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int = 0) -> SxsResults:
+    """The numbers of one side-by-side campaign from its submitted judgments (one query).
+
+    Units of the summary are the images of the campaign's real pairs (its non-control items).
+    The bootstrap uses ``n_boot`` resamples and ``seed`` (see :func:`evaluation.human.sxs_summary`).
+    """
+    rows = (
+        SxsJudgment.objects.filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
+        .order_by("assignment__item__image__key", "pk")
+        .values_list(
+            "assignment__item__image__key",
+            "assignment__annotator_id",
+            "score",
+            "assignment__m2_side",
+            "assignment__item__is_control",
+            "assignment__item__control_kind",
+            "assignment__item__is_identical_pair",
+            "assignment__annotator__user__username",
+            "assignment__annotator__pseudonym",
+        )
+    )
+    pairs, identical, controls = [], [], []
+    names: dict[int, tuple[str, str]] = {}
+    for key, annotator_id, score, side, is_control, control_kind, is_identical, username, pseudonym in rows:
+        if is_control:
+            controls.append((annotator_id, control_kind, score))
+            names[annotator_id] = (username, pseudonym)
+        elif is_identical:
+            identical.append((key, annotator_id, score, side))
+        else:
+            pairs.append((key, annotator_id, score, side))
+    threshold = campaign.control_pass_threshold
+    control_rows: list[ControlPassRow] = control_pass_rates(controls, threshold=threshold)
+    return SxsResults(
+        campaign=campaign,
+        summary=sxs_summary(pairs, n_boot=n_boot, seed=seed),
+        identical=sxs_summary(identical, n_boot=n_boot, seed=seed),
+        controls=[
+            AnnotatorControls(
+                username=names[row.rater_id][0],
+                pseudonym=names[row.rater_id][1],
+                n_controls=row.n_controls,
+                n_passed=row.n_passed,
+                pass_rate=row.pass_rate,
+                flagged=row.flagged,
+            )
+            for row in control_rows
+        ],
+        control_threshold=threshold,
+        n_control_judgments=len(controls),
+    )
+
+
+def _verification_ratings(**filters) -> QuerySet:
+    return Rating.objects.filter(
+        assignment__item__campaign__kind=CampaignKind.RATING,
+        assignment__state__in=DONE_STATES,
+        assignment__item__written_caption__isnull=False,
+        **filters,
+    ).order_by()
+
+
+@dataclass(frozen=True)
+class RatingResults:
+    """A verification campaign's numbers: its Table-2 row and Krippendorff's alpha (ordinal, NEI as
+    missing). ``quality`` is None while nothing is rated."""
+
+    campaign: Campaign
+    quality: QualityRow | None
+    alpha: float | None
+    n_ratings: int
+
+
+def rating_results(campaign: Campaign) -> RatingResults:
+    """The numbers of one verification campaign from its submitted ratings (one query)."""
+    rows = list(
+        _verification_ratings(assignment__item__campaign=campaign).values_list(
+            "assignment__item__written_caption_id", "assignment__annotator_id", "value"
+        )
+    )
+    code = campaign.language.code
+    table = quality_table((code, caption_id, value) for caption_id, _, value in rows)
+    return RatingResults(
+        campaign=campaign,
+        quality=table[0] if table else None,
+        alpha=rating_alpha(rows),
+        n_ratings=len(rows),
+    )
+
+
+def caption_statistics_rows(
+    *, language_code: str | None = None, campaign_id: int | None = None
+) -> list[CaptionStatsRow]:
+    """Table 1 rows, one per language, over the submitted written captions (of every caption
+    campaign, or of one), with each language's own tokeniser setting."""
+    captions = WrittenCaption.objects.order_by()
+    if language_code:
+        captions = captions.filter(language__code=language_code)
+    if campaign_id is not None:
+        captions = captions.filter(campaign_id=campaign_id)
+    tokenizers = dict(Language.objects.values_list("code", "tokenizer"))
+    return caption_statistics(
+        captions.values_list("language__code", "image__key", "text"), tokenizer_for=tokenizers
+    )
+
+
+def quality_rows(*, language_code: str | None = None, campaign_id: int | None = None) -> list[QualityRow]:
+    """Table 2 rows, one per language, over the submitted ratings of verification campaigns (all
+    of them, or one). A caption rated in two verification campaigns pools its ratings."""
+    ratings = _verification_ratings()
+    if language_code:
+        ratings = ratings.filter(assignment__item__campaign__language__code=language_code)
+    if campaign_id is not None:
+        ratings = ratings.filter(assignment__item__campaign_id=campaign_id)
+    return quality_table(
+        ratings.values_list(
+            "assignment__item__campaign__language__code", "assignment__item__written_caption_id", "value"
+        )
+    )
+
+
+@dataclass(frozen=True)
+class LanguageTables:
+    """One language's Table 1 and Table 2 rows (None where it has no caption / no rating)."""
+
+    code: str
+    name: str
+    statistics: CaptionStatsRow | None
+    quality: QualityRow | None
+
+
+def language_tables(*, language_code: str | None = None) -> list[LanguageTables]:
+    """Tables 1 and 2 per language, for the languages that have captions or ratings (sorted by code)."""
+    statistics = {row.language: row for row in caption_statistics_rows(language_code=language_code)}
+    quality = {row.language: row for row in quality_rows(language_code=language_code)}
+    names = dict(Language.objects.filter(code__in=set(statistics) | set(quality)).values_list("code", "name"))
+    return [
+        LanguageTables(
+            code=code, name=names.get(code, code), statistics=statistics.get(code), quality=quality.get(code)
+        )
+        for code in sorted(set(statistics) | set(quality))
+    ]
+
+
+def sxs_campaigns(*, language_code: str | None = None, campaign_id: int | None = None) -> QuerySet[Campaign]:
+    campaigns = Campaign.objects.filter(kind=CampaignKind.SIDE_BY_SIDE).select_related(
+        "language", "base_system", "test_system"
+    )
+    if language_code:
+        campaigns = campaigns.filter(language__code=language_code)
+    if campaign_id is not None:
+        campaigns = campaigns.filter(pk=campaign_id)
+    return campaigns.order_by("language__code", "name")
+
+
+def sxs_table_rows(
+    *, language_code: str | None = None, campaign_id: int | None = None, n_boot: int = DEFAULT_N_BOOT
+) -> list[dict]:
+    """One row per side-by-side campaign (its real pairs) and, when it has any, one for its
+    identical pairs: campaign, language, m1, m2, subset, the summary's numbers, control figures."""
+    rows = []
+    for campaign in sxs_campaigns(language_code=language_code, campaign_id=campaign_id):
+        results = sxs_results(campaign, n_boot=n_boot)
+        common = {
+            "campaign": campaign.name,
+            "language": campaign.language.code,
+            "m1": campaign.base_system.name,
+            "m2": campaign.test_system.name,
+        }
+        passed = sum(row.n_passed for row in results.controls)
+        rows.append(
+            {
+                **common,
+                "subset": "pairs",
+                **results.summary.as_dict(),
+                "control_judgments": results.n_control_judgments,
+                "control_pass_rate": passed / results.n_control_judgments
+                if results.n_control_judgments
+                else None,
+                "flagged_annotators": len(results.flagged),
+            }
+        )
+        if results.identical.n_images:
+            rows.append(
+                {
+                    **common,
+                    "subset": "identical pairs",
+                    **results.identical.as_dict(),
+                    "control_judgments": None,
+                    "control_pass_rate": None,
+                    "flagged_annotators": None,
+                }
+            )
+    return rows

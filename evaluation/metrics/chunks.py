@@ -1,0 +1,326 @@
+"""Compute one chunk of a metric run and store its scores; finalise the run after its last chunk.
+
+A chunk is computed outside any transaction (CLIP inference can take minutes) and stored in
+one short transaction that locks the run row, then the chunk row (always in that order,
+here and in :func:`evaluation.metrics.runs.metric_run_resume`), deletes whatever rows an
+earlier, interrupted attempt may have left and inserts the new ones. A chunk that is already
+done is never written again, so a redelivered or duplicated task stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Avg, F, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Image
+from evaluation.metrics.clip import ClipUnavailable, clipscore, embed_images_cached, embed_texts, refclipscore
+from evaluation.metrics.clip_models import clip_model_get
+from evaluation.metrics.embeddings_cache import DbEmbeddingCache
+from evaluation.metrics.runs import package_versions
+from evaluation.metrics.selectors import reference_texts, system_captions
+from evaluation.metrics.text.scoring import score_texts
+from evaluation.models import (
+    CLIP_METRICS,
+    TEXT_METRICS,
+    CaptionScore,
+    ChunkKind,
+    ChunkStatus,
+    CorpusScore,
+    Metric,
+    MetricChunk,
+    MetricRun,
+    RunStatus,
+)
+
+log = logging.getLogger(__name__)
+
+BATCH = 2000
+
+
+class ChunkDataError(Exception):
+    """The data of a chunk cannot be scored (a caption or file went missing since the run was created)."""
+
+
+@dataclass
+class ChunkResult:
+    metrics: list[str]
+    rows: list[tuple[int, str, float]]  # (image id, metric, value)
+    corpus: dict[str, float] = field(default_factory=dict)  # stored as is (text metrics)
+    seconds: float = 0.0
+    stats: dict[str, int | str] = field(default_factory=dict)
+
+
+# --- Computing ----------------------------------------------------------------------------------
+
+
+def _candidates(chunk: MetricChunk) -> dict[int, str]:
+    run = chunk.run
+    found = system_captions(system_id=chunk.system_id, language_id=run.language_id, image_ids=chunk.image_ids)
+    missing = [i for i in chunk.image_ids if i not in found]
+    if missing:
+        raise ChunkDataError(
+            f"{len(missing)} {run.language.code} captions of “{chunk.system.name}” were deleted after the run "
+            f"was created (image ids {missing[:5]})"
+        )
+    return {i: found[i] for i in chunk.image_ids}
+
+
+def _references(chunk: MetricChunk) -> dict[int, list[str]]:
+    references = reference_texts(chunk.run.reference_set, chunk.image_ids)
+    lacking = [i for i in chunk.image_ids if not references.get(i)]
+    if lacking:
+        raise ChunkDataError(
+            f"{len(lacking)} images lost their references in “{chunk.run.reference_set.name}” after the run "
+            f"was created (image ids {lacking[:5]})"
+        )
+    return references
+
+
+def _compute_text(chunk: MetricChunk) -> ChunkResult:
+    metrics = [m for m in chunk.run.metrics if m in TEXT_METRICS]
+    candidates = _candidates(chunk)
+    report = score_texts(
+        candidates, _references(chunk), tokenizer=chunk.run.params["tokenizer"], metrics=metrics
+    )
+    rows = [
+        (image_id, metric, float(value))
+        for metric in metrics
+        for image_id, value in report.per_caption[metric].items()
+    ]
+    return ChunkResult(metrics=metrics, rows=rows, corpus={m: float(report.corpus[m]) for m in metrics})
+
+
+def _image_loader(name: str, key: str):
+    def load() -> bytes:
+        try:
+            with default_storage.open(name, "rb") as fh:
+                return fh.read()
+        except OSError as exc:
+            raise ChunkDataError(f"the file of image “{key}” cannot be read ({exc})") from exc
+
+    return load
+
+
+def _compute_clip(chunk: MetricChunk) -> ChunkResult:
+    run = chunk.run
+    params = run.params
+    metrics = [m for m in run.metrics if m in CLIP_METRICS]
+    loaded = clip_model_get(
+        model=params["clip_model"],
+        pretrained=params.get("clip_pretrained", ""),
+        checkpoint=params.get("clip_checkpoint", ""),
+    )
+    candidates = _candidates(chunk)
+    files = {
+        pk: (key, content_hash, name)
+        for pk, key, content_hash, name in Image.objects.filter(pk__in=chunk.image_ids).values_list(
+            "pk", "key", "content_hash", "file"
+        )
+    }
+    items = []
+    for image_id in chunk.image_ids:
+        key, content_hash, name = files.get(image_id, (str(image_id), None, ""))
+        if not content_hash or not name:
+            raise ChunkDataError(f"image “{key}” has no stored file")
+        items.append((content_hash, _image_loader(name, key)))
+
+    cache = DbEmbeddingCache()
+    prefix = params.get("clip_prompt_prefix", "")
+    image_emb = embed_images_cached(loaded, items, cache)
+    cand_emb = embed_texts(loaded, list(candidates.values()), prefix)
+    per_clip = clipscore(image_emb, cand_emb)
+    columns = {Metric.CLIPSCORE.value: per_clip}
+    if Metric.REFCLIPSCORE in metrics:
+        references = _references(chunk)
+        flat = [text for image_id in chunk.image_ids for text in references[image_id]]
+        ref_emb = embed_texts(loaded, flat, prefix)
+        bounds = np.cumsum([0] + [len(references[image_id]) for image_id in chunk.image_ids])
+        per_caption_refs = [ref_emb[bounds[i] : bounds[i + 1]] for i in range(len(chunk.image_ids))]
+        columns[Metric.REFCLIPSCORE.value] = refclipscore(per_clip, cand_emb, per_caption_refs)
+    rows = [
+        (image_id, metric, float(columns[metric][i]))
+        for metric in metrics
+        for i, image_id in enumerate(chunk.image_ids)
+    ]
+    return ChunkResult(
+        metrics=metrics,
+        rows=rows,
+        stats={
+            "images_embedded": cache.stored,
+            "images_cached": cache.hits,
+            "clip_model_id": loaded.model_id,
+        },
+    )
+
+
+# --- The service the task calls -----------------------------------------------------------------
+
+
+def metric_chunk_compute(*, chunk_id: int) -> str:
+    """Compute and store one chunk; finalise its run if it was the last. Returns what happened.
+
+    Idempotent: a done chunk returns at once ("already done"); an interrupted attempt's rows
+    are replaced, never duplicated. Data problems and an unavailable CLIP model mark the
+    chunk and the run failed with the reason ("failed"); other chunks of the run go on, so
+    text scores are stored even when CLIP fails. Database and other transient errors
+    propagate, for the task to retry.
+    """
+    chunk = (
+        MetricChunk.objects.select_related("run", "run__language", "run__reference_set", "system")
+        .filter(pk=chunk_id)
+        .first()
+    )
+    if chunk is None:
+        return "missing"
+    if chunk.status == ChunkStatus.DONE:
+        return "already done"
+    now = timezone.now()
+    claimed = (
+        MetricChunk.objects.filter(pk=chunk_id)
+        .exclude(status=ChunkStatus.DONE)
+        .update(
+            status=ChunkStatus.RUNNING, attempts=F("attempts") + 1, started_at=now, error="", updated_at=now
+        )
+    )
+    if not claimed:
+        return "already done"
+    MetricRun.objects.filter(pk=chunk.run_id, status__in=[RunStatus.PENDING, RunStatus.QUEUED]).update(
+        status=RunStatus.RUNNING,
+        started_at=Coalesce(F("started_at"), Value(now)),
+        versions=package_versions(),
+        updated_at=now,
+    )
+    # Tests of a worker killed mid-chunk (RELIABILITY 10) need a chunk that takes a while.
+    delay = float(getattr(settings, "METRIC_CHUNK_TEST_DELAY", 0) or 0)
+    if delay > 0:
+        time.sleep(delay)
+
+    started = time.perf_counter()
+    try:
+        result = _compute_text(chunk) if chunk.kind == ChunkKind.TEXT else _compute_clip(chunk)
+    except (ClipUnavailable, ChunkDataError, ValueError) as exc:
+        metric_chunk_fail(chunk_id=chunk_id, message=str(exc))
+        return "failed"
+    result.seconds = time.perf_counter() - started
+    return _store(chunk_id, result)
+
+
+def _store(chunk_id: int, result: ChunkResult) -> str:
+    with transaction.atomic():
+        run_id = MetricChunk.objects.values_list("run_id", flat=True).get(pk=chunk_id)
+        run = MetricRun.objects.select_for_update().get(pk=run_id)
+        chunk = MetricChunk.objects.select_for_update().get(pk=chunk_id)
+        if chunk.status == ChunkStatus.DONE:
+            return "already done"
+        old = CaptionScore.objects.filter(run_id=run.pk, system_id=chunk.system_id, metric__in=result.metrics)
+        if chunk.kind == ChunkKind.TEXT:
+            # The text chunk covers every image of the system: no need for an image filter.
+            old.delete()
+        else:
+            for start in range(0, len(chunk.image_ids), BATCH):
+                old.filter(image_id__in=chunk.image_ids[start : start + BATCH]).delete()
+        CaptionScore.objects.bulk_create(
+            [
+                CaptionScore(
+                    run_id=run.pk, system_id=chunk.system_id, image_id=image_id, metric=metric, value=value
+                )
+                for image_id, metric, value in result.rows
+            ],
+            batch_size=BATCH,
+        )
+        if result.corpus:
+            CorpusScore.objects.filter(
+                run_id=run.pk, system_id=chunk.system_id, metric__in=list(result.corpus)
+            ).delete()
+            CorpusScore.objects.bulk_create(
+                [
+                    CorpusScore(run_id=run.pk, system_id=chunk.system_id, metric=metric, value=value)
+                    for metric, value in result.corpus.items()
+                ]
+            )
+        chunk.status = ChunkStatus.DONE
+        chunk.finished_at = timezone.now()
+        chunk.error = ""
+        chunk.save(update_fields=["status", "finished_at", "error", "updated_at"])
+
+        timings = dict(run.timings or {})
+        key = f"{chunk.kind}_seconds"
+        timings[key] = round(timings.get(key, 0.0) + result.seconds, 3)
+        for name, value in result.stats.items():
+            # Counts add up over chunks; names (the CLIP model id) are recorded as they are.
+            timings[name] = timings.get(name, 0) + value if isinstance(value, int) else value
+        run.timings = timings
+        run.chunks_done = run.chunks.filter(status=ChunkStatus.DONE).count()
+        run.save(update_fields=["timings", "chunks_done", "updated_at"])
+        if run.chunks_done == run.chunks_total:
+            metric_run_finalise(run)
+    return "done"
+
+
+def metric_chunk_fail(*, chunk_id: int, message: str) -> None:
+    """Mark a chunk failed and its run failed (first error kept), unless the chunk got done meanwhile.
+
+    Locks the run row, then the chunk row. The run can be resumed.
+    """
+    with transaction.atomic():
+        run_id = MetricChunk.objects.filter(pk=chunk_id).values_list("run_id", flat=True).first()
+        if run_id is None:
+            return
+        run = MetricRun.objects.select_for_update().get(pk=run_id)
+        chunk = MetricChunk.objects.select_for_update().select_related("system").get(pk=chunk_id)
+        if chunk.status == ChunkStatus.DONE:
+            return
+        now = timezone.now()
+        chunk.status = ChunkStatus.FAILED
+        chunk.error = message
+        chunk.finished_at = now
+        chunk.save(update_fields=["status", "error", "finished_at", "updated_at"])
+        if run.status != RunStatus.SUCCEEDED:
+            run.status = RunStatus.FAILED
+            if not run.error:
+                run.error = f"{chunk.system.name}, {chunk.kind} chunk {chunk.index}: {message}"
+            run.finished_at = now
+            run.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    log.warning("metric run %s, chunk %s failed: %s", run_id, chunk_id, message)
+
+
+def metric_run_finalise(run: MetricRun) -> None:
+    """Store the CLIP corpus scores (mean of the per-caption scores) and mark the run succeeded.
+
+    Call with the run row locked, once every chunk is done. Idempotent.
+    """
+    clip = [m for m in run.metrics if m in CLIP_METRICS]
+    if clip:
+        means = (
+            CaptionScore.objects.filter(run=run, metric__in=clip)
+            .values("system_id", "metric")
+            .annotate(mean=Avg("value"))
+            .order_by()
+        )
+        CorpusScore.objects.filter(run=run, metric__in=clip).delete()
+        CorpusScore.objects.bulk_create(
+            [
+                CorpusScore(run=run, system_id=row["system_id"], metric=row["metric"], value=row["mean"])
+                for row in means
+            ]
+        )
+    now = timezone.now()
+    run.status = RunStatus.SUCCEEDED
+    run.error = ""
+    run.finished_at = now
+    timings = dict(run.timings or {})
+    if run.started_at:
+        timings["wall_seconds"] = round((now - run.started_at).total_seconds(), 3)
+    if run.queued_at and run.started_at:
+        timings["queue_wait_seconds"] = round(max(0.0, (run.started_at - run.queued_at).total_seconds()), 3)
+    run.timings = timings
+    run.save(update_fields=["status", "error", "finished_at", "timings", "updated_at"])

@@ -1,0 +1,444 @@
+"""Metric runs: validate and create a run with its chunks, send it to the workers, resume it.
+
+The work itself (one chunk) is in :mod:`evaluation.metrics.chunks`; the Celery task in
+:mod:`evaluation.metrics.tasks` only calls it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from datetime import timedelta
+from importlib import metadata
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerOperationalError
+
+from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
+from core.errors import DomainError, NotFound, ValidationFailed
+from evaluation.models import (
+    ALL_METRICS,
+    CLIP_METRICS,
+    TEXT_METRICS,
+    ChunkKind,
+    ChunkStatus,
+    ImageSet,
+    MetricChunk,
+    MetricRun,
+    Reference,
+    ReferenceSet,
+    ReferenceSetKind,
+    RunStatus,
+)
+
+log = logging.getLogger(__name__)
+
+KEYS_SHOWN = 5
+# Publishing a chunk: one retry, so a dead broker answers within seconds, not minutes.
+PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
+BROKER_ERRORS = (BrokerOperationalError, ConnectionError, OSError)
+METRIC_GROUPS = {"text": TEXT_METRICS, "clip": CLIP_METRICS, "all": ALL_METRICS}
+
+
+class JobsUnavailable(DomainError):
+    """The job could not be handed to the workers (the broker is down). Nothing else is affected."""
+
+    status_code = 503
+    code = "jobs_unavailable"
+
+
+# --- Package versions recorded with each run ---------------------------------------------------
+
+
+@functools.cache
+def platform_version() -> str:
+    try:
+        with open(settings.BASE_DIR / "pyproject.toml", "rb") as fh:
+            return str(tomllib.load(fh)["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of what the numbers depend on, read without importing the packages (torch is slow)."""
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return {
+        "platform": platform_version(),
+        "python": sys.version.split()[0],
+        "numpy": version("numpy"),
+        "scipy": version("scipy"),
+        "torch": version("torch"),
+        "open_clip": version("open_clip_torch"),
+        "django": version("django"),
+        "celery": version("celery"),
+    }
+
+
+# --- Validation -------------------------------------------------------------------------------
+
+
+def _examples(keys) -> str:
+    keys = sorted(keys)
+    return ", ".join(keys[:KEYS_SHOWN]) + (", …" if len(keys) > KEYS_SHOWN else "")
+
+
+def _keys(image_ids) -> list[str]:
+    return list(Image.objects.filter(pk__in=list(image_ids)[: KEYS_SHOWN * 4]).values_list("key", flat=True))
+
+
+def metrics_parse(values) -> list[str]:
+    """Metric names (any case; ``text``, ``clip`` and ``all`` name groups; commas split) in canonical order.
+
+    Raises ValidationFailed for an unknown name or an empty list.
+    """
+    by_lower = {name.lower(): name for name in ALL_METRICS}
+    wanted: set[str] = set()
+    unknown = []
+    for value in values or ():
+        for part in str(value).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if part.lower() in METRIC_GROUPS:
+                wanted.update(METRIC_GROUPS[part.lower()])
+            elif part.lower() in by_lower:
+                wanted.add(by_lower[part.lower()])
+            else:
+                unknown.append(part)
+    if unknown:
+        raise ValidationFailed(
+            f"Unknown metric(s): {', '.join(unknown)}. Choose from {', '.join(ALL_METRICS)} (or text, clip, all)."
+        )
+    if not wanted:
+        raise ValidationFailed("Choose at least one metric.")
+    return [name for name in ALL_METRICS if name in wanted]
+
+
+@dataclass
+class RunPlan:
+    """A validated run, before anything is stored: the images each system is scored on."""
+
+    name: str
+    language: Language
+    reference_set: ReferenceSet
+    image_set: ImageSet | None
+    metrics: list[str]
+    systems: list[CaptioningSystem]
+    images: dict[int, list[int]] = field(default_factory=dict)  # system id -> image ids
+    params: dict = field(default_factory=dict)
+
+    @property
+    def text_metrics(self) -> list[str]:
+        return [m for m in self.metrics if m in TEXT_METRICS]
+
+    @property
+    def clip_metrics(self) -> list[str]:
+        return [m for m in self.metrics if m in CLIP_METRICS]
+
+
+def reference_image_ids(reference_set: ReferenceSet) -> set[int]:
+    if reference_set.kind == ReferenceSetKind.CAMPAIGN:
+        rows = WrittenCaption.objects.filter(campaign_id=reference_set.campaign_id).exclude(text="")
+    else:
+        rows = Reference.objects.filter(reference_set=reference_set)
+    return set(rows.values_list("image_id", flat=True).distinct())
+
+
+def metric_run_plan(
+    *,
+    name: str | None,
+    language_code: str,
+    system_names: list[str],
+    reference_set_id: int,
+    image_set_id: int | None = None,
+    metrics: list[str],
+) -> RunPlan:
+    """Check everything a run needs and decide the images per system; stores nothing.
+
+    Without an image set, a system is scored on every image that has references and a
+    caption from it in the language. With one, every image of the set must have references
+    and a caption from every system. Raises ValidationFailed / NotFound with the reason.
+    """
+    metrics = metrics_parse(metrics)
+    language = Language.objects.filter(code=language_code).first()
+    if language is None:
+        raise ValidationFailed(f"Unknown language “{language_code}”.")
+    names = list(dict.fromkeys(n.strip() for n in system_names if n and n.strip()))
+    if not names:
+        raise ValidationFailed("Name at least one captioning system.")
+    found = {s.name: s for s in CaptioningSystem.objects.filter(name__in=names)}
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        raise ValidationFailed(f"Unknown captioning system(s): {', '.join(unknown)}.")
+    systems = [found[n] for n in names]
+
+    reference_set = (
+        ReferenceSet.objects.select_related("language", "campaign").filter(pk=reference_set_id).first()
+    )
+    if reference_set is None:
+        raise NotFound(f"There is no reference set #{reference_set_id}.")
+    if reference_set.language_id != language.pk:
+        raise ValidationFailed(
+            f"The reference set “{reference_set.name}” is in “{reference_set.language.code}”, not “{language.code}”."
+        )
+    image_set = None
+    if image_set_id is not None:
+        image_set = ImageSet.objects.filter(pk=image_set_id).first()
+        if image_set is None:
+            raise NotFound(f"There is no image set #{image_set_id}.")
+        if image_set.language_id is not None and image_set.language_id != language.pk:
+            raise ValidationFailed(f"The image set “{image_set.name}” is for another language.")
+
+    with_references = reference_image_ids(reference_set)
+    if not with_references:
+        why = (
+            f": nobody has written a caption in the campaign “{reference_set.campaign.name}” yet"
+            if reference_set.kind == ReferenceSetKind.CAMPAIGN
+            else ""
+        )
+        raise ValidationFailed(f"The reference set “{reference_set.name}” has no references{why}.")
+    in_set: set[int] | None = None
+    if image_set is not None:
+        in_set = set(image_set.images.values_list("pk", flat=True))
+        if not in_set:
+            raise ValidationFailed(f"The image set “{image_set.name}” has no images.")
+        lacking = in_set - with_references
+        if lacking:
+            raise ValidationFailed(
+                f"{len(lacking)} of the {len(in_set)} images of “{image_set.name}” have no reference in "
+                f"“{reference_set.name}” ({_examples(_keys(lacking))})."
+            )
+
+    plan = RunPlan(
+        name=(name or "").strip() or f"{', '.join(names)} vs {reference_set.name}"[:200],
+        language=language,
+        reference_set=reference_set,
+        image_set=image_set,
+        metrics=metrics,
+        systems=systems,
+    )
+    for system in systems:
+        captioned = set(
+            SystemCaption.objects.filter(system=system, language=language).values_list("image_id", flat=True)
+        )
+        if not captioned:
+            raise ValidationFailed(f"“{system.name}” has no captions in {language.name} ({language.code}).")
+        if in_set is not None:
+            missing = in_set - captioned
+            if missing:
+                raise ValidationFailed(
+                    f"“{system.name}” has no {language.code} caption for {len(missing)} of the {len(in_set)} images "
+                    f"of “{image_set.name}” ({_examples(_keys(missing))})."
+                )
+            plan.images[system.pk] = sorted(in_set)
+        else:
+            scored = captioned & with_references
+            if not scored:
+                raise ValidationFailed(
+                    f"None of the {language.code} captions of “{system.name}” is of an image with references in "
+                    f"“{reference_set.name}”."
+                )
+            plan.images[system.pk] = sorted(scored)
+
+    plan.params = {"tokenizer": language.tokenizer}
+    if plan.clip_metrics:
+        all_ids = set().union(*plan.images.values())
+        without_file = set(
+            Image.objects.filter(pk__in=all_ids)
+            .filter(Q(file="") | Q(content_hash__isnull=True))
+            .values_list("key", flat=True)
+        )
+        if without_file:
+            raise ValidationFailed(
+                f"CLIP metrics need the image files: {len(without_file)} images have none "
+                f"({_examples(without_file)}). Import the files or leave out {', '.join(plan.clip_metrics)}."
+            )
+        plan.params |= {
+            "clip_model": settings.CLIP_MODEL,
+            "clip_pretrained": settings.CLIP_PRETRAINED,
+            "clip_checkpoint": settings.CLIP_CHECKPOINT,
+            "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX,
+            "clip_chunk_size": settings.METRIC_CLIP_CHUNK_SIZE,
+        }
+    return plan
+
+
+# --- Create, enqueue, resume ------------------------------------------------------------------
+
+
+def metric_run_create(
+    *,
+    name: str | None,
+    language_code: str,
+    system_names: list[str],
+    reference_set_id: int,
+    image_set_id: int | None = None,
+    metrics: list[str],
+    user=None,
+    enqueue: bool = True,
+) -> MetricRun:
+    """Validate (see :func:`metric_run_plan`), store the run and its chunks, and enqueue it on commit.
+
+    Chunks: one ``text`` chunk per system when text metrics are asked for, and ``clip``
+    chunks of ``METRIC_CLIP_CHUNK_SIZE`` captions per system for CLIP metrics. One
+    transaction; the chunks are sent to the workers only once it commits (a rolled-back
+    caller sends nothing). Raises ValidationFailed / NotFound before storing anything, and
+    :class:`JobsUnavailable` (after the run is stored and marked failed) when the broker is
+    unreachable. In eager mode (embedded default, tests) the run has been computed when this
+    returns, if no outer transaction is open.
+    """
+    plan = metric_run_plan(
+        name=name,
+        language_code=language_code,
+        system_names=system_names,
+        reference_set_id=reference_set_id,
+        image_set_id=image_set_id,
+        metrics=metrics,
+    )
+    size = max(1, int(settings.METRIC_CLIP_CHUNK_SIZE))
+    with transaction.atomic():
+        run = MetricRun.objects.create(
+            name=plan.name,
+            language=plan.language,
+            reference_set=plan.reference_set,
+            image_set=plan.image_set,
+            metrics=plan.metrics,
+            params=plan.params,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        run.systems.set(plan.systems)
+        chunks = []
+        for system in plan.systems:
+            image_ids = plan.images[system.pk]
+            if plan.text_metrics:
+                chunks.append(
+                    MetricChunk(run=run, system=system, kind=ChunkKind.TEXT, index=0, image_ids=image_ids)
+                )
+            if plan.clip_metrics:
+                for index, start in enumerate(range(0, len(image_ids), size)):
+                    chunks.append(
+                        MetricChunk(
+                            run=run,
+                            system=system,
+                            kind=ChunkKind.CLIP,
+                            index=index,
+                            image_ids=image_ids[start : start + size],
+                        )
+                    )
+        MetricChunk.objects.bulk_create(chunks)
+        run.chunks_total = len(chunks)
+        run.save(update_fields=["chunks_total", "updated_at"])
+        if enqueue:
+            metric_run_enqueue(run=run)
+    return run
+
+
+def metric_run_enqueue(*, run: MetricRun) -> None:
+    """Send the run's pending chunks to the workers once the current transaction commits.
+
+    Outside a transaction they are sent at once. If the broker is unreachable the run is
+    marked failed ("could not be queued: ...") and :class:`JobsUnavailable` is raised from
+    the commit; the run can be resumed once the broker is back. Nothing is sent if the
+    transaction rolls back.
+    """
+    run_id = run.pk
+    transaction.on_commit(lambda: _send_pending_chunks(run_id))
+
+
+def _send_pending_chunks(run_id: int) -> int:
+    from evaluation.metrics.tasks import compute_metric_chunk
+
+    chunks = list(
+        MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).values_list(
+            "pk", "kind", "system_id", "index"
+        )
+    )
+    # Text chunks first: they are fast, and their scores do not wait behind CLIP inference.
+    chunks.sort(key=lambda c: (c[1] != ChunkKind.TEXT, c[2], c[3]))
+    MetricRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.QUEUED, queued_at=timezone.now(), updated_at=timezone.now()
+    )
+    for chunk_id, *_ in chunks:
+        try:
+            compute_metric_chunk.apply_async(args=[chunk_id], retry=True, retry_policy=PUBLISH_RETRY_POLICY)
+        except BROKER_ERRORS as exc:
+            message = f"could not be queued: the job broker is unreachable ({exc})"
+            log.error("metric run %s %s", run_id, message)
+            with transaction.atomic():
+                run = MetricRun.objects.select_for_update().get(pk=run_id)
+                if run.status != RunStatus.SUCCEEDED:
+                    run.status = RunStatus.FAILED
+                    run.error = message
+                    run.finished_at = timezone.now()
+                    run.save(update_fields=["status", "error", "finished_at", "updated_at"])
+            raise JobsUnavailable(
+                f"Metric run #{run_id} {message}. Annotation is not affected; once the broker is back, "
+                f"resume the run (manage.py metric_run resume {run_id}, or the admin action).",
+                details={"run_id": run_id},
+            ) from exc
+    return len(chunks)
+
+
+def chunk_stale_after() -> timedelta:
+    """A chunk 'running' for longer than its task's hard time limit was lost with its worker."""
+    from evaluation.metrics.tasks import compute_metric_chunk
+
+    limit = compute_metric_chunk.time_limit or settings.CELERY_TASK_TIME_LIMIT
+    return timedelta(seconds=limit + 60)
+
+
+@dataclass(frozen=True)
+class ResumeResult:
+    run: MetricRun
+    requeued: int
+    running: int
+
+
+def metric_run_resume(*, run_id: int) -> ResumeResult:
+    """Re-enqueue (on commit) every chunk of the run that is not done.
+
+    Pending and failed chunks go back to pending, and so do chunks 'running' for longer
+    than the task time limit (their worker died); chunks running for less are left to
+    their worker. Locks the run row. Idempotent: a succeeded run is left as it is; a run
+    whose chunks are all done is finalised. Raises NotFound, and JobsUnavailable like
+    :func:`metric_run_enqueue`.
+    """
+    from evaluation.metrics.chunks import metric_run_finalise
+
+    with transaction.atomic():
+        run = MetricRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None:
+            raise NotFound(f"There is no metric run #{run_id}.")
+        if run.status == RunStatus.SUCCEEDED:
+            return ResumeResult(run=run, requeued=0, running=0)
+        stale = timezone.now() - chunk_stale_after()
+        undone = run.chunks.filter(
+            Q(status__in=[ChunkStatus.PENDING, ChunkStatus.FAILED])
+            | Q(status=ChunkStatus.RUNNING, started_at__lt=stale)
+            | Q(status=ChunkStatus.RUNNING, started_at__isnull=True)
+        )
+        requeued = undone.update(status=ChunkStatus.PENDING, error="", updated_at=timezone.now())
+        running = run.chunks.filter(status=ChunkStatus.RUNNING).count()
+        if requeued == 0 and running == 0:
+            metric_run_finalise(run)
+            return ResumeResult(run=run, requeued=0, running=0)
+        if requeued:
+            run.status = RunStatus.QUEUED
+            run.queued_at = timezone.now()
+            run.error = ""
+            run.finished_at = None
+            run.save(update_fields=["status", "queued_at", "error", "finished_at", "updated_at"])
+            metric_run_enqueue(run=run)
+    return ResumeResult(run=run, requeued=requeued, running=running)

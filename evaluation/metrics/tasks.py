@@ -1,0 +1,66 @@
+"""Celery tasks of the evaluation app: one task per metric chunk.
+
+Delivery guarantees come from the settings (``CELERY_TASK_ACKS_LATE``,
+``CELERY_TASK_REJECT_ON_WORKER_LOST``, prefetch 1) and are repeated on the task so they hold
+whatever the deployment sets: a worker that dies mid-chunk leaves the message unacknowledged
+and another worker takes it again; the chunk is idempotent, so that costs only time.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError
+
+from evaluation.metrics.chunks import metric_chunk_compute, metric_chunk_fail
+
+log = logging.getLogger(__name__)
+
+# A CLIP chunk of 256 captions takes well under a minute on a CPU; ten times that is a hang.
+CHUNK_SOFT_TIME_LIMIT = 25 * 60
+CHUNK_TIME_LIMIT = 30 * 60
+# Errors that pass: the database restarting or a dropped connection.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+
+
+class ChunkTask(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        # Retries exhausted, or an unexpected error: the chunk must not look 'running' forever.
+        chunk_id = kwargs.get("chunk_id", args[0] if args else None)
+        if chunk_id is None:
+            return
+        try:
+            metric_chunk_fail(chunk_id=chunk_id, message=f"{type(exc).__name__}: {exc}")
+        except Exception:  # the database may be what failed; resume treats the chunk as stale later
+            log.exception("could not mark metric chunk %s failed", chunk_id)
+
+
+@shared_task(
+    bind=True,
+    base=ChunkTask,
+    name="evaluation.tasks.compute_metric_chunk",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=120,
+    retry_jitter=True,
+    max_retries=5,
+    soft_time_limit=CHUNK_SOFT_TIME_LIMIT,
+    time_limit=CHUNK_TIME_LIMIT,
+)
+def compute_metric_chunk(self, chunk_id: int) -> str:
+    """Compute one chunk of a metric run (see ``metric_chunk_compute``); idempotent.
+
+    Retries database errors with backoff; a chunk over its time limit is marked failed
+    (the run can be resumed).
+    """
+    try:
+        return metric_chunk_compute(chunk_id=chunk_id)
+    except SoftTimeLimitExceeded:
+        metric_chunk_fail(
+            chunk_id=chunk_id, message=f"took longer than {CHUNK_SOFT_TIME_LIMIT} s and was stopped"
+        )
+        return "failed"

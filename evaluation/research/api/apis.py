@@ -1,0 +1,480 @@
+"""The research API: one class per operation, each with its nested filter / input / output serializers.
+
+Every endpoint is for researchers and project managers (:mod:`.permissions`); lists are paginated
+(``?page=``, ``PAGE_SIZE`` from the settings) and filtered by query parameters validated by the
+endpoint's filter serializer (an unknown parameter is refused). Domain errors of the services become
+responses in ``core.errors.api_exception_handler`` (a broker that is down: 503).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from annotation.models import CampaignKind, CampaignState
+from core.errors import ValidationFailed
+from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
+from evaluation.models import ALL_METRICS, Metric, RunStatus
+from evaluation.research.api import selectors
+from evaluation.research.api.permissions import IsResearchStaff
+from evaluation.research.api.serializers import (
+    CampaignSerializer,
+    CommaSeparatedIdsField,
+    CorrelationsSerializer,
+    MetricRunSerializer,
+    RatingSerializer,
+    StatisticsSerializer,
+    StrictFilterSerializer,
+    StrictInputSerializer,
+    SxsJudgmentSerializer,
+    SxsResultsSerializer,
+    VerificationSerializer,
+    WrittenCaptionSerializer,
+)
+from evaluation.research.correlation import correlate
+
+ERRORS = {
+    400: OpenApiResponse(description="Invalid query parameters or body: `error`, `message`, `details`."),
+    401: OpenApiResponse(description="No credentials: send `Authorization: Token <key>`."),
+    403: OpenApiResponse(description="Not a researcher or project manager."),
+}
+NOT_FOUND = {404: OpenApiResponse(description="No such object.")}
+DETAIL_ERRORS = {
+    401: ERRORS[401],
+    403: ERRORS[403],
+    **NOT_FOUND,
+}
+LIST_ERRORS = {**ERRORS, 404: OpenApiResponse(description="No such page.")}
+
+
+class ResearchApi(APIView):
+    """Token first, so a request without credentials gets 401 with ``WWW-Authenticate: Token``."""
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsResearchStaff]
+
+    @staticmethod
+    def validated(serializer_class, data) -> dict:
+        serializer = serializer_class(data=data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def filters(self, request, serializer_class) -> dict:
+        """The validated query parameters, without the ones left empty."""
+        data = self.validated(serializer_class, request.query_params)
+        return {key: value for key, value in data.items() if value not in (None, "")}
+
+
+class ResearchListApi(ResearchApi):
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
+
+    def page_of(self, request, queryset) -> tuple:
+        paginator = self.pagination_class()
+        return paginator, paginator.paginate_queryset(queryset, request, view=self)
+
+    def paginated(self, request, queryset, serializer_class) -> Response:
+        paginator, page = self.page_of(request, queryset)
+        return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+# --- Languages, systems, reference and image sets ---------------------------------------------------
+
+
+class LanguageListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        code = serializers.CharField(required=False, max_length=16)
+
+    @extend_schema_serializer(component_name="Language")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        code = serializers.CharField()
+        name = serializers.CharField()
+        direction = serializers.CharField()
+        tokenizer = serializers.CharField()
+
+    @extend_schema(
+        summary="Languages",
+        parameters=[FilterSerializer],
+        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        languages = selectors.language_list(**self.filters(request, self.FilterSerializer))
+        return self.paginated(request, languages, self.OutputSerializer)
+
+
+class SystemListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        language = serializers.CharField(
+            required=False, max_length=16, help_text="Only systems with captions in this language."
+        )
+        name = serializers.CharField(required=False, max_length=100)
+
+    @extend_schema_serializer(component_name="CaptioningSystem")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+        languages = serializers.ListField(
+            child=serializers.CharField(), help_text="Languages it has captions in."
+        )
+
+    @extend_schema(
+        summary="Captioning systems",
+        parameters=[FilterSerializer],
+        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        systems = selectors.system_list(**self.filters(request, self.FilterSerializer))
+        paginator, page = self.page_of(request, systems)
+        languages = selectors.system_languages(system.pk for system in page)
+        for system in page:
+            system.languages = languages.get(system.pk, [])
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+
+
+class ReferenceSetListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        language = serializers.CharField(required=False, max_length=16)
+
+    @extend_schema_serializer(component_name="ReferenceSet")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        language = serializers.CharField(source="language.code")
+        kind = serializers.CharField(help_text="campaign: the written captions of a caption campaign.")
+        campaign = serializers.IntegerField(source="campaign_id", allow_null=True)
+        source_name = serializers.CharField()
+        source_format = serializers.CharField()
+        source_sha256 = serializers.CharField()
+        description = serializers.CharField()
+
+    @extend_schema(
+        summary="Reference sets (to start a metric run)",
+        parameters=[FilterSerializer],
+        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        sets = selectors.reference_set_list(**self.filters(request, self.FilterSerializer))
+        return self.paginated(request, sets, self.OutputSerializer)
+
+
+class ImageSetListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        language = serializers.CharField(
+            required=False, max_length=16, help_text="Sets for this language and sets for every language."
+        )
+
+    @extend_schema_serializer(component_name="ImageSet")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        language = serializers.CharField(
+            source="language.code", allow_null=True, default=None, help_text="null: every language."
+        )
+        n_images = serializers.IntegerField()
+        seed = serializers.IntegerField(allow_null=True)
+        description = serializers.CharField()
+
+    @extend_schema(
+        summary="Image sets (to start a metric run)",
+        parameters=[FilterSerializer],
+        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        sets = selectors.image_set_list(**self.filters(request, self.FilterSerializer))
+        return self.paginated(request, sets, self.OutputSerializer)
+
+
+# --- Campaigns ------------------------------------------------------------------------------------
+
+
+class CampaignListApi(ResearchListApi):
+    """Cheap on purpose: progress for the whole page in one query, no ΔS×S (see the detail)."""
+
+    class FilterSerializer(StrictFilterSerializer):
+        language = serializers.CharField(required=False, max_length=16)
+        kind = serializers.ChoiceField(choices=CampaignKind.choices, required=False)
+        state = serializers.ChoiceField(choices=CampaignState.choices, required=False)
+
+    @extend_schema(
+        summary="Campaigns with their progress",
+        description="ΔS×S and the other results are on the detail endpoint only, to keep this page cheap.",
+        parameters=[FilterSerializer],
+        responses={200: CampaignSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        campaigns = selectors.campaign_list(**self.filters(request, self.FilterSerializer))
+        paginator, page = self.page_of(request, campaigns)
+        progress = selectors.campaign_progress(c.pk for c in page)
+        for campaign in page:
+            campaign.progress = progress[campaign.pk]
+        return paginator.get_paginated_response(CampaignSerializer(page, many=True).data)
+
+
+class CampaignDetailApi(ResearchApi):
+    @extend_schema_serializer(component_name="CampaignDetail")
+    class OutputSerializer(CampaignSerializer):
+        sxs = SxsResultsSerializer(allow_null=True, help_text="Side by side: WINS, LOSSES, ΔS×S and more.")
+        verification = VerificationSerializer(allow_null=True, help_text="Verification: Table 2 row, alpha.")
+        statistics = StatisticsSerializer(allow_null=True, help_text="Caption campaign: Table 1 row.")
+
+    @extend_schema(
+        summary="A campaign with its progress and results",
+        description=(
+            "Side by side: WINS, LOSSES, ties, ΔS×S with its 95% bootstrap interval (10,000 resamples, "
+            "seed 0), sign test, position bias, alpha, the identical pairs apart and the control pass rate "
+            "per annotator (pseudonyms). Verification: its Table 2 row. Caption: its Table 1 row."
+        ),
+        responses={200: OutputSerializer, **DETAIL_ERRORS},
+    )
+    def get(self, request, campaign_id: int):
+        campaign = selectors.campaign_detail(campaign_id=campaign_id)
+        return Response(self.OutputSerializer(campaign).data)
+
+
+# --- Submitted work: written captions, side-by-side judgments, ratings ------------------------------
+
+
+class CaptionListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        language = serializers.CharField(required=False, max_length=16)
+        campaign = serializers.IntegerField(required=False, min_value=1)
+        image = serializers.CharField(required=False, max_length=200, help_text="Image key.")
+        annotator = serializers.CharField(required=False, max_length=32, help_text="Pseudonym.")
+
+    @extend_schema(
+        summary="Written captions (submitted)",
+        description="Captions annotators wrote and submitted. Drafts are never exposed.",
+        parameters=[FilterSerializer],
+        responses={200: WrittenCaptionSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        captions = selectors.written_caption_list(**self.filters(request, self.FilterSerializer))
+        return self.paginated(request, captions, WrittenCaptionSerializer)
+
+
+class CaptionDetailApi(ResearchApi):
+    @extend_schema(summary="A written caption", responses={200: WrittenCaptionSerializer, **DETAIL_ERRORS})
+    def get(self, request, caption_id: int):
+        caption = selectors.written_caption_get(caption_id=caption_id)
+        return Response(WrittenCaptionSerializer(caption).data)
+
+
+class JudgmentListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        language = serializers.CharField(required=False, max_length=16)
+        campaign = serializers.IntegerField(required=False, min_value=1)
+        system = serializers.CharField(required=False, max_length=100, help_text="m1 or m2 of the campaign.")
+        annotator = serializers.CharField(required=False, max_length=32, help_text="Pseudonym.")
+        control = serializers.BooleanField(
+            required=False, allow_null=True, default=None, help_text="true: control items only; false: none."
+        )
+
+    @extend_schema(
+        summary="Side-by-side judgments (submitted)",
+        parameters=[FilterSerializer],
+        responses={200: SxsJudgmentSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        judgments = selectors.sxs_judgment_list(**self.filters(request, self.FilterSerializer))
+        return self.paginated(request, judgments, SxsJudgmentSerializer)
+
+
+class JudgmentDetailApi(ResearchApi):
+    @extend_schema(summary="A side-by-side judgment", responses={200: SxsJudgmentSerializer, **DETAIL_ERRORS})
+    def get(self, request, judgment_id: int):
+        judgment = selectors.sxs_judgment_get(judgment_id=judgment_id)
+        return Response(SxsJudgmentSerializer(judgment).data)
+
+
+class RatingListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        kind = serializers.ChoiceField(choices=sorted(selectors.RATING_KINDS), required=False)
+        language = serializers.CharField(required=False, max_length=16)
+        campaign = serializers.IntegerField(required=False, min_value=1)
+        annotator = serializers.CharField(required=False, max_length=32, help_text="Pseudonym.")
+
+    @extend_schema(
+        summary="Ratings (submitted): verification ratings and screen-1 ratings",
+        parameters=[FilterSerializer],
+        responses={200: RatingSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        ratings = selectors.rating_list(**self.filters(request, self.FilterSerializer))
+        return self.paginated(request, ratings, RatingSerializer)
+
+
+class RatingDetailApi(ResearchApi):
+    @extend_schema(summary="A rating", responses={200: RatingSerializer, **DETAIL_ERRORS})
+    def get(self, request, rating_id: int):
+        rating = selectors.rating_get(rating_id=rating_id)
+        return Response(RatingSerializer(rating).data)
+
+
+# --- Metric runs ------------------------------------------------------------------------------------
+
+
+class MetricRunListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        language = serializers.CharField(required=False, max_length=16)
+        status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+        system = serializers.CharField(required=False, max_length=100, help_text="Runs that score it.")
+
+    @extend_schema(
+        summary="Metric runs with their corpus scores",
+        parameters=[FilterSerializer],
+        responses={200: MetricRunSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        runs = selectors.metric_run_list(**self.filters(request, self.FilterSerializer))
+        return self.paginated(request, runs, MetricRunSerializer)
+
+
+class MetricRunCreateApi(ResearchApi):
+    """Researchers and project managers start runs (the only write of the API)."""
+
+    class InputSerializer(StrictInputSerializer):
+        name = serializers.CharField(
+            required=False, allow_blank=True, max_length=200, default="", help_text="Empty: made up."
+        )
+        language = serializers.CharField(max_length=16, help_text="Language code, e.g. de.")
+        systems = serializers.ListField(
+            child=serializers.CharField(max_length=100),
+            min_length=1,
+            max_length=100,
+            help_text="System names.",
+        )
+        reference_set = serializers.IntegerField(min_value=1, help_text="Reference set id.")
+        image_set = serializers.IntegerField(
+            min_value=1,
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Image set id; empty: every image with references and a caption.",
+        )
+        metrics = serializers.ListField(
+            child=serializers.ChoiceField(choices=[*ALL_METRICS, *METRIC_GROUPS]),
+            min_length=1,
+            help_text="Metric names, or the groups text, clip, all.",
+        )
+
+    @extend_schema(
+        summary="Start a metric run",
+        description=(
+            "Validates, stores the run and its chunks and queues them for the workers. 503 when the job "
+            "broker is unreachable (the run is stored as failed and can be resumed)."
+        ),
+        request=InputSerializer,
+        responses={
+            201: MetricRunSerializer,
+            **ERRORS,
+            404: OpenApiResponse(description="No such reference set or image set."),
+            503: OpenApiResponse(description="The job broker is unreachable."),
+        },
+    )
+    def post(self, request):
+        data = self.validated(self.InputSerializer, request.data)
+        run = metric_run_create(
+            name=data["name"],
+            language_code=data["language"],
+            system_names=data["systems"],
+            reference_set_id=data["reference_set"],
+            image_set_id=data["image_set"],
+            metrics=data["metrics"],
+            user=request.user,
+        )
+        run = selectors.metric_run_detail(run_id=run.pk)
+        return Response(MetricRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class MetricRunCollectionApi(MetricRunListApi, MetricRunCreateApi):
+    """GET and POST /metric-runs/: the two operations above on one URL."""
+
+
+class MetricRunDetailApi(ResearchApi):
+    @extend_schema(summary="A metric run", responses={200: MetricRunSerializer, **DETAIL_ERRORS})
+    def get(self, request, run_id: int):
+        return Response(MetricRunSerializer(selectors.metric_run_detail(run_id=run_id)).data)
+
+
+class CaptionScoreListApi(ResearchListApi):
+    class FilterSerializer(StrictFilterSerializer):
+        system = serializers.CharField(required=False, max_length=100)
+        metric = serializers.ChoiceField(choices=Metric.choices, required=False)
+        image = serializers.CharField(required=False, max_length=200, help_text="Image key.")
+
+    @extend_schema_serializer(component_name="CaptionScore")
+    class OutputSerializer(serializers.Serializer):
+        system = serializers.CharField(source="system.name")
+        image = serializers.CharField(source="image.key")
+        metric = serializers.CharField()
+        value = serializers.FloatField()
+
+    @extend_schema(
+        summary="Per-caption scores of a metric run",
+        parameters=[FilterSerializer],
+        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request, run_id: int):
+        run = selectors.metric_run_detail(run_id=run_id)
+        scores = selectors.caption_score_list(run=run, **self.filters(request, self.FilterSerializer))
+        return self.paginated(request, scores, self.OutputSerializer)
+
+
+# --- Correlation of metrics with side-by-side judgments ----------------------------------------------
+
+
+class CorrelationApi(ResearchApi):
+    class FilterSerializer(StrictFilterSerializer):
+        runs = CommaSeparatedIdsField(help_text="Metric run ids, comma-separated (succeeded runs).")
+        campaigns = CommaSeparatedIdsField(
+            required=False,
+            help_text="Side-by-side campaign ids; default: every finished one (closed, or every item judged K times).",
+        )
+        one_direction = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Count each comparison once instead of in both directions.",
+        )
+        n_boot = serializers.IntegerField(
+            required=False, min_value=0, max_value=10_000, default=1000, help_text="0: no intervals."
+        )
+        seed = serializers.IntegerField(required=False, min_value=0, default=0)
+
+    @extend_schema(
+        summary="Correlation of metrics with ΔS×S",
+        description=(
+            "One comparison per side-by-side campaign (m1, m2, language): ΔS×S from the campaign and, per "
+            "metric, Δmetric = score(m2) − score(m1) from the corpus scores of one of the given runs in that "
+            "language. Pearson, Spearman, Kendall τ_b and τ_c per language and over all (`all`); each "
+            "comparison counts in both directions unless `one_direction=true`."
+        ),
+        parameters=[FilterSerializer],
+        responses={200: CorrelationsSerializer, **ERRORS},
+    )
+    def get(self, request):
+        params = self.validated(self.FilterSerializer, request.query_params)
+        found = selectors.sxs_comparisons(run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        both = not params["one_direction"]
+        try:
+            results = correlate(
+                [source.comparison for source in found.comparisons],
+                both_directions=both,
+                n_boot=params["n_boot"],
+                seed=params["seed"],
+            )
+        except ValueError as exc:
+            raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
+        output = {
+            "both_directions": both,
+            "n_boot": params["n_boot"],
+            "seed": params["seed"],
+            "comparisons": found.comparisons,
+            "skipped": found.skipped,
+            "results": results,
+        }
+        return Response(CorrelationsSerializer(output).data)

@@ -1,0 +1,410 @@
+"""Serializers of the research API that are not nested in one API class.
+
+Each endpoint keeps its own filter / input / output serializers nested in its API class
+(:mod:`.apis`); here are the strict bases that refuse what a client must not send (RELIABILITY 14),
+and the outputs that a list and a detail endpoint share or that nest inside other outputs (kept at
+module level so drf-spectacular names each component once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from rest_framework import serializers
+
+from annotation.models import AssignmentState, CampaignKind, CampaignState, RatingValue, Side, SxsChoice
+from evaluation.human.sxs import normalise_choice
+
+# Query parameters every list endpoint accepts besides its filters.
+COMMON_QUERY_PARAMETERS = frozenset({"page", "format"})
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """A request body: a key that is not a field of the serializer is refused (400, naming it)
+    instead of silently dropped, so a client never believes it set ``status`` or ``created_by``."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: ["This field cannot be set (it is not part of this request)."] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+class StrictFilterSerializer(serializers.Serializer):
+    """Query parameters of a list endpoint: an unknown parameter (a misspelt filter) is refused
+    rather than ignored, which would answer with everything."""
+
+    def validate(self, attrs):
+        unknown = sorted(set(self.initial_data) - set(self.fields) - COMMON_QUERY_PARAMETERS)
+        if unknown:
+            known = ", ".join(sorted(set(self.fields) | {"page"}))
+            raise serializers.ValidationError(
+                f"Unknown query parameter(s): {', '.join(unknown)}. This endpoint takes: {known}."
+            )
+        return attrs
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class CommaSeparatedIdsField(serializers.Field):
+    """``1,2,3`` -> [1, 2, 3] (positive integers, order kept, duplicates dropped)."""
+
+    default_error_messages = {
+        "invalid": "Give ids as positive integers separated by commas, e.g. 3,7.",
+        "empty": "Give at least one id.",
+        "too_many": "At most {max} ids.",
+    }
+
+    def __init__(self, *, max_ids: int = 100, **kwargs):
+        self.max_ids = max_ids
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        parts = [part.strip() for part in data.split(",") if part.strip()]
+        if not parts:
+            self.fail("empty")
+        if not all(part.isascii() and part.isdigit() and int(part) > 0 for part in parts):
+            self.fail("invalid")
+        ids = list(dict.fromkeys(int(part) for part in parts))
+        if len(ids) > self.max_ids:
+            self.fail("too_many", max=self.max_ids)
+        return ids
+
+    def to_representation(self, value):
+        return ",".join(str(v) for v in value)
+
+
+# --- Outputs used by several endpoints ------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="NamedObject")
+class NamedObjectSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="CorpusScore")
+class CorpusScoreSerializer(serializers.Serializer):
+    system = serializers.CharField(source="system.name")
+    metric = serializers.CharField()
+    value = serializers.FloatField()
+
+
+@extend_schema_serializer(component_name="MetricRunProgress")
+class MetricRunProgressSerializer(serializers.Serializer):
+    chunks_done = serializers.IntegerField()
+    chunks_total = serializers.IntegerField()
+    fraction = serializers.FloatField(source="progress", help_text="Share of chunks done, 0..1.")
+
+
+@extend_schema_serializer(component_name="MetricRun")
+class MetricRunSerializer(serializers.Serializer):
+    """A metric run: what it scores, its status and progress, and its corpus scores."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    language = serializers.CharField(source="language.code")
+    systems = serializers.SerializerMethodField()
+    reference_set = NamedObjectSerializer()
+    image_set = NamedObjectSerializer(allow_null=True)
+    metrics = serializers.ListField(child=serializers.CharField())
+    params = serializers.DictField(help_text="Tokenizer, CLIP model, checkpoint and prompt prefix.")
+    versions = serializers.DictField(help_text="Package versions of the worker that computed the run.")
+    status = serializers.CharField()
+    error = serializers.CharField()
+    progress = MetricRunProgressSerializer(source="*")
+    created_at = serializers.DateTimeField()
+    queued_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    duration_seconds = serializers.FloatField(allow_null=True)
+    timings = serializers.DictField()
+    corpus_scores = CorpusScoreSerializer(many=True)
+
+    def get_systems(self, run) -> list[str]:
+        return sorted(system.name for system in run.systems.all())
+
+
+@extend_schema_serializer(component_name="SxsSummary")
+class SxsSummarySerializer(serializers.Serializer):
+    """ΔS×S and what goes with it (percentages 0..100, ΔS×S and its interval in points)."""
+
+    n_images = serializers.IntegerField()
+    n_judgments = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    wins_pct = serializers.FloatField(allow_null=True)
+    losses_pct = serializers.FloatField(allow_null=True)
+    ties_pct = serializers.FloatField(allow_null=True)
+    delta_sxs = serializers.FloatField(allow_null=True, help_text="WINS − LOSSES, −100..+100.")
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    confidence = serializers.FloatField()
+    n_boot = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    sign_test_p = serializers.FloatField(allow_null=True)
+    mean_score_per_judgment = serializers.FloatField(allow_null=True)
+    mean_score_per_image = serializers.FloatField(allow_null=True)
+    decided_judgments = serializers.IntegerField()
+    left_preferred = serializers.IntegerField()
+    left_preferred_share = serializers.FloatField(allow_null=True)
+    position_bias_p = serializers.FloatField(allow_null=True)
+    alpha_ordinal = serializers.FloatField(allow_null=True)
+
+
+def _interval_field():
+    return serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True, required=False
+    )
+
+
+@extend_schema_serializer(component_name="CorrelationResult")
+class CorrelationResultSerializer(serializers.Serializer):
+    """The four coefficients of ΔS×S against one Δmetric, with intervals and p-values
+    (see evaluation.research.correlation: p-values are on the comparisons in one direction)."""
+
+    n = serializers.IntegerField()
+    n_comparisons = serializers.IntegerField()
+    pearson = serializers.FloatField(allow_null=True)
+    spearman = serializers.FloatField(allow_null=True)
+    kendall_tau_b = serializers.FloatField(allow_null=True)
+    kendall_tau_c = serializers.FloatField(allow_null=True)
+    pearson_ci = _interval_field()
+    spearman_ci = _interval_field()
+    kendall_tau_b_ci = _interval_field()
+    kendall_tau_c_ci = _interval_field()
+    pearson_p = serializers.FloatField(allow_null=True)
+    spearman_p = serializers.FloatField(allow_null=True)
+    kendall_tau_b_p = serializers.FloatField(allow_null=True)
+    kendall_tau_c_p = serializers.FloatField(allow_null=True)
+    p_n = serializers.IntegerField()
+    n_boot = serializers.IntegerField()
+    mirrored = serializers.BooleanField()
+    note = serializers.CharField()
+
+
+# --- Campaigns and their results, submitted work, correlations -------------------------------------
+
+
+def _pseudonym_field():
+    return serializers.CharField(
+        source="assignment.annotator.pseudonym", help_text="The annotator's pseudonym (never a user name)."
+    )
+
+
+@extend_schema_serializer(component_name="CampaignProgress")
+class CampaignProgressSerializer(serializers.Serializer):
+    items = serializers.IntegerField(help_text="Items of the campaign, control items included.")
+    control_items = serializers.IntegerField()
+    complete = serializers.IntegerField(help_text="Items with at least K submitted results.")
+    results = serializers.IntegerField(help_text="Submitted results, late ones included.")
+
+
+@extend_schema_serializer(component_name="Campaign")
+class CampaignSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=CampaignKind.choices)
+    state = serializers.ChoiceField(choices=CampaignState.choices)
+    language = serializers.CharField(source="language.code")
+    batch_size = serializers.IntegerField()
+    replication = serializers.IntegerField(help_text="K results per item.")
+    prompt_system = serializers.CharField(
+        source="prompt_system.name", allow_null=True, default=None, help_text="Caption campaign: screen 1."
+    )
+    base_system = serializers.CharField(
+        source="base_system.name", allow_null=True, default=None, help_text="Side by side: m1."
+    )
+    test_system = serializers.CharField(
+        source="test_system.name", allow_null=True, default=None, help_text="Side by side: m2."
+    )
+    source_campaign = serializers.IntegerField(
+        source="source_campaign_id", allow_null=True, help_text="Verification: the caption campaign rated."
+    )
+    sample_size = serializers.IntegerField(allow_null=True)
+    sample_seed = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    progress = CampaignProgressSerializer()
+
+
+@extend_schema_serializer(component_name="ControlPassRate")
+class ControlRowSerializer(serializers.Serializer):
+    annotator = serializers.CharField(source="pseudonym", help_text="Pseudonym.")
+    n_controls = serializers.IntegerField()
+    n_passed = serializers.IntegerField()
+    pass_rate = serializers.FloatField()
+    flagged = serializers.BooleanField(help_text="Pass rate below the campaign's threshold.")
+
+
+@extend_schema_serializer(component_name="SxsResults")
+class SxsResultsSerializer(serializers.Serializer):
+    summary = SxsSummarySerializer(help_text="Real pairs: no control item, no identical pair.")
+    identical_pairs = SxsSummarySerializer(
+        source="identical", help_text="Pairs whose two captions are the same."
+    )
+    control_threshold = serializers.FloatField()
+    control_judgments = serializers.IntegerField(source="n_control_judgments")
+    controls = ControlRowSerializer(many=True, help_text="Control pass rate per annotator.")
+
+
+@extend_schema_serializer(component_name="QualityRow")
+class QualitySerializer(serializers.Serializer):
+    language = serializers.CharField()
+    n_captions = serializers.IntegerField()
+    n_rated = serializers.IntegerField()
+    pct_good_plus = serializers.FloatField(allow_null=True)
+    pct_med_plus = serializers.FloatField(allow_null=True)
+    pct_bad = serializers.FloatField(allow_null=True)
+    nei_rate = serializers.FloatField(allow_null=True)
+    n_no_median = serializers.IntegerField()
+    n_ratings = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="VerificationResults")
+class VerificationSerializer(serializers.Serializer):
+    quality = QualitySerializer(allow_null=True, help_text="Table 2 row; null while nothing is rated.")
+    alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha, ordinal, NEI missing.")
+    n_ratings = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="CaptionStatistics")
+class StatisticsSerializer(serializers.Serializer):
+    language = serializers.CharField()
+    n_captions = serializers.IntegerField()
+    n_images = serializers.IntegerField()
+    images_1 = serializers.IntegerField()
+    images_2 = serializers.IntegerField()
+    images_3_plus = serializers.IntegerField()
+    mean_words = serializers.FloatField()
+    mean_chars = serializers.FloatField()
+    tokenizer = serializers.CharField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="WrittenCaption")
+class WrittenCaptionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    image = serializers.CharField(source="image.key", help_text="The image key.")
+    language = serializers.CharField(source="language.code")
+    campaign = serializers.IntegerField(source="campaign_id")
+    annotator = serializers.CharField(source="annotator.pseudonym", help_text="Pseudonym, never a user name.")
+    seconds = serializers.FloatField(allow_null=True, help_text="Time writing this caption, where measured.")
+    batch_rating_seconds = serializers.FloatField(source="assignment.batch.rating_seconds", allow_null=True)
+    batch_writing_seconds = serializers.FloatField(source="assignment.batch.writing_seconds", allow_null=True)
+    is_late = serializers.BooleanField(help_text="Submitted after its lease ran out (kept).")
+    submitted_at = serializers.DateTimeField(source="assignment.batch.submitted_at", allow_null=True)
+
+
+@extend_schema_serializer(component_name="SxsJudgment")
+class SxsJudgmentSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    campaign = serializers.IntegerField(source="assignment.item.campaign_id")
+    language = serializers.CharField(source="assignment.item.campaign.language.code")
+    image = serializers.CharField(source="assignment.item.image.key")
+    m1 = serializers.CharField(source="assignment.item.campaign.base_system.name", help_text="Base system.")
+    m2 = serializers.CharField(source="assignment.item.campaign.test_system.name", help_text="Test system.")
+    is_control = serializers.BooleanField(source="assignment.item.is_control")
+    control_kind = serializers.CharField(
+        source="assignment.item.control_kind", help_text="identical, wrong_image, or empty."
+    )
+    is_identical_pair = serializers.BooleanField(source="assignment.item.is_identical_pair")
+    choice = serializers.ChoiceField(
+        choices=SxsChoice.choices, help_text="As seen, from the LEFT caption's side (much_better: left)."
+    )
+    choice_label = serializers.SerializerMethodField(help_text="The paper's label, from the left side.")
+    m2_side = serializers.ChoiceField(source="assignment.m2_side", choices=Side.choices)
+    score = serializers.IntegerField(help_text="From m2's side, −3..+3 (+3: m2 much better).")
+    annotator = _pseudonym_field()
+    seconds = serializers.FloatField(allow_null=True)
+    is_late = serializers.SerializerMethodField()
+    submitted_at = serializers.DateTimeField(source="assignment.batch.submitted_at", allow_null=True)
+
+    def get_choice_label(self, judgment) -> str:
+        return normalise_choice(judgment.choice)
+
+    def get_is_late(self, judgment) -> bool:
+        return judgment.assignment.state == AssignmentState.LATE
+
+
+@extend_schema_serializer(component_name="Rating")
+class RatingSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.SerializerMethodField(
+        help_text="verification: a human caption (rating campaign); prompt: screen 1 of a caption campaign."
+    )
+    campaign = serializers.IntegerField(source="assignment.item.campaign_id")
+    language = serializers.CharField(source="assignment.item.campaign.language.code")
+    image = serializers.CharField(source="assignment.item.image.key")
+    value = serializers.ChoiceField(choices=RatingValue.choices)
+    value_label = serializers.CharField(source="get_value_display")
+    caption_text = serializers.SerializerMethodField(help_text="The caption that was rated.")
+    written_caption = serializers.IntegerField(
+        source="assignment.item.written_caption_id", allow_null=True, help_text="Verification: the caption."
+    )
+    prompt_system = serializers.CharField(
+        source="assignment.item.prompt_caption.system.name",
+        allow_null=True,
+        default=None,
+        help_text="Screen 1: the system whose caption was rated.",
+    )
+    annotator = _pseudonym_field()
+    seconds = serializers.FloatField(allow_null=True)
+    is_late = serializers.SerializerMethodField()
+    submitted_at = serializers.DateTimeField(source="assignment.batch.submitted_at", allow_null=True)
+
+    def get_kind(self, rating) -> str:
+        return "verification" if rating.assignment.item.campaign.kind == CampaignKind.RATING else "prompt"
+
+    def get_caption_text(self, rating) -> str | None:
+        item = rating.assignment.item
+        caption = item.written_caption if item.written_caption_id else item.prompt_caption
+        return caption.text if caption is not None else None
+
+    def get_is_late(self, rating) -> bool:
+        return rating.assignment.state == AssignmentState.LATE
+
+
+@extend_schema_serializer(component_name="CorrelationComparison")
+class CorrelationComparisonSerializer(serializers.Serializer):
+    campaign = serializers.IntegerField(source="campaign.pk")
+    campaign_name = serializers.CharField(source="campaign.name")
+    m1 = serializers.CharField(source="comparison.m1")
+    m2 = serializers.CharField(source="comparison.m2")
+    language = serializers.CharField(source="comparison.language")
+    delta_sxs = serializers.FloatField(source="comparison.delta_sxs")
+    delta_sxs_ci_low = serializers.FloatField(source="ci_low", allow_null=True)
+    delta_sxs_ci_high = serializers.FloatField(source="ci_high", allow_null=True)
+    n_images = serializers.IntegerField()
+    deltas = serializers.DictField(
+        source="comparison.deltas",
+        child=serializers.FloatField(),
+        help_text="metric -> score(m2) − score(m1)",
+    )
+    runs = serializers.DictField(child=serializers.IntegerField(), help_text="metric -> metric run id")
+
+
+@extend_schema_serializer(component_name="CorrelationSkipped")
+class CorrelationSkippedSerializer(serializers.Serializer):
+    campaign = serializers.IntegerField(source="campaign.pk")
+    campaign_name = serializers.CharField(source="campaign.name")
+    reason = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="Correlations")
+class CorrelationsSerializer(serializers.Serializer):
+    both_directions = serializers.BooleanField()
+    n_boot = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    comparisons = CorrelationComparisonSerializer(many=True)
+    skipped = CorrelationSkippedSerializer(many=True)
+    results = serializers.DictField(
+        child=serializers.DictField(child=CorrelationResultSerializer()),
+        help_text='metric -> {"all" | language -> coefficients}',
+    )

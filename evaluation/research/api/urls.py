@@ -1,0 +1,32 @@
+"""URLs of the research API, mounted at /api/ (config/urls.py)."""
+
+from django.urls import path
+
+from evaluation.research.api import apis, docs
+
+app_name = "api"
+
+urlpatterns = [
+    path("languages/", apis.LanguageListApi.as_view(), name="language-list"),
+    path("systems/", apis.SystemListApi.as_view(), name="system-list"),
+    path("reference-sets/", apis.ReferenceSetListApi.as_view(), name="reference-set-list"),
+    path("image-sets/", apis.ImageSetListApi.as_view(), name="image-set-list"),
+    path("campaigns/", apis.CampaignListApi.as_view(), name="campaign-list"),
+    path("campaigns/<int:campaign_id>/", apis.CampaignDetailApi.as_view(), name="campaign-detail"),
+    path("captions/", apis.CaptionListApi.as_view(), name="caption-list"),
+    path("captions/<int:caption_id>/", apis.CaptionDetailApi.as_view(), name="caption-detail"),
+    path("judgments/", apis.JudgmentListApi.as_view(), name="judgment-list"),
+    path("judgments/<int:judgment_id>/", apis.JudgmentDetailApi.as_view(), name="judgment-detail"),
+    path("ratings/", apis.RatingListApi.as_view(), name="rating-list"),
+    path("ratings/<int:rating_id>/", apis.RatingDetailApi.as_view(), name="rating-detail"),
+    path("metric-runs/", apis.MetricRunCollectionApi.as_view(), name="metric-run-list"),
+    path("metric-runs/<int:run_id>/", apis.MetricRunDetailApi.as_view(), name="metric-run-detail"),
+    path(
+        "metric-runs/<int:run_id>/caption-scores/",
+        apis.CaptionScoreListApi.as_view(),
+        name="metric-run-caption-scores",
+    ),
+    path("correlations/", apis.CorrelationApi.as_view(), name="correlations"),
+    path("schema/", docs.SchemaApi.as_view(), name="schema"),
+    path("docs/", docs.DocsView.as_view(), name="docs"),
+]

@@ -1,0 +1,478 @@
+"""The database read into the plain inputs of :mod:`evaluation.research.correlation`.
+
+Model level: :func:`comparisons_from_db`
+    One :class:`~evaluation.research.correlation.Comparison` per side-by-side campaign (m1, m2, language):
+    ΔS×S from :func:`evaluation.human.selectors.sxs_results` (submitted work only, control items and
+    identical pairs left out) and, per metric, Δmetric = corpus score of m2 − corpus score of m1.
+    Both corpus scores come from ONE metric run: a run's scores depend on its image set and
+    reference set (CIDEr's IDF comes from the evaluated images), so scores of two runs are not
+    comparable. A run is used for a campaign when it is in the campaign's language and has the
+    metric for both systems. When several selected runs qualify for the same (pair, metric), the
+    first in the order given is used and the others are noted. ``deltas`` is keyed by the metric's
+    name (``"CIDEr-D"``), as :func:`~evaluation.research.correlation.correlate` expects; in a comparisons
+    CSV the column is ``delta_<metric>``.
+
+    What cannot be used is not dropped silently: a campaign without a submitted judgment, a pair
+    already compared by an earlier campaign (in either direction: one comparison per pair and
+    language), a pair no selected run scores, or a metric missing for one comparison is listed in
+    ``skipped`` with the reason.
+
+Caption level: :func:`per_caption_rows`
+    Screen 1 of a caption campaign is a human rating of a model caption: the prompt system's
+    English caption of the item's image. The metric score of THAT caption is the
+    :class:`~evaluation.models.CaptionScore` of a run with the same system, the same image and the
+    caption's language (the run scores the system's caption in its own language, and a system has
+    one caption per image and language). So a screen-1 rating pairs with the caption scores of
+    runs in the prompt captions' language (English, with English references for the reference
+    metrics), one row per rating: a caption rated by two annotators gives two rows, as in
+    :func:`evaluation.research.correlation.per_caption_agreement`.
+
+    ``transfer=True`` also pairs the rating with the same system's caption of the same image in the
+    run's other language, as seed 001 transfers English ratings to machine-translated captions. That
+    is only meaningful when the system's captions in that language are translations of its English
+    ones (the demo's German captions are); such rows are flagged ``transferred``.
+
+    Rows are grouped by the language of the scored captions. ``language_codes`` chooses the caption
+    campaigns whose ratings are used (their target language: which annotators rated), the same
+    meaning the option has for side-by-side campaigns. When two selected runs score the same
+    (language, system, metric), the first in the order given is used and the others are noted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from annotation.models import Campaign, CampaignKind, Language, Rating, RatingValue
+from core.errors import NotFound, ValidationFailed
+from evaluation.human.selectors import DONE_STATES, sxs_results
+from evaluation.human.sxs import DEFAULT_N_BOOT
+from evaluation.metrics.runs import metrics_parse
+from evaluation.models import ALL_METRICS, CaptionScore, CorpusScore, MetricRun, RunStatus
+from evaluation.research.correlation import Comparison
+from evaluation.research.per_caption import per_caption_agreement_by_language
+
+__all__ = [
+    "ComparisonList",
+    "ComparisonSource",
+    "PerCaptionRow",
+    "PerCaptionRows",
+    "Skipped",
+    "comparisons_from_db",
+    "metric_runs_for_report",
+    "per_caption_agreement_from_rows",
+    "per_caption_rows",
+]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A comparison (or some of its metrics) left out, and why.
+
+    ``metrics`` empty: the whole comparison is left out; otherwise only these metrics are missing.
+    """
+
+    campaign_id: int | None
+    campaign: str
+    language: str
+    m1: str
+    m2: str
+    reason: str
+    metrics: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        what = f"{self.m2} vs {self.m1} in {self.language}"
+        if self.campaign:
+            what += f" (campaign “{self.campaign}”, #{self.campaign_id})"
+        if self.metrics:
+            what += f", {', '.join(self.metrics)}"
+        return f"{what}: {self.reason}"
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["metrics"] = list(self.metrics)
+        return data
+
+
+@dataclass(frozen=True)
+class ComparisonSource:
+    """Where one comparison's numbers come from: the campaign and, per metric, the run and both scores."""
+
+    campaign_id: int
+    campaign: str
+    state: str
+    language: str
+    m1: str
+    m2: str
+    delta_sxs: float
+    ci_low: float | None
+    ci_high: float | None
+    n_images: int
+    n_judgments: int
+    runs: dict[str, int] = field(default_factory=dict)  # metric -> run id
+    m1_scores: dict[str, float] = field(default_factory=dict)
+    m2_scores: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ComparisonList(list[Comparison]):
+    """A list of comparisons that also carries ``skipped`` (what was left out, with the reason) and
+    ``sources`` (one :class:`ComparisonSource` per comparison, in the same order)."""
+
+    def __init__(
+        self,
+        comparisons: Iterable[Comparison] = (),
+        *,
+        skipped: Iterable[Skipped] = (),
+        sources: Iterable[ComparisonSource] = (),
+    ):
+        super().__init__(comparisons)
+        self.skipped: list[Skipped] = list(skipped)
+        self.sources: list[ComparisonSource] = list(sources)
+
+
+# --- Inputs -----------------------------------------------------------------------------------------
+
+
+def metric_runs_for_report(metric_run_ids: Iterable[int]) -> list[MetricRun]:
+    """The runs, in the order given (repeats dropped), with language, reference and image set loaded.
+
+    Raises NotFound for an unknown id, ValidationFailed for none at all or a run that has not
+    succeeded (its scores are partial or missing).
+    """
+    ids = list(dict.fromkeys(int(run_id) for run_id in metric_run_ids))
+    if not ids:
+        raise ValidationFailed("Choose at least one metric run.")
+    runs = {
+        run.pk: run
+        for run in MetricRun.objects.select_related("language", "reference_set", "image_set").filter(
+            pk__in=ids
+        )
+    }
+    missing = [str(run_id) for run_id in ids if run_id not in runs]
+    if missing:
+        raise NotFound(f"There is no metric run #{', #'.join(missing)}.")
+    for run_id in ids:
+        run = runs[run_id]
+        if run.status != RunStatus.SUCCEEDED:
+            raise ValidationFailed(
+                f"Metric run #{run.pk} has not succeeded ({run.status}): wait for it, resume it, or leave it out."
+            )
+    return [runs[run_id] for run_id in ids]
+
+
+def _languages_check(language_codes: Sequence[str] | None) -> list[str] | None:
+    if not language_codes:
+        return None
+    codes = list(dict.fromkeys(code.strip() for code in language_codes if code.strip()))
+    known = set(Language.objects.filter(code__in=codes).values_list("code", flat=True))
+    unknown = [code for code in codes if code not in known]
+    if unknown:
+        raise ValidationFailed(f"There is no language “{'”, “'.join(unknown)}”.")
+    return codes
+
+
+def _sxs_campaigns(campaign_ids: Sequence[int] | None, language_codes: list[str] | None) -> list[Campaign]:
+    campaigns = Campaign.objects.filter(kind=CampaignKind.SIDE_BY_SIDE).select_related(
+        "language", "base_system", "test_system"
+    )
+    if campaign_ids is not None:
+        ids = list(dict.fromkeys(int(campaign_id) for campaign_id in campaign_ids))
+        found = set(campaigns.filter(pk__in=ids).values_list("pk", flat=True))
+        missing = [str(campaign_id) for campaign_id in ids if campaign_id not in found]
+        if missing:
+            raise NotFound(f"There is no side-by-side campaign #{', #'.join(missing)}.")
+        campaigns = campaigns.filter(pk__in=ids)
+    if language_codes:
+        campaigns = campaigns.filter(language__code__in=language_codes)
+    return list(campaigns.order_by("language__code", "pk"))
+
+
+def _corpus_scores(run_ids: list[int]) -> dict[int, dict[int, dict[str, float]]]:
+    """run id -> system id -> metric -> corpus score."""
+    out: dict[int, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    rows = CorpusScore.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "system_id", "metric", "value"
+    )
+    for run_id, system_id, metric, value in rows:
+        out[run_id][system_id][metric] = value
+    return out
+
+
+# --- Model level ------------------------------------------------------------------------------------
+
+
+def comparisons_from_db(
+    *,
+    campaign_ids: Sequence[int] | None = None,
+    language_codes: Sequence[str] | None = None,
+    metric_run_ids: Sequence[int],
+    metrics: Sequence[str] | None = None,
+    n_boot: int = DEFAULT_N_BOOT,
+) -> ComparisonList:
+    """One comparison per side-by-side campaign (see the module docstring), with ``skipped`` and ``sources``.
+
+    ``campaign_ids``: these campaigns (default: every side-by-side campaign, whatever its state);
+    ``language_codes``: only campaigns in these languages; ``metrics``: only these metrics (any
+    case; ``text``, ``clip``, ``all``), default every metric the runs have for both systems.
+    ``n_boot`` is for the ΔS×S interval kept in ``sources``. Reads only; the comparisons come in
+    the order of language code and campaign id. Raises NotFound for an unknown campaign or run,
+    ValidationFailed for an unknown language or metric or a run that has not succeeded.
+    """
+    runs = metric_runs_for_report(metric_run_ids)
+    wanted = metrics_parse(metrics) if metrics else list(ALL_METRICS)
+    codes = _languages_check(language_codes)
+    campaigns = _sxs_campaigns(campaign_ids, codes)
+    scores = _corpus_scores([run.pk for run in runs])
+
+    comparisons: list[Comparison] = []
+    sources: list[ComparisonSource] = []
+    skipped: list[Skipped] = []
+    seen: dict[tuple[frozenset[int], int], Campaign] = {}
+    for campaign in campaigns:
+        m1, m2, language = campaign.base_system, campaign.test_system, campaign.language
+
+        def skip(reason: str, metrics: tuple[str, ...] = (), *, c=campaign, a=m1, b=m2, lang=language):
+            skipped.append(Skipped(c.pk, c.name, lang.code, a.name, b.name, reason, metrics))
+
+        pair = (frozenset((m1.pk, m2.pk)), language.pk)
+        if pair in seen:
+            earlier = seen[pair]
+            skip(
+                f"the same pair in {language.code} is already compared by campaign “{earlier.name}” "
+                f"(#{earlier.pk}); one comparison per pair and language: choose the campaigns"
+            )
+            continue
+        summary = sxs_results(campaign, n_boot=n_boot).summary
+        if summary.delta_sxs is None:
+            skip("no submitted judgment of a real pair yet")
+            continue
+
+        runs_here = [run for run in runs if run.language_id == language.pk]
+        deltas: dict[str, float] = {}
+        used: dict[str, int] = {}
+        values: dict[str, tuple[float, float]] = {}
+        also: dict[str, list[int]] = defaultdict(list)
+        for run in runs_here:
+            of_m1, of_m2 = scores[run.pk].get(m1.pk, {}), scores[run.pk].get(m2.pk, {})
+            for metric in wanted:
+                if metric in of_m1 and metric in of_m2:
+                    if metric in used:
+                        also[metric].append(run.pk)
+                        continue
+                    used[metric] = run.pk
+                    values[metric] = (of_m1[metric], of_m2[metric])
+                    deltas[metric] = of_m2[metric] - of_m1[metric]
+        if not deltas:
+            skip(_why_unscored(runs_here, scores, campaign, wanted, metrics_given=bool(metrics)))
+            continue
+        seen[pair] = campaign
+        for metric, later in also.items():
+            skip(
+                f"also scored by run #{', #'.join(map(str, later))}; run #{used[metric]} (given first) is used",
+                (metric,),
+            )
+        comparisons.append(
+            Comparison(
+                m1=m1.name, m2=m2.name, language=language.code, delta_sxs=summary.delta_sxs, deltas=deltas
+            )
+        )
+        sources.append(
+            ComparisonSource(
+                campaign_id=campaign.pk,
+                campaign=campaign.name,
+                state=campaign.state,
+                language=language.code,
+                m1=m1.name,
+                m2=m2.name,
+                delta_sxs=summary.delta_sxs,
+                ci_low=summary.ci_low,
+                ci_high=summary.ci_high,
+                n_images=summary.n_images,
+                n_judgments=summary.n_judgments,
+                runs=used,
+                m1_scores={metric: pair_values[0] for metric, pair_values in values.items()},
+                m2_scores={metric: pair_values[1] for metric, pair_values in values.items()},
+            )
+        )
+
+    # A metric some comparisons have and others lack: those others are left out of that metric.
+    present = [metric for metric in wanted if any(metric in c.deltas for c in comparisons)]
+    if metrics:
+        present = list(wanted)
+    for comparison, source in zip(comparisons, sources):
+        lacking = tuple(metric for metric in present if metric not in comparison.deltas)
+        if lacking:
+            skipped.append(
+                Skipped(
+                    source.campaign_id,
+                    source.campaign,
+                    comparison.language,
+                    comparison.m1,
+                    comparison.m2,
+                    "no selected run in the language scores both systems with "
+                    + ("this metric" if len(lacking) == 1 else "these metrics"),
+                    lacking,
+                )
+            )
+    return ComparisonList(comparisons, skipped=skipped, sources=sources)
+
+
+def _why_unscored(
+    runs_here: list[MetricRun],
+    scores: dict[int, dict[int, dict[str, float]]],
+    campaign: Campaign,
+    wanted: list[str],
+    *,
+    metrics_given: bool,
+) -> str:
+    language = campaign.language.code
+    if not runs_here:
+        return f"no selected metric run is in {language}"
+    m1, m2 = campaign.base_system, campaign.test_system
+    parts = []
+    for run in runs_here:
+        has = [
+            system.name for system in (m1, m2) if any(m in wanted for m in scores[run.pk].get(system.pk, {}))
+        ]
+        if len(has) == 2:
+            parts.append(f"run #{run.pk} has no common metric for both")
+        elif has:
+            lacking = m2.name if has[0] == m1.name else m1.name
+            parts.append(f"run #{run.pk} scores {has[0]} but not {lacking}")
+        else:
+            parts.append(f"run #{run.pk} scores neither")
+    scope = f" with {', '.join(wanted)}" if metrics_given else ""
+    return f"no selected run in {language} scores both {m1.name} and {m2.name}{scope} ({'; '.join(parts)})"
+
+
+# --- Caption level ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerCaptionRow:
+    """A metric score of one caption and one screen-1 rating of it (see the module docstring)."""
+
+    language: str  # language of the scored caption (the run's)
+    metric: str
+    run_id: int
+    system: str
+    image_key: str
+    rating_id: int
+    rater: str  # the annotator's pseudonym
+    rater_language: str  # target language of the caption campaign the rating comes from
+    score: float
+    rating: str  # EXCELLENT, GOOD, MEDIUM, BAD or NOT-ENOUGH-INFO
+    transferred: bool  # the rating is of the system's caption in another language (seed 001)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class PerCaptionRows(list[PerCaptionRow]):
+    """Per-caption rows, with ``notes`` on runs left out of a (language, system, metric)."""
+
+    def __init__(self, rows: Iterable[PerCaptionRow] = (), *, notes: Iterable[str] = ()):
+        super().__init__(rows)
+        self.notes: list[str] = list(notes)
+
+
+RATING_LABELS = {value: label for value, label in RatingValue.choices}
+
+
+def per_caption_rows(
+    *,
+    metric_run_ids: Sequence[int],
+    language_codes: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    transfer: bool = False,
+) -> PerCaptionRows:
+    """(caption score, screen-1 rating) rows of the given runs (see the module docstring).
+
+    Only submitted batches' ratings count. Rows come per run (in the order given), then by system,
+    image, rating. Raises like :func:`comparisons_from_db`.
+    """
+    runs = metric_runs_for_report(metric_run_ids)
+    wanted = metrics_parse(metrics) if metrics else list(ALL_METRICS)
+    codes = _languages_check(language_codes)
+    ratings = Rating.objects.filter(
+        assignment__item__campaign__kind=CampaignKind.CAPTION,
+        assignment__item__prompt_caption__isnull=False,
+        assignment__state__in=DONE_STATES,
+    ).order_by("pk")
+    if codes:
+        ratings = ratings.filter(assignment__item__campaign__language__code__in=codes)
+    by_caption: dict[tuple[int, int], list[tuple]] = defaultdict(list)
+    for rating_id, value, system_id, image_id, language_id, rater, rater_language in ratings.values_list(
+        "pk",
+        "value",
+        "assignment__item__prompt_caption__system_id",
+        "assignment__item__prompt_caption__image_id",
+        "assignment__item__prompt_caption__language_id",
+        "assignment__annotator__pseudonym",
+        "assignment__item__campaign__language__code",
+    ):
+        by_caption[(system_id, image_id)].append((rating_id, value, language_id, rater, rater_language))
+    system_ids = sorted({system_id for system_id, _ in by_caption})
+
+    rows: list[PerCaptionRow] = []
+    notes: list[str] = []
+    owner: dict[tuple[int, int, str], int] = {}
+    noted: set[tuple[int, int, str]] = set()
+    for run in runs:
+        scores = (
+            CaptionScore.objects.filter(run=run, system_id__in=system_ids, metric__in=wanted)
+            .order_by("system__name", "image__key", "metric")
+            .values_list("system_id", "system__name", "image_id", "image__key", "metric", "value")
+        )
+        for system_id, system, image_id, image_key, metric, value in scores:
+            rated = by_caption.get((system_id, image_id))
+            if not rated:
+                continue
+            claim = (run.language_id, system_id, metric)
+            first = owner.setdefault(claim, run.pk)
+            if first != run.pk:
+                if claim not in noted:
+                    noted.add(claim)
+                    notes.append(
+                        f"run #{run.pk} also scores {system} with {metric} in {run.language.code}; "
+                        f"run #{first} (given first) is used"
+                    )
+                continue
+            for rating_id, rating, language_id, rater, rater_language in rated:
+                transferred = language_id != run.language_id
+                if transferred and not transfer:
+                    continue
+                rows.append(
+                    PerCaptionRow(
+                        language=run.language.code,
+                        metric=metric,
+                        run_id=run.pk,
+                        system=system,
+                        image_key=image_key,
+                        rating_id=rating_id,
+                        rater=rater,
+                        rater_language=rater_language,
+                        score=value,
+                        rating=RATING_LABELS.get(rating, rating),
+                        transferred=transferred,
+                    )
+                )
+    return PerCaptionRows(rows, notes=notes)
+
+
+def per_caption_agreement_from_rows(rows: Iterable[PerCaptionRow]) -> dict[str, dict[str, dict[str, Any]]]:
+    """{metric: {language: {"n", "n_not_enough_info", "kendall_tau_b", "kendall_tau_c", "spearman"}}}
+    by :func:`evaluation.research.correlation.per_caption_agreement_by_language`; one observation per rating."""
+    by_metric: dict[str, list[tuple]] = defaultdict(list)
+    for row in rows:
+        by_metric[row.metric].append(
+            (row.language, (row.system, row.image_key, row.rating_id), row.score, row.rating)
+        )
+    ordered = [metric for metric in ALL_METRICS if metric in by_metric]
+    ordered += sorted(set(by_metric) - set(ordered))
+    return {metric: per_caption_agreement_by_language(by_metric[metric]) for metric in ordered}

@@ -1,0 +1,410 @@
+"""Correlation of automatic metrics with human judgments, as pure functions over plain data.
+
+The caption level is in :mod:`evaluation.research.per_caption`; reading comparisons from a CSV file
+in :mod:`evaluation.research.comparisons_csv`.
+
+Model level (seed 000, sec. 3.4, Tables 4 and 6)
+    A :class:`Comparison` is one side-by-side evaluation of m2 against m1 in one language: ΔS×S from
+    the people and, per metric, Δmetric = metric(m2) − metric(m1). :func:`correlate` gives Pearson,
+    Spearman and Kendall τ_b and τ_c of ΔS×S against each Δmetric, per language and over all
+    languages (``"all"``, the comparisons of every language pooled).
+
+    Mirroring. By default each comparison also counts in the other direction (m1 vs m2, both deltas
+    negated; :func:`mirror`). That is how seed 000 gets N = 48 from its 24 comparisons and N = 12
+    from 6 per language, and it makes the coefficients independent of which model was entered as m1.
+    Table 4 entered this way gives 39 of the 45 coefficients Table 6 prints, to the printed digits;
+    ``tests/evaluation/test_correlation.py`` pins every printed cell and documents the six that
+    Table 4 as printed does not give. The paper's "Kendall" is τ_b (τ_c misses a printed cell).
+
+    Mirrored points are not independent: they double N without adding information. So:
+
+    * coefficients and N are those of the mirrored set (as the paper reports them);
+    * p-values are computed on the comparisons in one direction, as entered (``p_n`` points). They
+      test "no association between ΔS×S and Δmetric", which is valid whatever direction each pair
+      was entered in, but they are not the p-values of the mirrored coefficients. Spearman's is
+      exact (all n! pairings) up to n = 8, where scipy's t approximation would give p = 0 for ρ = 1;
+    * bootstrap intervals resample the comparisons (not the points) and mirror each resample, so a
+      comparison and its mirror are always drawn together;
+    * a coefficient needs at least 3 distinct comparisons (2 comparisons mirrored are 4 points that
+      still hold only two observations) and non-constant inputs; otherwise it is None, never NaN.
+
+    The bootstrap draws ``n_boot`` resamples of the comparisons of a language with replacement;
+    ``"all"`` resamples within each language and pools them (the number of comparisons per language
+    is part of the design, as in the paper's 6 per language). The interval is the 2.5 and 97.5
+    percentiles of the coefficients of the resamples in which the coefficient is defined; it is None
+    when fewer than half of them are. Each language (and ``"all"``) draws from its own stream,
+    derived from ``seed`` and its name, and every metric of a language uses the same resamples: the
+    same seed gives the same intervals, whatever other languages are present.
+
+The coefficients are scipy's (``pearsonr``, ``spearmanr``, ``kendalltau(variant="b"/"c")``); the
+bootstrap uses vectorised equivalents that the tests check against scipy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "ALL",
+    "COEFFICIENTS",
+    "Comparison",
+    "CorrelationResult",
+    "correlate",
+    "mirror",
+]
+
+ALL = "all"
+COEFFICIENTS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c")
+MIN_COMPARISONS = 3
+
+NOTE_MIRRORED = (
+    "Each comparison counts in both directions (m1 vs m2 added with both deltas negated), so n is twice "
+    "the number of comparisons and mirrored points are not independent. p-values are computed on the "
+    "comparisons in one direction as entered (p_n points): they test no association, they are not "
+    "p-values of the mirrored coefficients. Bootstrap intervals resample comparisons and mirror each "
+    "resample."
+)
+NOTE_ONE_DIRECTION = (
+    "Each comparison counts once, as entered (m2 vs m1); the coefficients depend on that direction. "
+    "Bootstrap intervals resample comparisons."
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# Comparisons
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """m2 against m1 in one language.
+
+    ``delta_sxs`` is ΔS×S (positive: people prefer m2); ``deltas`` maps each metric's name to
+    Δmetric = metric(m2) − metric(m1).
+    """
+
+    m1: str
+    m2: str
+    language: str
+    delta_sxs: float
+    deltas: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.m1, self.m2, self.language)
+
+    def reversed(self) -> Comparison:
+        """The same comparison seen from the other side: m1 vs m2 with every delta negated."""
+        # "+ 0.0" turns -0.0 into 0.0, so a zero delta prints the same in both directions.
+        return Comparison(
+            m1=self.m2,
+            m2=self.m1,
+            language=self.language,
+            delta_sxs=-self.delta_sxs + 0.0,
+            deltas={name: -value + 0.0 for name, value in self.deltas.items()},
+        )
+
+
+def mirror(comparisons: Iterable[Comparison]) -> list[Comparison]:
+    """Each comparison followed by its reverse (m1 vs m2, ΔS×S and every Δmetric negated)."""
+    out: list[Comparison] = []
+    for comparison in comparisons:
+        out.append(comparison)
+        out.append(comparison.reversed())
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class CorrelationResult:
+    """The four coefficients of ΔS×S against one Δmetric over one group of comparisons.
+
+    ``n`` is the number of points the coefficients are computed on (2 × ``n_comparisons`` when
+    mirrored); ``p_n`` the number the p-values are computed on (the comparisons, one direction).
+    Undefined values are None.
+    """
+
+    n: int
+    n_comparisons: int
+    mirrored: bool
+    pearson: float | None = None
+    spearman: float | None = None
+    kendall_tau_b: float | None = None
+    kendall_tau_c: float | None = None
+    p_n: int = 0
+    pearson_p: float | None = None
+    spearman_p: float | None = None
+    kendall_tau_b_p: float | None = None
+    kendall_tau_c_p: float | None = None
+    n_boot: int = 0
+    pearson_ci: tuple[float, float] | None = None
+    spearman_ci: tuple[float, float] | None = None
+    kendall_tau_b_ci: tuple[float, float] | None = None
+    kendall_tau_c_ci: tuple[float, float] | None = None
+    note: str = ""
+
+    def coefficient(self, name: str) -> float | None:
+        return getattr(self, name)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict: n, the coefficients, ``<name>_ci`` as [lo, hi], ``<name>_p``, note."""
+        out: dict[str, Any] = {"n": self.n, "n_comparisons": self.n_comparisons}
+        for name in COEFFICIENTS:
+            out[name] = getattr(self, name)
+        for name in COEFFICIENTS:
+            ci = getattr(self, f"{name}_ci")
+            out[f"{name}_ci"] = list(ci) if ci is not None else None
+        for name in COEFFICIENTS:
+            out[f"{name}_p"] = getattr(self, f"{name}_p")
+        out.update({"p_n": self.p_n, "n_boot": self.n_boot, "mirrored": self.mirrored, "note": self.note})
+        return out
+
+
+def _finite(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+EXACT_SPEARMAN_MAX_N = 8
+
+
+def _spearman_exact_p(x: np.ndarray, y: np.ndarray, rho: float) -> float:
+    """Two-sided p-value of Spearman's ρ over all n! pairings (n ≤ 8: at most 40,320).
+
+    scipy's p-value for ρ is a t approximation that says p = 0 when ρ = ±1, even with 6 points;
+    for so few points the exact permutation distribution is cheap (the same idea as scipy's exact
+    p-value for Kendall's τ without ties).
+    """
+    rx = stats.rankdata(x)
+    ry = stats.rankdata(y)
+    orders = np.array(list(itertools.permutations(range(len(ry)))))
+    rhos = _batch_pearson(np.broadcast_to(rx, orders.shape), ry[orders])
+    return float(np.mean(np.abs(rhos) >= abs(rho) - 1e-12))
+
+
+def _coefficients(
+    x: np.ndarray, y: np.ndarray, *, exact_p: bool = True
+) -> dict[str, tuple[float | None, float | None]]:
+    """{name: (coefficient, p-value)} by scipy; None where undefined (constant input).
+
+    ``exact_p=False`` skips the exact Spearman p-value where the p-values will not be used.
+    """
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return {name: (None, None) for name in COEFFICIENTS}
+    pearson = stats.pearsonr(x, y)
+    spearman = stats.spearmanr(x, y)
+    spearman_p = (
+        _spearman_exact_p(x, y, spearman.statistic)
+        if exact_p and len(x) <= EXACT_SPEARMAN_MAX_N
+        else spearman.pvalue
+    )
+    tau_b = stats.kendalltau(x, y, variant="b")
+    tau_c = stats.kendalltau(x, y, variant="c")
+    return {
+        "pearson": (_finite(pearson.statistic), _finite(pearson.pvalue)),
+        "spearman": (_finite(spearman.statistic), _finite(spearman_p)),
+        "kendall_tau_b": (_finite(tau_b.statistic), _finite(tau_b.pvalue)),
+        "kendall_tau_c": (_finite(tau_c.statistic), _finite(tau_c.pvalue)),
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Vectorised coefficients for the bootstrap: one row per resample.
+
+
+def _batch_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(axis=1) / denominator
+    r[denominator == 0] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+def _batch_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _batch_pearson(stats.rankdata(x, axis=1), stats.rankdata(y, axis=1))
+
+
+def _batch_kendall(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(τ_b, τ_c) per row, by the same formulas as scipy.stats.kendalltau.
+
+    Only the order within a row matters, so the values are replaced by dense ranks (small integers:
+    the pair signs then fit in int8, which is what makes 10,000 resamples cheap).
+    """
+    rows, size = x.shape
+    first, second = np.triu_indices(size, k=1)
+    tau_b = np.empty(rows)
+    tau_c = np.empty(rows)
+    chunk = max(1, 8_000_000 // max(1, len(first)))
+    for start in range(0, rows, chunk):
+        rx = stats.rankdata(x[start : start + chunk], method="dense", axis=1).astype(np.int32)
+        ry = stats.rankdata(y[start : start + chunk], method="dense", axis=1).astype(np.int32)
+        sx = np.sign(rx[:, first] - rx[:, second]).astype(np.int8)
+        sy = np.sign(ry[:, first] - ry[:, second]).astype(np.int8)
+        concordance = (sx * sy).sum(axis=1, dtype=np.int64).astype(float)
+        untied_x = np.count_nonzero(sx, axis=1).astype(float)
+        untied_y = np.count_nonzero(sy, axis=1).astype(float)
+        m = np.minimum(rx.max(axis=1), ry.max(axis=1)).astype(float)  # distinct values
+        with np.errstate(invalid="ignore", divide="ignore"):
+            b = concordance / np.sqrt(untied_x * untied_y)
+            c = 2 * concordance / (size * size * (m - 1) / m)
+        undefined = (untied_x == 0) | (untied_y == 0)
+        b[undefined] = np.nan
+        c[undefined] = np.nan
+        tau_b[start : start + chunk] = np.clip(b, -1.0, 1.0)
+        tau_c[start : start + chunk] = np.clip(c, -1.0, 1.0)
+    return tau_b, tau_c
+
+
+def _batch_coefficients(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    tau_b, tau_c = _batch_kendall(x, y)
+    return {
+        "pearson": _batch_pearson(x, y),
+        "spearman": _batch_spearman(x, y),
+        "kendall_tau_b": tau_b,
+        "kendall_tau_c": tau_c,
+    }
+
+
+def _rng(seed: int, group: str) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(group.encode("utf-8"))))
+
+
+def _bootstrap(
+    strata: Sequence[tuple[np.ndarray, np.ndarray]], *, mirrored: bool, n_boot: int, seed: int, group: str
+) -> dict[str, tuple[float, float] | None]:
+    """95% percentile intervals; ``strata`` are (ΔS×S, Δmetric) arrays of comparisons, one per language."""
+    rng = _rng(seed, group)
+    xs, ys = [], []
+    for sxs, metric in strata:
+        picks = rng.integers(0, len(sxs), size=(n_boot, len(sxs)))
+        xs.append(sxs[picks])
+        ys.append(metric[picks])
+    x = np.concatenate(xs, axis=1)
+    y = np.concatenate(ys, axis=1)
+    if mirrored:
+        x = np.concatenate([x, -x], axis=1)
+        y = np.concatenate([y, -y], axis=1)
+    out: dict[str, tuple[float, float] | None] = {}
+    for name, values in _batch_coefficients(x, y).items():
+        defined = values[np.isfinite(values)]
+        if len(defined) * 2 < n_boot:
+            out[name] = None
+        else:
+            lo, hi = np.percentile(defined, [2.5, 97.5])
+            out[name] = (float(lo), float(hi))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Model-level correlation
+
+
+def _check(comparisons: Sequence[Comparison], *, both_directions: bool) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    for c in comparisons:
+        if c.language == ALL:
+            raise ValueError(f"{c.m2} vs {c.m1}: {ALL!r} is reserved for the pooled result, not a language")
+        if c.m1 == c.m2:
+            raise ValueError(f"{c.m2} vs {c.m1} in {c.language}: a model is compared with itself")
+        if not math.isfinite(c.delta_sxs) or not all(math.isfinite(v) for v in c.deltas.values()):
+            raise ValueError(f"{c.m2} vs {c.m1} in {c.language}: deltas must be finite numbers")
+        if c.key in seen:
+            raise ValueError(f"{c.m2} vs {c.m1} in {c.language} is entered twice")
+        if both_directions and (c.m2, c.m1, c.language) in seen:
+            raise ValueError(
+                f"{c.m2} vs {c.m1} in {c.language} is entered in both directions; enter it once "
+                "(it is mirrored) or turn mirroring off"
+            )
+        seen.add(c.key)
+
+
+def _result(
+    strata: Sequence[tuple[np.ndarray, np.ndarray]],
+    *,
+    mirrored: bool,
+    n_boot: int,
+    seed: int,
+    group: str,
+) -> CorrelationResult:
+    sxs = np.concatenate([s for s, _ in strata]) if strata else np.empty(0)
+    metric = np.concatenate([m for _, m in strata]) if strata else np.empty(0)
+    k = len(sxs)
+    n = 2 * k if mirrored else k
+    note = NOTE_MIRRORED if mirrored else NOTE_ONE_DIRECTION
+    if k < MIN_COMPARISONS:
+        return CorrelationResult(n=n, n_comparisons=k, mirrored=mirrored, p_n=k, note=note)
+    x, y = (np.concatenate([sxs, -sxs]), np.concatenate([metric, -metric])) if mirrored else (sxs, metric)
+    point = _coefficients(x, y, exact_p=not mirrored)
+    one_direction = _coefficients(sxs, metric) if mirrored else point
+    intervals: dict[str, tuple[float, float] | None] = dict.fromkeys(COEFFICIENTS)
+    if n_boot > 0:
+        intervals = _bootstrap(strata, mirrored=mirrored, n_boot=n_boot, seed=seed, group=group)
+    values: dict[str, Any] = {}
+    for name in COEFFICIENTS:
+        coefficient = point[name][0]
+        values[name] = coefficient
+        values[f"{name}_p"] = one_direction[name][1]
+        values[f"{name}_ci"] = intervals[name] if coefficient is not None else None
+    return CorrelationResult(
+        n=n,
+        n_comparisons=k,
+        mirrored=mirrored,
+        p_n=k,
+        n_boot=n_boot if n_boot > 0 else 0,
+        note=note,
+        **values,
+    )
+
+
+def correlate(
+    comparisons: Iterable[Comparison],
+    *,
+    both_directions: bool = True,
+    n_boot: int = 10000,
+    seed: int = 0,
+) -> dict[str, dict[str, CorrelationResult]]:
+    """{metric: {"all" | language: CorrelationResult}} of ΔS×S against each Δmetric.
+
+    Metrics come in the order they are first met; in each, ``"all"`` first, then the languages in
+    sorted order. A comparison without a value for a metric is left out of that metric.
+    ``n_boot=0`` skips the intervals. Raises ``ValueError`` for a pair entered twice (or in both
+    directions while mirroring), a model compared with itself, a non-finite delta, a language named
+    "all" or a negative ``n_boot``.
+    """
+    items = list(comparisons)
+    _check(items, both_directions=both_directions)
+    if n_boot < 0:
+        raise ValueError("n_boot must be 0 (no intervals) or more")
+    metrics = list(dict.fromkeys(name for c in items for name in c.deltas))
+    languages = sorted({c.language for c in items})
+    out: dict[str, dict[str, CorrelationResult]] = {}
+    for metric in metrics:
+        strata: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for language in languages:
+            having = [c for c in items if c.language == language and metric in c.deltas]
+            if having:
+                strata[language] = (
+                    np.array([c.delta_sxs for c in having], dtype=float),
+                    np.array([c.deltas[metric] for c in having], dtype=float),
+                )
+        common = {"mirrored": both_directions, "n_boot": n_boot, "seed": seed}
+        by_group = {ALL: _result(list(strata.values()), group=ALL, **common)}
+        for language in languages:
+            by_group[language] = _result(
+                [strata[language]] if language in strata else [], group=language, **common
+            )
+        out[metric] = by_group
+    return out

@@ -1,0 +1,235 @@
+"""A research report: the correlation of each metric with the side-by-side judgments, the
+comparisons behind it and what was left out, Tables 1 and 2, the side-by-side rows and the
+per-caption agreement.
+
+:func:`report_from_db` reads comparisons from side-by-side campaigns and metric runs
+(:mod:`.comparisons`); :func:`report_from_comparisons` takes comparisons entered by hand (a paper's
+table), without the database tables. :mod:`.render` shows a report and writes its files.
+
+Fewer than 3 comparisons (in all or in a language) give no coefficient (None, "n/a"): the report
+says so first (:meth:`Report.notes`) and still has its plots and tables.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from annotation.models import Campaign
+from evaluation.human.quality import QualityRow
+from evaluation.human.selectors import caption_statistics_rows, quality_rows, sxs_table_rows
+from evaluation.human.statistics import CaptionStatsRow
+from evaluation.human.sxs import DEFAULT_N_BOOT
+from evaluation.models import ALL_METRICS, MetricRun
+from evaluation.research.comparisons import (
+    ComparisonSource,
+    PerCaptionRow,
+    Skipped,
+    comparisons_from_db,
+    metric_runs_for_report,
+    per_caption_agreement_from_rows,
+    per_caption_rows,
+)
+from evaluation.research.correlation import MIN_COMPARISONS, Comparison, CorrelationResult, correlate
+from evaluation.research.reports.plots import metric_names
+
+__all__ = [
+    "Report",
+    "canonical_metric_names",
+    "report_from_comparisons",
+    "report_from_db",
+]
+
+
+def canonical_metric_names(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """The comparisons with metric names spelt as the platform spells them (``cider-d`` -> ``CIDEr-D``).
+
+    A comparisons CSV's headers are read lowercased; names that are not platform metrics stay as
+    they are.
+    """
+    by_lower = {name.lower(): name for name in ALL_METRICS}
+    return [
+        Comparison(
+            m1=c.m1,
+            m2=c.m2,
+            language=c.language,
+            delta_sxs=c.delta_sxs,
+            deltas={by_lower.get(name.lower(), name): value for name, value in c.deltas.items()},
+        )
+        for c in comparisons
+    ]
+
+
+@dataclass
+class Report:
+    """Everything a report shows. The DB tables are None for a report from entered comparisons."""
+
+    comparisons: list[Comparison]
+    correlations: dict[str, dict[str, CorrelationResult]]
+    both_directions: bool
+    n_boot: int
+    seed: int
+    source: str  # where the comparisons come from, one line
+    created_at: datetime = field(default_factory=timezone.now)
+    skipped: list[Skipped] = field(default_factory=list)
+    sources: list[ComparisonSource] = field(default_factory=list)
+    runs: list[MetricRun] = field(default_factory=list)
+    table1: list[CaptionStatsRow] | None = None
+    table2: list[QualityRow] | None = None
+    sxs_rows: list[dict[str, Any]] | None = None
+    per_caption_rows: list[PerCaptionRow] | None = None
+    per_caption: dict[str, dict[str, dict[str, Any]]] | None = None
+    per_caption_notes: list[str] = field(default_factory=list)
+
+    @property
+    def metrics(self) -> list[str]:
+        return metric_names(self.comparisons)
+
+    @property
+    def from_database(self) -> bool:
+        return self.table1 is not None
+
+    def notes(self) -> list[str]:
+        """What a reader must know before reading the numbers: too few comparisons, what was left out."""
+        out = []
+        n = len(self.comparisons)
+        per_language = Counter(c.language for c in self.comparisons)
+        if n == 0:
+            out.append("No comparison: nothing to correlate (see what was left out below).")
+        elif n < MIN_COMPARISONS:
+            out.append(
+                f"Only {n} comparison{'s' if n != 1 else ''}: a correlation needs at least {MIN_COMPARISONS} "
+                "comparisons, so every coefficient is n/a. The plots and tables are written all the same."
+            )
+        else:
+            few = sorted(lang for lang, count in per_language.items() if count < MIN_COMPARISONS)
+            if few:
+                out.append(
+                    f"Fewer than {MIN_COMPARISONS} comparisons in {', '.join(few)}: no coefficient for "
+                    f"{'that language' if len(few) == 1 else 'those languages'} (n/a); they still count in “all”."
+                )
+        out.extend(f"Left out: {item}" for item in self.skipped)
+        out.extend(f"Per caption: {note}" for note in self.per_caption_notes)
+        return out
+
+
+def _correlate(comparisons: list[Comparison], *, both_directions: bool, n_boot: int, seed: int):
+    return correlate(comparisons, both_directions=both_directions, n_boot=n_boot, seed=seed)
+
+
+def report_from_comparisons(
+    comparisons: Sequence[Comparison],
+    *,
+    both_directions: bool = True,
+    n_boot: int = 10000,
+    seed: int = 0,
+    source: str = "comparisons entered by hand",
+) -> Report:
+    """A report over entered comparisons (no database tables). Raises ``ValueError`` like
+    :func:`evaluation.research.correlation.correlate` (a pair entered twice, a model against itself, ...)."""
+    comparisons = list(comparisons)
+    return Report(
+        comparisons=comparisons,
+        correlations=_correlate(comparisons, both_directions=both_directions, n_boot=n_boot, seed=seed),
+        both_directions=both_directions,
+        n_boot=n_boot,
+        seed=seed,
+        source=source,
+    )
+
+
+def report_from_db(
+    *,
+    metric_run_ids: Sequence[int],
+    campaign_ids: Sequence[int] | None = None,
+    language_codes: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    both_directions: bool = True,
+    n_boot: int = 10000,
+    seed: int = 0,
+    transfer_ratings: bool = False,
+    per_caption: bool = True,
+    sxs_n_boot: int = DEFAULT_N_BOOT,
+) -> Report:
+    """A report over the side-by-side campaigns (all, or ``campaign_ids``; in ``language_codes``)
+    and the metric runs ``metric_run_ids``, with Tables 1 and 2 of those languages (all when not
+    given), the campaigns' side-by-side rows and, when the runs score rated captions, the per-caption
+    agreement (``transfer_ratings``: see :func:`.comparisons.per_caption_rows`).
+
+    Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises.
+    """
+    comparisons = comparisons_from_db(
+        campaign_ids=campaign_ids,
+        language_codes=language_codes,
+        metric_run_ids=metric_run_ids,
+        metrics=metrics,
+        n_boot=sxs_n_boot,
+    )
+    runs = metric_runs_for_report(metric_run_ids)
+    languages = set(language_codes or ())
+
+    def keep(rows):
+        return [row for row in rows if not languages or row.language in languages]
+
+    campaign_order = [s.campaign_id for s in comparisons.sources]
+    campaign_order += [s.campaign_id for s in comparisons.skipped if not s.metrics]
+    correlated = {s.campaign_id for s in comparisons.sources}
+    sxs_rows = []
+    for campaign_id in dict.fromkeys(campaign_order):
+        for row in sxs_table_rows(campaign_id=campaign_id, n_boot=sxs_n_boot):
+            sxs_rows.append(
+                {
+                    **row,
+                    "campaign_id": campaign_id,
+                    "correlated": campaign_id in correlated and row["subset"] == "pairs",
+                }
+            )
+    states = dict(
+        Campaign.objects.filter(pk__in=list(correlated) + campaign_order).values_list("pk", "state")
+    )
+    for row in sxs_rows:
+        row["state"] = states.get(row["campaign_id"], "")
+    sxs_rows.sort(key=lambda row: (row["language"], row["campaign_id"], row["subset"] != "pairs"))
+
+    rows = agreement = None
+    notes: list[str] = []
+    if per_caption:
+        found = per_caption_rows(
+            metric_run_ids=metric_run_ids,
+            language_codes=language_codes,
+            metrics=metrics,
+            transfer=transfer_ratings,
+        )
+        notes = found.notes
+        if found:
+            rows = list(found)
+            agreement = per_caption_agreement_from_rows(rows)
+
+    items = list(comparisons)
+    scope = (
+        f"campaigns #{', #'.join(map(str, campaign_ids))}" if campaign_ids else "every side-by-side campaign"
+    )
+    if language_codes:
+        scope += f" in {', '.join(language_codes)}"
+    return Report(
+        comparisons=items,
+        correlations=_correlate(items, both_directions=both_directions, n_boot=n_boot, seed=seed),
+        both_directions=both_directions,
+        n_boot=n_boot,
+        seed=seed,
+        source=f"database: {scope}; metric runs #{', #'.join(str(run.pk) for run in runs)}",
+        skipped=comparisons.skipped,
+        sources=comparisons.sources,
+        runs=runs,
+        table1=keep(caption_statistics_rows()),
+        table2=keep(quality_rows()),
+        sxs_rows=sxs_rows,
+        per_caption_rows=rows,
+        per_caption=agreement,
+        per_caption_notes=notes,
+    )

@@ -1,0 +1,14 @@
+from django.urls import path, re_path
+
+from evaluation.research import views_reports
+
+app_name = "reports"
+
+urlpatterns = [
+    path("", views_reports.report_page, name="report"),
+    re_path(
+        r"^scatter/(?P<metric>[A-Za-z0-9_-]+)\.(?P<fmt>png|svg)$",
+        views_reports.report_scatter,
+        name="scatter",
+    ),
+]

@@ -1,0 +1,164 @@
+"""The report page for researchers and project managers: pick metric runs and side-by-side
+campaigns (a GET form, so a report is a link that can be shared), see the correlation table, the
+side-by-side rows, Tables 1 and 2, the per-caption agreement and the scatter plots.
+
+Thin: the form validates, :func:`evaluation.research.reports.report.report_from_db` builds the report and the
+template shows it. The plots are images from a sibling URL that renders them on the fly from the
+same query, so the page carries no inline script or style (CSP: ``script-src 'self'``,
+``style-src 'self'``). Staff with the evaluation view permission (both roles) get in; anyone else
+signed in gets 403, and anonymous visitors go to the login page.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django import forms
+from django.contrib import admin
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from annotation.models import Campaign, CampaignKind
+from core.errors import DomainError
+from evaluation.models import ALL_METRICS, MetricRun, RunStatus
+from evaluation.research.comparisons import comparisons_from_db
+from evaluation.research.reports.plots import metric_names, scatter
+from evaluation.research.reports.render import correlation_rows, per_caption_rows_for_page
+from evaluation.research.reports.report import report_from_db
+
+# The page answers while the researcher waits; the command's default is 10,000.
+PAGE_N_BOOT = 2000
+REPORT_PERMISSION = "evaluation.view_metricrun"
+
+
+def report_access(view):
+    """Signed-in staff with the evaluation view permission; others 403, anonymous to the login page."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        user = request.user
+        if not (user.is_active and user.is_staff and user.has_perm(REPORT_PERMISSION)):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+class RunChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, run: MetricRun) -> str:
+        images = run.image_set.name if run.image_set_id else "all images"
+        return (
+            f"#{run.pk} {run.name} · {run.language.code} · references “{run.reference_set.name}” · "
+            f"{images} · {', '.join(run.metrics)}"
+        )
+
+
+class CampaignChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, campaign: Campaign) -> str:
+        return (
+            f"#{campaign.pk} {campaign.name} · {campaign.language.code} · "
+            f"{campaign.test_system.name} (m2) vs {campaign.base_system.name} (m1) · {campaign.state}"
+        )
+
+
+class ReportForm(forms.Form):
+    runs = RunChoiceField(
+        queryset=MetricRun.objects.filter(status=RunStatus.SUCCEEDED)
+        .select_related("language", "reference_set", "image_set")
+        .order_by("language__code", "-pk"),
+        widget=forms.CheckboxSelectMultiple,
+        label="Metric runs",
+        help_text="Δmetric of a campaign comes from a run in its language that scores both systems; "
+        "when several do, the one listed first.",
+    )
+    campaigns = CampaignChoiceField(
+        queryset=Campaign.objects.filter(kind=CampaignKind.SIDE_BY_SIDE)
+        .select_related("language", "base_system", "test_system")
+        .order_by("language__code", "pk"),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Side-by-side campaigns",
+        help_text="None ticked: every side-by-side campaign.",
+    )
+    metrics = forms.MultipleChoiceField(
+        choices=[(name, name) for name in ALL_METRICS],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="None ticked: every metric the runs have.",
+    )
+    one_direction = forms.BooleanField(
+        required=False, label="Count each comparison once (default: both directions, as the paper)"
+    )
+    transfer_ratings = forms.BooleanField(
+        required=False,
+        label="Per caption: carry English screen-1 ratings over to translated captions (seed 001)",
+    )
+
+    def selection(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "metric_run_ids": [run.pk for run in data["runs"]],
+            "campaign_ids": [c.pk for c in data["campaigns"]] or None,
+            "metrics": data["metrics"] or None,
+        }
+
+
+@report_access
+@require_GET
+def report_page(request):
+    form = ReportForm(request.GET if request.GET else None)
+    report = None
+    if form.is_bound and form.is_valid():
+        try:
+            report = report_from_db(
+                **form.selection(),
+                both_directions=not form.cleaned_data["one_direction"],
+                transfer_ratings=form.cleaned_data["transfer_ratings"],
+                n_boot=PAGE_N_BOOT,
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+    context = {
+        **admin.site.each_context(request),
+        "title": "Metric-vs-human report",
+        "form": form,
+        "report": report,
+        "n_boot": PAGE_N_BOOT,
+        "query": request.GET.urlencode(),
+    }
+    if report is not None:
+        context.update(
+            correlations=correlation_rows(report),
+            per_caption=per_caption_rows_for_page(report),
+            notes=report.notes(),
+            metrics=report.metrics,
+        )
+    return render(request, "evaluation/report.html", context)
+
+
+CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+
+
+@report_access
+@require_GET
+def report_scatter(request, metric: str, fmt: str):
+    """The scatter plot of one metric for the page's query, rendered now (PNG or SVG)."""
+    form = ReportForm(request.GET)
+    if not form.is_valid():
+        raise Http404("No such report.")
+    try:
+        # The ΔS×S interval is not drawn: one resample is enough.
+        comparisons = comparisons_from_db(**form.selection(), n_boot=1)
+    except DomainError as exc:
+        raise Http404(exc.message) from None
+    if metric not in metric_names(comparisons):
+        raise Http404("No comparison has this metric.")
+    data = scatter(comparisons, metric, both_directions=not form.cleaned_data["one_direction"], fmt=fmt)
+    response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'inline; filename="scatter_{metric}.{fmt}"'
+    response["Cache-Control"] = "private, no-cache"
+    return response

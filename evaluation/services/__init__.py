@@ -1,1 +1,0 @@
-"""Writes of the evaluation app: reference sets, metric runs and their chunks, the embedding cache."""
