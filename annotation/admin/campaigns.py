@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.shortcuts import redirect
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
 
-from annotation.admin.common import StyledModelAdmin, count_of, run_service
+from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
 from annotation.admin.panels import campaign_panels
 from annotation.admin.progress import campaign_panel
 from annotation.assignment.engine import leases_expire
@@ -42,7 +39,6 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
-from core.errors import DomainError
 
 DONE_STATES = [AssignmentState.SUBMITTED, AssignmentState.LATE]
 
@@ -288,37 +284,30 @@ class CampaignAdmin(StyledModelAdmin):
         )
 
     def _create_view(self, request, form_class, create, title, initial=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        form = form_class(request.POST or None, initial=initial or None)
-        if request.method == "POST" and form.is_valid():
-            try:
-                with transaction.atomic():
-                    campaign = create(form.cleaned_data)
-                    if form.cleaned_data.get("open_now"):
-                        campaign = campaign_open(campaign_id=campaign.pk)
-            except DomainError as exc:
-                form.add_error(None, exc.message)
-            else:
-                items = campaign.items.count()
-                controls = campaign.items.filter(is_control=True).count()
-                self.log_addition(request, campaign, [{"added": {}}])
-                self.message_user(
-                    request,
-                    f"Created “{campaign.name}” ({campaign.get_state_display()}): {items} items"
-                    + (f", of which {controls} controls" if controls else "")
-                    + f"; random seed {campaign.sample_seed}.",
-                    level=messages.SUCCESS,
-                )
-                return redirect(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
-        context = {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "form": form,
-            "opts": self.opts,
-            "media": self.media + form.media,
-        }
-        return TemplateResponse(request, "admin/annotation/campaign/create_form.html", context)
+        def create_and_open(data):
+            campaign = create(data)
+            if data.get("open_now"):
+                campaign = campaign_open(campaign_id=campaign.pk)
+            return campaign
+
+        def done(campaign):
+            items = campaign.items.count()
+            controls = campaign.items.filter(is_control=True).count()
+            return (
+                f"Created “{campaign.name}” ({campaign.get_state_display()}): {items} items"
+                + (f", of which {controls} controls" if controls else "")
+                + f"; random seed {campaign.sample_seed}."
+            )
+
+        return service_form_view(
+            self,
+            request,
+            form_class=form_class,
+            create=create_and_open,
+            title=title,
+            done=done,
+            initial=initial,
+        )
 
     def changelist_view(self, request, extra_context=None):
         extra_context = {**(extra_context or {}), "can_add_campaign": self.has_add_permission(request)}

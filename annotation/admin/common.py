@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 
 from core.errors import DomainError
 
@@ -55,3 +59,45 @@ class StyledModelAdmin(admin.ModelAdmin):
 
     class Media:
         css = {"all": ["css/admin.css"]}
+
+
+def service_form_view(
+    modeladmin: admin.ModelAdmin,
+    request,
+    *,
+    form_class,
+    create: Callable,
+    title: str,
+    done: Callable[[object], str],
+    initial: dict | None = None,
+    submit_label: str = "Create",
+):
+    """An admin page whose form's only write is one service call, in one transaction.
+
+    ``create(cleaned_data)`` calls the service and returns the object; its DomainError becomes the
+    form's error (nothing is stored). On success the addition is logged, ``done(obj)`` gives the
+    success message and the user goes to the object's change page. Needs the add permission.
+    """
+    if not modeladmin.has_add_permission(request):
+        raise PermissionDenied
+    form = form_class(request.POST or None, request.FILES or None, initial=initial or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            with transaction.atomic():
+                obj = create(form.cleaned_data)
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            modeladmin.log_addition(request, obj, [{"added": {}}])
+            modeladmin.message_user(request, done(obj), level=messages.SUCCESS)
+            opts = modeladmin.opts
+            return redirect(f"admin:{opts.app_label}_{opts.model_name}_change", obj.pk)
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": title,
+        "form": form,
+        "opts": modeladmin.opts,
+        "media": modeladmin.media + form.media,
+        "submit_label": submit_label,
+    }
+    return TemplateResponse(request, "admin/service_form.html", context)

@@ -11,7 +11,7 @@ from django.utils.safestring import mark_safe
 
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
 from core.errors import DomainError
-from evaluation.metrics.runs import JobsUnavailable, metric_run_create, metric_run_plan, metric_run_resume
+from evaluation.metrics.runs import JobsUnavailable, metric_run_plan, metric_run_resume, metric_run_store
 from evaluation.metrics.selectors import corpus_table, metric_run_queryset
 from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun
 
@@ -40,7 +40,7 @@ class MetricRunStartForm(forms.ModelForm):
         if self.errors:
             return data
         try:
-            metric_run_plan(
+            self.plan = metric_run_plan(
                 name=data.get("name"),
                 language_code=data["language"].code,
                 system_names=[system.name for system in data["systems"]],
@@ -127,16 +127,8 @@ class MetricRunAdmin(StyledModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return
-        data = form.cleaned_data
-        run = metric_run_create(
-            name=data.get("name"),
-            language_code=data["language"].code,
-            system_names=[system.name for system in data["systems"]],
-            reference_set_id=data["reference_set"].pk,
-            image_set_id=data["image_set"].pk if data.get("image_set") else None,
-            metrics=data["metric_names"],
-            user=request.user,
-        )
+        # The form planned the run to validate it; the same plan is stored (planned once).
+        run = metric_run_store(plan=form.plan, user=request.user)
         obj.pk, obj.name = run.pk, run.name
 
     def save_related(self, request, form, formsets, change):

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.importers.report import ImportReport, input_file_check, plural
-from annotation.models import Campaign, Image, Language
+from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import NotFound, ValidationFailed
 from evaluation.metrics.text.formats import (
     FormatError,
@@ -169,21 +169,60 @@ def references_import(
     return report
 
 
-def reference_set_from_campaign(*, campaign_id: int, name: str | None = None) -> ReferenceSet:
+def reference_set_from_campaign(
+    *, campaign_id: int, name: str | None = None, language_code: str | None = None, description: str = ""
+) -> ReferenceSet:
     """The reference set of a caption campaign's written captions (read when a run computes).
 
-    Idempotent: returns the campaign's existing set of that name. Raises NotFound for an
-    unknown campaign and ValidationFailed when the name belongs to another set.
+    The set's language is the campaign's: a ``language_code`` that differs is refused, so a German
+    run can never score against French references. Only caption campaigns have written captions.
+    Idempotent: returns the campaign's existing set of that name. Raises NotFound for an unknown
+    campaign, ValidationFailed for another language, a campaign of another kind, or a name that
+    belongs to another set.
     """
     campaign = Campaign.objects.select_related("language").filter(pk=campaign_id).first()
     if campaign is None:
         raise NotFound(f"There is no campaign #{campaign_id}.")
+    if campaign.kind != CampaignKind.CAPTION:
+        raise ValidationFailed(
+            f"“{campaign.name}” is a {campaign.get_kind_display()} campaign: only caption campaigns have "
+            "written captions to use as references."
+        )
+    language = campaign.language
+    if language_code and language_code != language.code:
+        raise ValidationFailed(
+            f"The campaign “{campaign.name}” collects captions in {language.name} ({language.code}): "
+            f"a reference set of them is in {language.code}, not in “{language_code}”."
+        )
     name = (name or f"{campaign.name} (written captions)").strip()
     with transaction.atomic():
         reference_set, created = ReferenceSet.objects.get_or_create(
             name=name,
-            defaults={"language": campaign.language, "kind": ReferenceSetKind.CAMPAIGN, "campaign": campaign},
+            defaults={
+                "language": language,
+                "kind": ReferenceSetKind.CAMPAIGN,
+                "campaign": campaign,
+                "description": description,
+            },
         )
         if not created and reference_set.campaign_id != campaign.pk:
             raise ValidationFailed(f"The reference set “{name}” already exists and is not this campaign's.")
+    return reference_set
+
+
+def reference_set_describe(*, reference_set_id: int, name: str, description: str) -> ReferenceSet:
+    """Rename a reference set or change its description: the only edits after creation (its language,
+    kind, campaign and references decide the scores of runs already made). Raises NotFound,
+    ValidationFailed for an empty name or one another set has."""
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed("A reference set needs a name.")
+    with transaction.atomic():
+        reference_set = ReferenceSet.objects.select_for_update().filter(pk=reference_set_id).first()
+        if reference_set is None:
+            raise NotFound(f"There is no reference set #{reference_set_id}.")
+        if ReferenceSet.objects.filter(name=name).exclude(pk=reference_set_id).exists():
+            raise ValidationFailed(f"Another reference set is called “{name}”.")
+        reference_set.name, reference_set.description = name, description
+        reference_set.save(update_fields=["name", "description", "updated_at"])
     return reference_set

@@ -289,15 +289,10 @@ def metric_run_create(
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
-    """Validate (see :func:`metric_run_plan`), store the run and its chunks, and enqueue it on commit.
+    """Validate (see :func:`metric_run_plan`), then store and enqueue the run (:func:`metric_run_store`).
 
-    Chunks: one ``text`` chunk per system when text metrics are asked for, and ``clip``
-    chunks of ``METRIC_CLIP_CHUNK_SIZE`` captions per system for CLIP metrics. One
-    transaction; the chunks are sent to the workers only once it commits (a rolled-back
-    caller sends nothing). Raises ValidationFailed / NotFound before storing anything, and
-    :class:`JobsUnavailable` (after the run is stored and marked failed) when the broker is
-    unreachable. In eager mode (embedded default, tests) the run has been computed when this
-    returns, if no outer transaction is open.
+    Raises ValidationFailed / NotFound before storing anything, and :class:`JobsUnavailable`
+    (after the run is stored and marked failed) when the broker is unreachable.
     """
     plan = metric_run_plan(
         name=name,
@@ -307,6 +302,20 @@ def metric_run_create(
         image_set_id=image_set_id,
         metrics=metrics,
     )
+    return metric_run_store(plan=plan, user=user, enqueue=enqueue)
+
+
+def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> MetricRun:
+    """Store a planned run and its chunks, and enqueue it on commit.
+
+    ``plan`` comes from :func:`metric_run_plan` in the same request (the admin's form plans once
+    to validate and passes the plan here). Chunks: one ``text`` chunk per system when text metrics
+    are asked for, and ``clip`` chunks of ``METRIC_CLIP_CHUNK_SIZE`` captions per system for CLIP
+    metrics. One transaction; the chunks are sent to the workers only once it commits (a
+    rolled-back caller sends nothing). Raises :class:`JobsUnavailable` (after the run is stored and
+    marked failed) when the broker is unreachable. In eager mode (embedded default, tests) the run
+    has been computed when this returns, if no outer transaction is open.
+    """
     size = max(1, int(settings.METRIC_CLIP_CHUNK_SIZE))
     with transaction.atomic():
         run = MetricRun.objects.create(

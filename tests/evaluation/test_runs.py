@@ -613,9 +613,20 @@ def test_admin_lists_runs_with_scores_without_n_plus_1(
 
 
 def test_admin_starts_a_run_and_refuses_an_impossible_one(
-    setup, admin_client, django_capture_on_commit_callbacks
+    setup, admin_client, django_capture_on_commit_callbacks, monkeypatch
 ):
     from annotation.models import CaptioningSystem
+    from evaluation.admin import runs as runs_admin
+    from evaluation.metrics import runs as runs_service
+
+    plans, real_plan = [], runs_service.metric_run_plan
+
+    def counted_plan(**kwargs):
+        plans.append(kwargs)
+        return real_plan(**kwargs)
+
+    monkeypatch.setattr(runs_admin, "metric_run_plan", counted_plan)
+    monkeypatch.setattr(runs_service, "metric_run_plan", counted_plan)
 
     url = "/admin/evaluation/metricrun/add/"
     assert admin_client.get(url).status_code == 200
@@ -633,9 +644,11 @@ def test_admin_starts_a_run_and_refuses_an_impossible_one(
     assert "“sys-empty” has no captions in German (de)." in response.content.decode()
     assert not MetricRun.objects.exists()
 
+    plans.clear()
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(url, form)
     assert response.status_code == 302
+    assert len(plans) == 1  # planned once, to validate the form; the service stores that plan
     run = MetricRun.objects.get()
     assert (run.status, run.name, run.metrics) == (
         RunStatus.SUCCEEDED,
