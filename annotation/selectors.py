@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import (
@@ -227,3 +228,63 @@ def has_open_batch(annotator: Annotator) -> Exists:
     return Exists(
         Batch.objects.filter(annotator=annotator, campaign=OuterRef("pk"), stage__in=OPEN_BATCH_STAGES)
     )
+
+
+# --- Progress of many campaigns at once ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CampaignProgress:
+    """``items`` (control items included), ``control_items``, ``complete``: items with at least K
+    submitted results; ``results``: submitted results (late ones included)."""
+
+    items: int = 0
+    control_items: int = 0
+    complete: int = 0
+    results: int = 0
+
+    @property
+    def all_complete(self) -> bool:
+        return bool(self.items) and self.complete == self.items
+
+
+def campaigns_progress(campaign_ids: Iterable[int]) -> dict[int, CampaignProgress]:
+    """Progress of each campaign in ``campaign_ids`` in one grouped query (a list page stays cheap)."""
+    ids = list(campaign_ids)
+    if not ids:
+        return {}
+    done = (
+        Assignment.objects.filter(
+            item=OuterRef("pk"), state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]
+        )
+        .order_by()
+        .values("item")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    rows = (
+        Item.objects.filter(campaign_id__in=ids)
+        .annotate(done=Coalesce(Subquery(done, output_field=IntegerField()), 0))
+        .order_by()
+        .values("campaign_id")
+        .annotate(
+            n_items=Count("pk"),
+            n_controls=Count("pk", filter=Q(is_control=True)),
+            n_complete=Count("pk", filter=Q(done__gte=F("campaign__replication"))),
+            n_results=Sum("done"),
+        )
+    )
+    out = {campaign_id: CampaignProgress() for campaign_id in ids}
+    for row in rows:
+        out[row["campaign_id"]] = CampaignProgress(
+            items=row["n_items"],
+            control_items=row["n_controls"],
+            complete=row["n_complete"],
+            results=row["n_results"] or 0,
+        )
+    return out
+
+
+def campaign_is_finished(campaign: Campaign, progress: CampaignProgress) -> bool:
+    """A campaign whose numbers will not change: closed, or every item has its K submitted results."""
+    return campaign.state == CampaignState.CLOSED or progress.all_complete

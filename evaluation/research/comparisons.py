@@ -1,21 +1,29 @@
 """The database read into the plain inputs of :mod:`evaluation.research.correlation`.
 
-Model level: :func:`comparisons_from_db`
-    One :class:`~evaluation.research.correlation.Comparison` per side-by-side campaign (m1, m2, language):
-    ΔS×S from :func:`evaluation.human.selectors.sxs_results` (submitted work only, control items and
-    identical pairs left out) and, per metric, Δmetric = corpus score of m2 − corpus score of m1.
-    Both corpus scores come from ONE metric run: a run's scores depend on its image set and
-    reference set (CIDEr's IDF comes from the evaluated images), so scores of two runs are not
-    comparable. A run is used for a campaign when it is in the campaign's language and has the
-    metric for both systems. When several selected runs qualify for the same (pair, metric), the
-    first in the order given is used and the others are noted. ``deltas`` is keyed by the metric's
-    name (``"CIDEr-D"``), as :func:`~evaluation.research.correlation.correlate` expects; in a comparisons
-    CSV the column is ``delta_<metric>``.
+Model level: :func:`comparisons_from_db`, the one builder of metric-vs-human comparisons
+    The API (``/api/correlations/``), the report page, the ``report`` command and ``correlate --runs``
+    all call it, so the same selection gives the same comparisons everywhere. Its rules:
 
-    What cannot be used is not dropped silently: a campaign without a submitted judgment, a pair
-    already compared by an earlier campaign (in either direction: one comparison per pair and
-    language), a pair no selected run scores, or a metric missing for one comparison is listed in
-    ``skipped`` with the reason.
+    * **Which campaigns count.** Given ``campaign_ids``: exactly those side-by-side campaigns,
+      whatever their state (the caller chose them). Otherwise every FINISHED side-by-side campaign:
+      closed, or every item judged K times, so a number does not move while people are still
+      judging. An unfinished campaign left out by that default is listed in ``skipped`` with its
+      progress, never dropped silently.
+    * **One comparison per pair and language.** A second campaign of the same pair (either
+      direction) in the same language is listed in ``skipped``; choose the campaigns to pick another.
+    * **One run per (comparison, metric).** Δmetric = corpus score of m2 − corpus score of m1, both
+      from ONE metric run: a run's scores depend on its image and reference sets (CIDEr's IDF comes
+      from the evaluated images), so scores of two runs are not comparable. A run is used for a
+      campaign when it is in the campaign's language and has the metric for both systems. When
+      several selected runs qualify, **the run given first wins**; the others are listed in
+      ``skipped`` for that metric, and ``sources`` says which run gave each delta.
+    * ΔS×S comes from :func:`evaluation.human.selectors.sxs_results` (submitted work only, control
+      items and identical pairs left out), with its interval.
+
+    ``deltas`` is keyed by the metric's name (``"CIDEr-D"``), as
+    :func:`~evaluation.research.correlation.correlate` expects; in a comparisons CSV the column is
+    ``delta_<metric>``. A campaign without a submitted judgment, a pair no selected run scores, or a
+    metric missing for one comparison is listed in ``skipped`` with the reason.
 
 Caption level: :func:`per_caption_rows`
     Screen 1 of a caption campaign is a human rating of a model caption: the prompt system's
@@ -46,7 +54,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from annotation.models import Campaign, CampaignKind, Language, Rating, RatingValue
-from core.errors import NotFound, ValidationFailed
+from annotation.selectors import campaign_is_finished, campaigns_progress
+from core.errors import ValidationFailed
 from evaluation.human.selectors import DONE_STATES, sxs_results
 from evaluation.human.sxs import DEFAULT_N_BOOT
 from evaluation.metrics.runs import metrics_parse
@@ -115,6 +124,11 @@ class ComparisonSource:
     m1_scores: dict[str, float] = field(default_factory=dict)
     m2_scores: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def deltas(self) -> dict[str, float]:
+        """metric -> score(m2) − score(m1)."""
+        return {metric: self.m2_scores[metric] - self.m1_scores[metric] for metric in self.m1_scores}
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -141,7 +155,7 @@ class ComparisonList(list[Comparison]):
 def metric_runs_for_report(metric_run_ids: Iterable[int]) -> list[MetricRun]:
     """The runs, in the order given (repeats dropped), with language, reference and image set loaded.
 
-    Raises NotFound for an unknown id, ValidationFailed for none at all or a run that has not
+    Raises ValidationFailed for an unknown id, none at all, or a run that has not
     succeeded (its scores are partial or missing).
     """
     ids = list(dict.fromkeys(int(run_id) for run_id in metric_run_ids))
@@ -155,7 +169,8 @@ def metric_runs_for_report(metric_run_ids: Iterable[int]) -> list[MetricRun]:
     }
     missing = [str(run_id) for run_id in ids if run_id not in runs]
     if missing:
-        raise NotFound(f"There is no metric run #{', #'.join(missing)}.")
+        # A selection naming an unknown id is a bad request (400), not a missing page.
+        raise ValidationFailed(f"There is no metric run #{', #'.join(missing)}.")
     for run_id in ids:
         run = runs[run_id]
         if run.status != RunStatus.SUCCEEDED:
@@ -176,20 +191,47 @@ def _languages_check(language_codes: Sequence[str] | None) -> list[str] | None:
     return codes
 
 
-def _sxs_campaigns(campaign_ids: Sequence[int] | None, language_codes: list[str] | None) -> list[Campaign]:
+def _sxs_campaigns(
+    campaign_ids: Sequence[int] | None, language_codes: list[str] | None
+) -> tuple[list[Campaign], list[Skipped]]:
+    """The campaigns to compare, and the unfinished ones the default left out (see the module docstring)."""
     campaigns = Campaign.objects.filter(kind=CampaignKind.SIDE_BY_SIDE).select_related(
         "language", "base_system", "test_system"
     )
     if campaign_ids is not None:
         ids = list(dict.fromkeys(int(campaign_id) for campaign_id in campaign_ids))
-        found = set(campaigns.filter(pk__in=ids).values_list("pk", flat=True))
-        missing = [str(campaign_id) for campaign_id in ids if campaign_id not in found]
+        kinds = dict(Campaign.objects.filter(pk__in=ids).values_list("pk", "kind"))
+        missing = [str(campaign_id) for campaign_id in ids if campaign_id not in kinds]
         if missing:
-            raise NotFound(f"There is no side-by-side campaign #{', #'.join(missing)}.")
+            raise ValidationFailed(f"There is no side-by-side campaign #{', #'.join(missing)}.")
+        other = [str(campaign_id) for campaign_id in ids if kinds[campaign_id] != CampaignKind.SIDE_BY_SIDE]
+        if other:
+            raise ValidationFailed(f"Campaign #{', #'.join(other)} is not a side-by-side campaign.")
         campaigns = campaigns.filter(pk__in=ids)
     if language_codes:
         campaigns = campaigns.filter(language__code__in=language_codes)
-    return list(campaigns.order_by("language__code", "pk"))
+    chosen = list(campaigns.order_by("language__code", "pk"))
+    if campaign_ids is not None:
+        return chosen, []
+    progress = campaigns_progress(c.pk for c in chosen)
+    finished, unfinished = [], []
+    for campaign in chosen:
+        if campaign_is_finished(campaign, progress[campaign.pk]):
+            finished.append(campaign)
+            continue
+        done = progress[campaign.pk]
+        unfinished.append(
+            Skipped(
+                campaign.pk,
+                campaign.name,
+                campaign.language.code,
+                campaign.base_system.name,
+                campaign.test_system.name,
+                f"not finished ({campaign.state}; {done.complete} of {done.items} items judged "
+                f"{campaign.replication} times): choose the campaign to include it",
+            )
+        )
+    return finished, unfinished
 
 
 def _corpus_scores(run_ids: list[int]) -> dict[int, dict[int, dict[str, float]]]:
@@ -216,22 +258,23 @@ def comparisons_from_db(
 ) -> ComparisonList:
     """One comparison per side-by-side campaign (see the module docstring), with ``skipped`` and ``sources``.
 
-    ``campaign_ids``: these campaigns (default: every side-by-side campaign, whatever its state);
+    ``campaign_ids``: these campaigns, whatever their state (default: every finished side-by-side
+    campaign; the unfinished ones are listed in ``skipped``);
     ``language_codes``: only campaigns in these languages; ``metrics``: only these metrics (any
     case; ``text``, ``clip``, ``all``), default every metric the runs have for both systems.
     ``n_boot`` is for the ΔS×S interval kept in ``sources``. Reads only; the comparisons come in
-    the order of language code and campaign id. Raises NotFound for an unknown campaign or run,
-    ValidationFailed for an unknown language or metric or a run that has not succeeded.
+    the order of language code and campaign id. Raises ValidationFailed for an unknown campaign, run, language or metric, a campaign that is not
+    side by side, or a run that has not succeeded.
     """
     runs = metric_runs_for_report(metric_run_ids)
     wanted = metrics_parse(metrics) if metrics else list(ALL_METRICS)
     codes = _languages_check(language_codes)
-    campaigns = _sxs_campaigns(campaign_ids, codes)
+    campaigns, unfinished = _sxs_campaigns(campaign_ids, codes)
     scores = _corpus_scores([run.pk for run in runs])
 
     comparisons: list[Comparison] = []
     sources: list[ComparisonSource] = []
-    skipped: list[Skipped] = []
+    skipped: list[Skipped] = list(unfinished)
     seen: dict[tuple[frozenset[int], int], Campaign] = {}
     for campaign in campaigns:
         m1, m2, language = campaign.base_system, campaign.test_system, campaign.language

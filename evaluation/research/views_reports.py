@@ -25,12 +25,11 @@ from annotation.models import Campaign, CampaignKind
 from core.errors import DomainError
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import comparisons_from_db
+from evaluation.research.correlation import CORRELATION_N_BOOT
 from evaluation.research.reports.plots import metric_names, scatter
 from evaluation.research.reports.render import correlation_rows, per_caption_rows_for_page
 from evaluation.research.reports.report import report_from_db
 
-# The page answers while the researcher waits; the command's default is 10,000.
-PAGE_N_BOOT = 2000
 REPORT_PERMISSION = "evaluation.view_metricrun"
 
 
@@ -82,7 +81,8 @@ class ReportForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         required=False,
         label="Side-by-side campaigns",
-        help_text="None ticked: every side-by-side campaign.",
+        help_text="None ticked: every finished side-by-side campaign (closed, or every item judged K times); "
+        "the unfinished ones are listed as left out. Ticked campaigns count whatever their state.",
     )
     metrics = forms.MultipleChoiceField(
         choices=[(name, name) for name in ALL_METRICS],
@@ -118,7 +118,6 @@ def report_page(request):
                 **form.selection(),
                 both_directions=not form.cleaned_data["one_direction"],
                 transfer_ratings=form.cleaned_data["transfer_ratings"],
-                n_boot=PAGE_N_BOOT,
             )
         except DomainError as exc:
             form.add_error(None, exc.message)
@@ -127,7 +126,7 @@ def report_page(request):
         "title": "Metric-vs-human report",
         "form": form,
         "report": report,
-        "n_boot": PAGE_N_BOOT,
+        "n_boot": CORRELATION_N_BOOT,
         "query": request.GET.urlencode(),
     }
     if report is not None:

@@ -531,7 +531,7 @@ def test_correlations_of_finished_campaigns_with_a_metric_run(world):
     assert response.status_code == 200, response.content
     body = response.json()
     comparisons = {(c["m1"], c["m2"]): c for c in body["comparisons"]}
-    # The unfinished campaign (its batch is not submitted) is not a comparison.
+    # The unfinished campaign (its batch is not submitted) is not a comparison: it is listed as left out.
     assert set(comparisons) == {(m1, m2) for m1, m2, _, _ in SXS_PLAN}
     for m1, m2, _, delta_sxs in SXS_PLAN:
         c = comparisons[(m1, m2)]
@@ -541,7 +541,9 @@ def test_correlations_of_finished_campaigns_with_a_metric_run(world):
             "CIDEr": pytest.approx(CIDER[m2] - CIDER[m1]),
         }
         assert c["runs"] == {"BLEU-4": world.run.pk, "CIDEr": world.run.pk}
-    assert body["skipped"] == [] and body["both_directions"] is True
+    assert [(s["campaign"], s["metrics"]) for s in body["skipped"]] == [(world.open_sxs.pk, [])]
+    assert body["skipped"][0]["reason"].startswith("not finished (open; 0 of ")
+    assert body["both_directions"] is True
     cider = body["results"]["CIDEr"]
     assert set(cider) == {"all", "de"}
     assert (cider["all"]["n"], cider["all"]["n_comparisons"]) == (8, 4)
@@ -577,13 +579,15 @@ def test_correlation_options_and_refusals(world):
         url, {"runs": world.run.pk, "campaigns": f"{world.sxs[0].pk},{world.open_sxs.pk}"}
     ).json()
     assert [c["campaign"] for c in chosen["comparisons"]] == [world.sxs[0].pk]
-    assert chosen["skipped"] == [
+    assert [{k: s[k] for k in ("campaign", "campaign_name", "m2", "metrics")} for s in chosen["skipped"]] == [
         {
             "campaign": world.open_sxs.pk,
             "campaign_name": "Vergleich offen",
-            "reason": f"none of the runs scores both alpha-sys and {UNSUBMITTED_SXS_SYSTEM} in de",
+            "m2": UNSUBMITTED_SXS_SYSTEM,
+            "metrics": [],
         }
     ]
+    assert chosen["skipped"][0]["reason"] == "no submitted judgment of a real pair yet"
     # A closed campaign is finished even when not every item is judged.
     campaign_close(campaign_id=world.open_sxs.pk)
     closed = client.get(url, {"runs": world.run.pk}).json()
@@ -594,16 +598,16 @@ def test_correlation_options_and_refusals(world):
     )
     for score in CorpusScore.objects.filter(run=world.run, metric="CIDEr"):
         CorpusScore.objects.create(run=twin, system=score.system, metric="CIDEr", value=score.value)
-    response = client.get(url, {"runs": f"{world.run.pk},{twin.pk}"})
-    assert response.status_code == 400
-    assert (
-        f"#{world.run.pk} and #{twin.pk} both score alpha-sys and beta-sys in de with CIDEr"
-        in response.json()["message"]
-    )
+    # Two runs score the same pair with CIDEr: the run given first wins, the other is listed for that metric.
+    body = client.get(url, {"runs": f"{twin.pk},{world.run.pk}"}).json()
+    pair = next(c for c in body["comparisons"] if (c["m1"], c["m2"]) == ("alpha-sys", "beta-sys"))
+    assert pair["runs"] == {"CIDEr": twin.pk, "BLEU-4": world.run.pk}
+    noted = [s for s in body["skipped"] if s["metrics"] == ["CIDEr"] and s["m2"] == "beta-sys"]
+    assert len(noted) == 1 and f"run #{twin.pk} (given first) is used" in noted[0]["reason"]
     twin.status = RunStatus.RUNNING
     twin.save()
     response = client.get(url, {"runs": twin.pk})
-    assert response.status_code == 400 and "is running" in response.json()["message"]
+    assert response.status_code == 400 and "has not succeeded (running)" in response.json()["message"]
     response = client.get(url, {"runs": "999999"})
     assert response.status_code == 400 and response.json()["message"] == "There is no metric run #999999."
     response = client.get(url, {"runs": world.run.pk, "campaigns": world.caption_campaign.pk})

@@ -27,7 +27,7 @@ from annotation.services import work
 from annotation.services.campaigns import campaign_open, sxs_campaign_create
 from annotation.services.demo import GOOD_SYSTEM, PHOTOS, SXS_CAMPAIGN, WEAK_SYSTEM, demo_load
 from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
-from core.errors import NotFound, NoWorkAvailable, ValidationFailed
+from core.errors import NoWorkAvailable, ValidationFailed
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
@@ -188,7 +188,7 @@ def test_comparisons_filter_by_campaign_language_and_metric(world, db):
         comparisons_from_db(metric_run_ids=[world["run"].pk], language_codes=["xx"])
     with pytest.raises(ValidationFailed, match="Unknown metric"):
         comparisons_from_db(metric_run_ids=[world["run"].pk], metrics=["METEOR"])
-    with pytest.raises(NotFound, match="no side-by-side campaign #999999"):
+    with pytest.raises(ValidationFailed, match="no side-by-side campaign #999999"):
         comparisons_from_db(metric_run_ids=[world["run"].pk], campaign_ids=[999999])
 
 
@@ -205,7 +205,18 @@ def test_comparisons_skip_with_reasons_and_refuse_unfinished_runs(world, german)
             name="Nochmal", language_code="de", base_system=systems["sys-b"], test_system=systems["sys-a"]
         ).pk
     )
+    # By default only finished campaigns count; the unfinished ones are listed, not dropped.
     comparisons = comparisons_from_db(metric_run_ids=[world["run"].pk])
+    reasons = {s.campaign_id: s.reason for s in comparisons.skipped if not s.metrics}
+    assert (
+        reasons[idle.pk]
+        == "not finished (open; 0 of 3 items judged 3 times): choose the campaign to include it"
+    )
+    assert reasons[again.pk].startswith("not finished (open; 0 of ")
+    assert len(comparisons) == 2
+    # Chosen by id, a campaign counts whatever its state, and what cannot be used says why.
+    chosen_ids = [*(c.pk for c in world["campaigns"].values()), idle.pk, again.pk]
+    comparisons = comparisons_from_db(metric_run_ids=[world["run"].pk], campaign_ids=chosen_ids)
     reasons = {s.campaign_id: s.reason for s in comparisons.skipped if not s.metrics}
     assert reasons[idle.pk] == "no submitted judgment of a real pair yet"
     assert "already compared by campaign “Vergleich c1”" in reasons[again.pk]
@@ -235,7 +246,7 @@ def test_comparisons_skip_with_reasons_and_refuse_unfinished_runs(world, german)
     MetricRun.objects.filter(pk=running.pk).update(status=RunStatus.RUNNING)
     with pytest.raises(ValidationFailed, match=f"run #{running.pk} has not succeeded"):
         comparisons_from_db(metric_run_ids=[running.pk])
-    with pytest.raises(NotFound, match="no metric run #999999"):
+    with pytest.raises(ValidationFailed, match="no metric run #999999"):
         comparisons_from_db(metric_run_ids=[999999])
     with pytest.raises(ValidationFailed, match="at least one metric run"):
         comparisons_from_db(metric_run_ids=[])
@@ -719,3 +730,111 @@ def test_report_page_is_closed_to_annotators_and_anonymous_visitors(world, clien
     bare = f.UserFactory(username="staff-no-role", is_staff=True)
     client.force_login(bare)
     assert client.get(url).status_code == 403
+
+
+# --- One builder: the API, the report page, `report` and `correlate` agree --------------------------
+
+
+def test_api_page_report_and_correlate_give_the_same_comparisons(world, staff, client, tmp_path):
+    """One selection through the four doors gives the same comparisons, the same left-out list
+    (an unfinished campaign, a metric two runs both score) and the same coefficients."""
+    systems, german = world["systems"], world["run"].language
+    third = sxs_campaign_create(
+        name="Vergleich c3",
+        language_code="de",
+        base_system=systems["sys-a"],
+        test_system=systems["sys-c"],
+        batch_size=3,
+        replication=3,
+        seed=1,
+    )
+    third = campaign_open(campaign_id=third.pk)
+    plan = {"i0": [-1, -1, 0], "i1": [1, 1, 1], "i2": [-2, 0, -3]}
+    for n, annotator in enumerate(world["annotators"]):
+        judge_all(annotator, third, lambda key, n=n: plan[key][n])
+    campaign_open(
+        campaign_id=sxs_campaign_create(
+            name="Noch offen", language_code="de", base_system=systems["sys-c"], test_system=systems["sys-b"]
+        ).pk
+    )
+    second = succeeded_run("second", german, [systems["sys-a"], systems["sys-b"]], ["CIDEr-D"])
+    corpus(second, systems["sys-a"], cider_d=0.1)
+    corpus(second, systems["sys-b"], cider_d=0.9)
+    runs = [second.pk, world["run"].pk]
+
+    def key(m1, m2, language, delta_sxs, deltas, used):
+        return (
+            m1,
+            m2,
+            language,
+            round(delta_sxs, 9),
+            tuple(sorted((k, round(v, 9)) for k, v in deltas.items())),
+            tuple(sorted(used.items())),
+        )
+
+    built = comparisons_from_db(metric_run_ids=runs)
+    expected = [key(s.m1, s.m2, s.language, s.delta_sxs, s.deltas, s.runs) for s in built.sources]
+    expected_skipped = sorted((s.campaign, tuple(s.metrics), s.reason) for s in built.skipped)
+    assert len(expected) == 3 and any("not finished" in reason for *_, reason in expected_skipped)
+    assert any(f"run #{second.pk} (given first) is used" in reason for *_, reason in expected_skipped)
+
+    client.force_login(staff["researcher"])
+    api = client.get("/api/correlations/", {"runs": ",".join(map(str, runs)), "seed": 7}).json()
+    assert [
+        key(c["m1"], c["m2"], c["language"], c["delta_sxs"], c["deltas"], c["runs"])
+        for c in api["comparisons"]
+    ] == expected
+    assert (
+        sorted((s["campaign_name"], tuple(s["metrics"]), s["reason"]) for s in api["skipped"])
+        == expected_skipped
+    )
+
+    page = client.get(reverse("reports:report"), {"runs": runs})
+    report = page.context["report"]
+    assert [key(s.m1, s.m2, s.language, s.delta_sxs, s.deltas, s.runs) for s in report.sources] == expected
+    assert sorted((s.campaign, tuple(s.metrics), s.reason) for s in report.skipped) == expected_skipped
+
+    out = tmp_path / "report"
+    call_command(
+        "report", "--runs", ",".join(map(str, runs)), "--out", str(out), "--seed", "7", stdout=io.StringIO()
+    )
+    written = json.loads((out / "comparisons.json").read_text(encoding="utf-8"))
+    assert [
+        key(
+            s["m1"],
+            s["m2"],
+            s["language"],
+            s["delta_sxs"],
+            {m: s["m2_scores"][m] - s["m1_scores"][m] for m in s["runs"]},
+            s["runs"],
+        )
+        for s in written["sources"]
+    ] == expected
+    assert (
+        sorted((s["campaign"], tuple(s["metrics"]), s["reason"]) for s in written["skipped"])
+        == expected_skipped
+    )
+
+    # The same default bootstrap and the same seed give the same intervals everywhere.
+    stdout, stderr = io.StringIO(), io.StringIO()
+    call_command(
+        "correlate",
+        "--runs",
+        ",".join(map(str, runs)),
+        "--format",
+        "json",
+        "--seed",
+        "7",
+        stdout=stdout,
+        stderr=stderr,
+    )
+    by_command = json.loads(stdout.getvalue())
+    cider_api, cider_cli = api["results"]["CIDEr-D"]["all"], by_command["CIDEr-D"]["all"]
+    assert cider_api["n"] == cider_cli["n"] == 6
+    assert cider_api["pearson"] == pytest.approx(cider_cli["pearson"])
+    assert cider_api["pearson_ci"] == pytest.approx(cider_cli["pearson_ci"])
+    page_row = next(
+        r for r in page.context["correlations"] if r["metric"] == "CIDEr-D" and r["language"] == "all"
+    )
+    assert page_row["n"] == 6
+    assert "Left out:" in stderr.getvalue() and "not finished" in stderr.getvalue()

@@ -1,9 +1,16 @@
-from pathlib import Path
+"""Correlate ΔS×S with Δmetric: from a comparisons CSV, or from the platform's own campaigns and runs."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.research.comparisons_csv import ComparisonsCsvError, read_comparisons_csv
+from core.errors import DomainError
+from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.correlation import correlate
+from evaluation.research.selection import (
+    comparisons_from_file,
+    correlation_options,
+    db_selection,
+    selection_arguments,
+)
 from evaluation.research.tables import correlation_csv, correlation_json, correlation_text
 
 FORMATS = ("text", "csv", "json")
@@ -13,54 +20,37 @@ class Command(BaseCommand):
     help = (
         "Correlate side-by-side judgments with metric differences: Pearson, Spearman, Kendall tau_b and "
         "tau_c with N and bootstrap 95% intervals, per metric, per language and over all languages. "
-        "FILE is a CSV with columns m1,m2,language,delta_sxs and one delta_<metric> column per metric "
-        "(delta = value for m2 minus value for m1; delta_sxs > 0 when people prefer m2). Each comparison "
-        "counts in both directions unless --one-direction (seed 000 gets N=48 from 24 comparisons so). "
-        "Reads only the file; writes nothing."
+        "Either --comparisons FILE, a CSV with columns m1,m2,language,delta_sxs and one delta_<metric> "
+        "column per metric (delta = value for m2 minus value for m1; delta_sxs > 0 when people prefer m2), "
+        "or --runs (and --campaigns, --languages, --metrics): the platform's side-by-side campaigns and "
+        "metric runs, read by the same builder as the report page and the API (what is left out goes to "
+        "stderr). Each comparison counts in both directions unless --one-direction (seed 000 gets N=48 "
+        "from 24 comparisons so). Reads only; writes nothing."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument(
-            "--comparisons", required=True, type=Path, metavar="FILE.csv", help="Comparisons CSV."
-        )
-        parser.add_argument(
-            "--one-direction",
-            action="store_true",
-            help="Count each comparison once, as entered (default: also m1 vs m2 with deltas negated).",
-        )
+        selection_arguments(parser, csv_help="Comparisons CSV (data from elsewhere, e.g. a paper's table).")
         parser.add_argument(
             "--format", choices=FORMATS, default="text", help="Output format (default: text)."
         )
-        parser.add_argument(
-            "--bootstrap",
-            type=int,
-            default=10000,
-            metavar="N",
-            help="Bootstrap resamples of the comparisons for the 95%% intervals; 0 for none (default 10000).",
-        )
-        parser.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap (default 0).")
 
     def handle(self, *args, **options):
-        if options["bootstrap"] < 0:
-            raise CommandError("--bootstrap must be 0 (no intervals) or more")
-        path = options["comparisons"]
+        common = correlation_options(options)
+        if options["comparisons"] is not None:
+            comparisons = comparisons_from_file(options, self.stderr.write)
+            where = str(options["comparisons"])
+        else:
+            try:
+                found = comparisons_from_db(**db_selection(options))
+            except DomainError as exc:
+                raise CommandError(exc.message) from exc
+            for item in found.skipped:
+                self.stderr.write(f"Left out: {item}")
+            comparisons, where = list(found), "the selection"
         try:
-            comparisons = read_comparisons_csv(
-                path, on_warning=lambda message: self.stderr.write(f"{path}: {message}")
-            )
-        except ComparisonsCsvError as exc:
-            raise CommandError(f"{path}: {exc}") from exc
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"{path}: cannot read: {exc}") from exc
-        try:
-            results = correlate(
-                comparisons,
-                both_directions=not options["one_direction"],
-                n_boot=options["bootstrap"],
-                seed=options["seed"],
-            )
+            results = correlate(comparisons, **common)
         except ValueError as exc:
-            raise CommandError(f"{path}: {exc}") from exc
+            raise CommandError(f"{where}: {exc}") from exc
         fmt = options["format"]
         if fmt == "json":
             self.stdout.write(correlation_json(results), ending="")

@@ -16,6 +16,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotation.models import CampaignKind, CampaignState
+from annotation.selectors import campaigns_progress
 from core.errors import ValidationFailed
 from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS, Metric, RunStatus
@@ -35,7 +36,8 @@ from evaluation.research.api.serializers import (
     VerificationSerializer,
     WrittenCaptionSerializer,
 )
-from evaluation.research.correlation import correlate
+from evaluation.research.comparisons import comparisons_from_db
+from evaluation.research.correlation import CORRELATION_N_BOOT, correlate
 
 ERRORS = {
     400: OpenApiResponse(description="Invalid query parameters or body: `error`, `message`, `details`."),
@@ -209,7 +211,7 @@ class CampaignListApi(ResearchListApi):
     def get(self, request):
         campaigns = selectors.campaign_list(**self.filters(request, self.FilterSerializer))
         paginator, page = self.page_of(request, campaigns)
-        progress = selectors.campaign_progress(c.pk for c in page)
+        progress = campaigns_progress(c.pk for c in page)
         for campaign in page:
             campaign.progress = progress[campaign.pk]
         return paginator.get_paginated_response(CampaignSerializer(page, many=True).data)
@@ -433,7 +435,8 @@ class CorrelationApi(ResearchApi):
         runs = CommaSeparatedIdsField(help_text="Metric run ids, comma-separated (succeeded runs).")
         campaigns = CommaSeparatedIdsField(
             required=False,
-            help_text="Side-by-side campaign ids; default: every finished one (closed, or every item judged K times).",
+            help_text="Side-by-side campaign ids, any state; default: every finished one (closed, or every item "
+            "judged K times), the unfinished ones listed in `skipped`.",
         )
         one_direction = serializers.BooleanField(
             required=False,
@@ -441,7 +444,11 @@ class CorrelationApi(ResearchApi):
             help_text="Count each comparison once instead of in both directions.",
         )
         n_boot = serializers.IntegerField(
-            required=False, min_value=0, max_value=10_000, default=1000, help_text="0: no intervals."
+            required=False,
+            min_value=0,
+            max_value=10_000,
+            default=CORRELATION_N_BOOT,
+            help_text="0: no intervals.",
         )
         seed = serializers.IntegerField(required=False, min_value=0, default=0)
 
@@ -450,7 +457,9 @@ class CorrelationApi(ResearchApi):
         description=(
             "One comparison per side-by-side campaign (m1, m2, language): ΔS×S from the campaign and, per "
             "metric, Δmetric = score(m2) − score(m1) from the corpus scores of one of the given runs in that "
-            "language. Pearson, Spearman, Kendall τ_b and τ_c per language and over all (`all`); each "
+            "language; when several runs score the same pair with a metric, the run given first is used and "
+            "the others are listed in `skipped`. The same builder serves the report page and the `report` "
+            "command. Pearson, Spearman, Kendall τ_b and τ_c per language and over all (`all`); each "
             "comparison counts in both directions unless `one_direction=true`."
         ),
         parameters=[FilterSerializer],
@@ -458,11 +467,11 @@ class CorrelationApi(ResearchApi):
     )
     def get(self, request):
         params = self.validated(self.FilterSerializer, request.query_params)
-        found = selectors.sxs_comparisons(run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
         both = not params["one_direction"]
         try:
             results = correlate(
-                [source.comparison for source in found.comparisons],
+                list(found),
                 both_directions=both,
                 n_boot=params["n_boot"],
                 seed=params["seed"],
@@ -473,7 +482,7 @@ class CorrelationApi(ResearchApi):
             "both_directions": both,
             "n_boot": params["n_boot"],
             "seed": params["seed"],
-            "comparisons": found.comparisons,
+            "comparisons": found.sources,
             "skipped": found.skipped,
             "results": results,
         }

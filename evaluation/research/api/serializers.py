@@ -373,27 +373,42 @@ class RatingSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="CorrelationComparison")
 class CorrelationComparisonSerializer(serializers.Serializer):
-    campaign = serializers.IntegerField(source="campaign.pk")
-    campaign_name = serializers.CharField(source="campaign.name")
-    m1 = serializers.CharField(source="comparison.m1")
-    m2 = serializers.CharField(source="comparison.m2")
-    language = serializers.CharField(source="comparison.language")
-    delta_sxs = serializers.FloatField(source="comparison.delta_sxs")
+    campaign = serializers.IntegerField(source="campaign_id")
+    campaign_name = serializers.CharField(source="campaign")
+    state = serializers.CharField(help_text="The campaign's state when the comparison was read.")
+    m1 = serializers.CharField()
+    m2 = serializers.CharField()
+    language = serializers.CharField()
+    delta_sxs = serializers.FloatField()
     delta_sxs_ci_low = serializers.FloatField(source="ci_low", allow_null=True)
     delta_sxs_ci_high = serializers.FloatField(source="ci_high", allow_null=True)
     n_images = serializers.IntegerField()
+    n_judgments = serializers.IntegerField()
     deltas = serializers.DictField(
-        source="comparison.deltas",
-        child=serializers.FloatField(),
-        help_text="metric -> score(m2) − score(m1)",
+        child=serializers.FloatField(), help_text="metric -> score(m2) − score(m1)"
     )
-    runs = serializers.DictField(child=serializers.IntegerField(), help_text="metric -> metric run id")
+    m1_scores = serializers.DictField(
+        child=serializers.FloatField(), help_text="metric -> corpus score of m1"
+    )
+    m2_scores = serializers.DictField(
+        child=serializers.FloatField(), help_text="metric -> corpus score of m2"
+    )
+    runs = serializers.DictField(
+        child=serializers.IntegerField(), help_text="metric -> the metric run whose scores gave the delta"
+    )
 
 
 @extend_schema_serializer(component_name="CorrelationSkipped")
 class CorrelationSkippedSerializer(serializers.Serializer):
-    campaign = serializers.IntegerField(source="campaign.pk")
-    campaign_name = serializers.CharField(source="campaign.name")
+    campaign = serializers.IntegerField(source="campaign_id", allow_null=True)
+    campaign_name = serializers.CharField(source="campaign")
+    language = serializers.CharField()
+    m1 = serializers.CharField()
+    m2 = serializers.CharField()
+    metrics = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Empty: the whole comparison is left out; else only these metrics.",
+    )
     reason = serializers.CharField()
 
 

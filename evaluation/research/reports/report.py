@@ -35,7 +35,13 @@ from evaluation.research.comparisons import (
     per_caption_agreement_from_rows,
     per_caption_rows,
 )
-from evaluation.research.correlation import MIN_COMPARISONS, Comparison, CorrelationResult, correlate
+from evaluation.research.correlation import (
+    CORRELATION_N_BOOT,
+    MIN_COMPARISONS,
+    Comparison,
+    CorrelationResult,
+    correlate,
+)
 from evaluation.research.reports.plots import metric_names
 
 __all__ = [
@@ -126,7 +132,7 @@ def report_from_comparisons(
     comparisons: Sequence[Comparison],
     *,
     both_directions: bool = True,
-    n_boot: int = 10000,
+    n_boot: int = CORRELATION_N_BOOT,
     seed: int = 0,
     source: str = "comparisons entered by hand",
 ) -> Report:
@@ -150,7 +156,7 @@ def report_from_db(
     language_codes: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
     both_directions: bool = True,
-    n_boot: int = 10000,
+    n_boot: int = CORRELATION_N_BOOT,
     seed: int = 0,
     transfer_ratings: bool = False,
     per_caption: bool = True,
