@@ -7,10 +7,14 @@ simple and auto-escape everything (names, captions, user names).
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
+
+from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.human.quality import QualityRow
 from evaluation.human.selectors import LanguageTables, RatingResults, SxsResults
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import SxsSummary
+from evaluation.research.tables import SXS_PAGE_COLUMNS, html_table
 
 NA = "n/a"
 
@@ -92,55 +96,46 @@ def sxs_panel(results: SxsResults) -> dict:
     }
 
 
-def quality_cells(row: QualityRow | None) -> list[str]:
-    """%GOOD+, %MED+, %BAD, %NEI, captions with a median, all-NEI captions."""
-    if row is None:
-        return [NA] * 6
-    return [
-        _num(row.pct_good_plus, ".1f"),
-        _num(row.pct_med_plus, ".1f"),
-        _num(row.pct_bad, ".1f"),
-        _num(row.nei_rate, ".1f"),
-        str(row.n_rated),
-        str(row.n_no_median),
-    ]
-
-
-def statistics_cells(row: CaptionStatsRow | None) -> list[str]:
-    """captions, images with 1 / 2 / 3+ captions, mean words, mean characters, tokeniser."""
-    if row is None:
-        return [NA] * 7
-    return [
-        str(row.n_captions),
-        str(row.images_1),
-        str(row.images_2),
-        str(row.images_3_plus),
-        f"{row.mean_words:.1f}",
-        f"{row.mean_chars:.1f}",
-        row.tokenizer or NA,
-    ]
-
-
 def rating_panel(results: RatingResults) -> dict:
     return {
         "language": results.campaign.language.code,
         "n_ratings": results.n_ratings,
         "n_captions": results.quality.n_captions if results.quality else 0,
-        "quality": quality_cells(results.quality),
+        "quality": html_table([results.quality] if results.quality else [], QUALITY_COLUMNS),
         "alpha": _num(results.alpha, ".3f"),
     }
 
 
-def language_rows(tables: list[LanguageTables]) -> list[dict]:
-    return [
-        {
-            "code": t.code,
-            "name": t.name,
-            "statistics": statistics_cells(t.statistics),
-            "quality": quality_cells(t.quality),
-        }
-        for t in tables
-    ]
+# The language statistics page: Table 1 and Table 2 with each language's name beside its code.
+LANGUAGE_COLUMNS = (("language", "Id", ""), ("name", "language", ""))
+TABLE1_PAGE_COLUMNS = (*LANGUAGE_COLUMNS, *STATISTICS_COLUMNS[1:], ("tokenizer", "tokeniser", ""))
+TABLE2_PAGE_COLUMNS = (*LANGUAGE_COLUMNS, *QUALITY_COLUMNS[1:])
+SXS_CAMPAIGN_COLUMNS = (("campaign", "campaign", ""), *SXS_PAGE_COLUMNS, ("alpha_ordinal", "alpha", ".3f"))
+
+
+def _language_record(table: LanguageTables, row, fields) -> dict:
+    values = asdict(row) if row is not None else dict.fromkeys(fields)
+    return {**values, "language": table.code, "name": table.name}
+
+
+def language_statistics_tables(tables: list[LanguageTables], sxs_rows: list[dict]) -> dict:
+    """The three tables of the language statistics page, for ``partials/table.html``."""
+    stats_fields = [field.name for field in fields(CaptionStatsRow)]
+    quality_fields = [field.name for field in fields(QualityRow)]
+    by_language = [("language", "language")]
+    return {
+        "table1": html_table(
+            [_language_record(t, t.statistics, stats_fields) for t in tables],
+            TABLE1_PAGE_COLUMNS,
+            attributes=by_language,
+        ),
+        "table2": html_table(
+            [_language_record(t, t.quality, quality_fields) for t in tables],
+            TABLE2_PAGE_COLUMNS,
+            attributes=by_language,
+        ),
+        "sxs": html_table(sxs_rows, SXS_CAMPAIGN_COLUMNS),
+    }
 
 
 def campaign_panels_register() -> None:

@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from annotation.admin.common import StyledModelAdmin
-from evaluation.admin.results import language_rows
+from evaluation.admin.results import language_statistics_tables
 from evaluation.human.selectors import language_tables, sxs_table_rows
 from evaluation.models import LanguageStatistics
 
@@ -37,8 +37,7 @@ class LanguageStatisticsAdmin(StyledModelAdmin):
             "title": "Language statistics",
             "opts": self.opts,
             "media": self.media,
-            "languages": language_rows(language_tables()),
-            "sxs_rows": sxs_table_rows(),
+            **language_statistics_tables(language_tables(), sxs_table_rows()),
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/evaluation/languagestatistics/change_list.html", context)

@@ -1,10 +1,15 @@
-"""Every table the platform prints, in one place: aligned text, CSV (RFC 4180, formula-safe) and JSON.
+"""Every table the platform shows, in one place: aligned text, CSV (RFC 4180, formula-safe), JSON and
+the cells of an HTML table.
 
 * :func:`format_table` renders rows of the human-evaluation numbers (Table 1, Table 2, ΔS×S) with
-  the column lists their modules define;
-* ``correlation_*`` render the metric-vs-human correlation results.
+  the column lists their modules define, as text, CSV or JSON;
+* :func:`html_table` turns the same rows and columns into the cells that the one template include,
+  ``templates/partials/table.html``, draws (the report page, the admin's results and statistics);
+* ``correlation_*`` render the metric-vs-human correlation results, :func:`per_caption_html` the
+  per-caption agreement.
 
 Shared by the ``human_tables``, ``correlate`` and ``report`` commands, the report page and the admin.
+A number is formatted the same way in each: the column's format, ``n/a`` where it is undefined.
 """
 
 from __future__ import annotations
@@ -247,3 +252,113 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
     if first.n_boot:
         lines.append(f"95% CI: percentile bootstrap, {first.n_boot} resamples of the comparisons.")
     return "\n".join(lines) + "\n"
+
+
+# --- HTML tables ------------------------------------------------------------------------------------
+# An interval column: ((low key, high key), header, number format) shown as "[low, high]".
+IntervalSpec = tuple[tuple[str, str], str, str]
+
+
+def _html_cell(text: str, numeric: bool) -> dict[str, Any]:
+    return {"text": text, "numeric": numeric}
+
+
+def html_table(
+    rows: Iterable[Any],
+    columns: Sequence[ColumnSpec | IntervalSpec],
+    *,
+    attributes: Sequence[tuple[str, str]] = (),
+) -> dict[str, Any]:
+    """``{"headers": [cell], "rows": [{"attrs": [(name, value)], "cells": [cell]}]}``, a cell being
+    ``{"text", "numeric"}``, for ``templates/partials/table.html``. Columns as for :func:`format_table`,
+    plus interval columns; a column with a number format is numeric (right-aligned).
+    ``attributes``: (data attribute name, row key) pairs, e.g. ``("language", "language")`` gives
+    ``data-language="de"`` on each row."""
+    specs = []
+    for column in columns:
+        if isinstance(column, tuple) and isinstance(column[0], tuple):
+            specs.append(column)
+        else:
+            specs.extend(_columns([column]))
+    headers = [_html_cell(header, bool(fmt)) for _, header, fmt in specs]
+    out = []
+    for row in rows:
+        cells = []
+        for key, _, fmt in specs:
+            if isinstance(key, tuple):
+                low, high = _value(row, key[0]), _value(row, key[1])
+                text = MISSING_TEXT if low is None or high is None else f"[{low:{fmt}}, {high:{fmt}}]"
+                cells.append(_html_cell(text, True))
+            else:
+                cells.append(_html_cell(_text_cell(_value(row, key), fmt), bool(fmt)))
+        attrs = [(name, str(_value(row, key))) for name, key in attributes]
+        out.append({"attrs": attrs, "cells": cells})
+    return {"headers": headers, "rows": out}
+
+
+def _coefficient(value: float | None) -> str:
+    return MISSING_TEXT if value is None else f"{value:.3f}"
+
+
+def _p_text(value: float | None) -> str:
+    return MISSING_TEXT if value is None else (f"{value:.2g}" if value < 0.001 else f"{value:.3f}")
+
+
+def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[str, Any]:
+    """The correlation table for the page: metric, language, N, comparisons, each coefficient with its
+    95% interval, and the p-values; rows carry ``data-metric`` and ``data-language``."""
+    headers = ["metric", "language", "N", "comparisons"]
+    headers += [f"{_COEFFICIENT_TITLES[name]} [95% CI]" for name in COEFFICIENTS]
+    headers.append("p (Pearson, Spearman, τ_b, τ_c)")
+    rows = []
+    for metric, by_language in results.items():
+        for language, result in by_language.items():
+            cells = [
+                _html_cell(metric, False),
+                _html_cell(language, False),
+                _html_cell(str(result.n), True),
+                _html_cell(str(result.n_comparisons), True),
+            ]
+            for name in COEFFICIENTS:
+                ci = getattr(result, f"{name}_ci")
+                text = _coefficient(getattr(result, name)) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+                cells.append(_html_cell(text, True))
+            cells.append(
+                _html_cell(", ".join(_p_text(getattr(result, f"{n}_p")) for n in COEFFICIENTS), True)
+            )
+            rows.append({"attrs": [("metric", metric), ("language", language)], "cells": cells})
+    return {"headers": [_html_cell(h, i >= 2) for i, h in enumerate(headers)], "rows": rows}
+
+
+_COEFFICIENT_TITLES = {
+    "pearson": "Pearson",
+    "spearman": "Spearman",
+    "kendall_tau_b": "Kendall τ_b",
+    "kendall_tau_c": "Kendall τ_c",
+}
+
+# Per-caption agreement (rows: metric, language, ratings, n, n_not_enough_info, coefficients).
+PER_CAPTION_COLUMNS = (
+    ("metric", "metric", ""),
+    ("language", "language", ""),
+    ("ratings", "ratings", ""),
+    ("n", "N", "d"),
+    ("n_not_enough_info", "NEI left out", "d"),
+    ("kendall_tau_b", "kendall_tau_b", ".3f"),
+    ("kendall_tau_c", "kendall_tau_c", ".3f"),
+    ("spearman", "spearman", ".3f"),
+)
+
+# What a page shows of a side-by-side row (human.selectors.sxs_table_rows); the text and CSV
+# outputs keep every column of SXS_COLUMNS.
+SXS_PAGE_COLUMNS = (
+    ("language", "Id", ""),
+    ("m1", "m1", ""),
+    ("m2", "m2", ""),
+    ("subset", "pairs", ""),
+    ("n_images", "images", "d"),
+    ("wins_pct", "WINS", ".1f"),
+    ("losses_pct", "LOSSES", ".1f"),
+    ("delta_sxs", "ΔS×S", ".1f"),
+    (("ci_low", "ci_high"), "95% interval", ".1f"),
+)

@@ -23,13 +23,26 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Campaign, CampaignKind
 from core.errors import DomainError
+from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT
 from evaluation.research.reports.plots import metric_names, scatter
-from evaluation.research.reports.render import correlation_rows, per_caption_rows_for_page
+from evaluation.research.reports.render import per_caption_records
 from evaluation.research.reports.report import report_from_db
+from evaluation.research.tables import (
+    PER_CAPTION_COLUMNS,
+    SXS_PAGE_COLUMNS,
+    correlation_html,
+    html_table,
+)
 
+REPORT_SXS_COLUMNS = (
+    ("campaign_id", "#", "d"),
+    ("campaign", "campaign", ""),
+    *SXS_PAGE_COLUMNS,
+    ("correlated", "in correlation", ""),
+)
 REPORT_PERMISSION = "evaluation.view_metricrun"
 
 
@@ -131,8 +144,13 @@ def report_page(request):
     }
     if report is not None:
         context.update(
-            correlations=correlation_rows(report),
-            per_caption=per_caption_rows_for_page(report),
+            correlations=correlation_html(report.correlations),
+            per_caption=html_table(per_caption_records(report), PER_CAPTION_COLUMNS)
+            if report.per_caption
+            else None,
+            sxs_table=html_table(report.sxs_rows or [], REPORT_SXS_COLUMNS),
+            table1=html_table(report.table1 or [], STATISTICS_COLUMNS),
+            table2=html_table(report.table2 or [], QUALITY_COLUMNS),
             notes=report.notes(),
             metrics=report.metrics,
         )

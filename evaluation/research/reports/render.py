@@ -13,19 +13,22 @@ from typing import Any
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS, SXS_COLUMNS
 from evaluation.metrics.runs import platform_version
 from evaluation.models import MetricRun
-from evaluation.research.correlation import COEFFICIENTS
 from evaluation.research.reports.plots import scatter_filename, write_scatter_plots
 from evaluation.research.reports.report import Report
-from evaluation.research.tables import correlation_csv, correlation_json, correlation_text, format_table
+from evaluation.research.tables import (
+    PER_CAPTION_COLUMNS,
+    correlation_csv,
+    correlation_json,
+    correlation_text,
+    format_table,
+)
 
 __all__ = [
     "FILE_DESCRIPTIONS",
-    "PER_CAPTION_COLUMNS",
     "SXS_REPORT_COLUMNS",
     "complete_metrics",
-    "correlation_rows",
     "correlation_table",
-    "per_caption_rows_for_page",
+    "per_caption_records",
     "per_caption_table",
     "report_write",
 ]
@@ -42,16 +45,6 @@ SXS_REPORT_COLUMNS = (
     ("control_judgments", "controls", "d"),
     ("control_pass_rate", "controls passed", ".3f"),
     ("correlated", "in correlation", ""),
-)
-PER_CAPTION_COLUMNS = (
-    ("metric", "metric", ""),
-    ("language", "language", ""),
-    ("ratings", "ratings", ""),
-    ("n", "N", "d"),
-    ("n_not_enough_info", "NEI left out", "d"),
-    ("kendall_tau_b", "kendall_tau_b", ".3f"),
-    ("kendall_tau_c", "kendall_tau_c", ".3f"),
-    ("spearman", "spearman", ".3f"),
 )
 # File name -> what it holds, in the order index.txt lists them. Scatter plots are listed per metric.
 FILE_DESCRIPTIONS = {
@@ -109,15 +102,19 @@ def _rating_kinds(report: Report) -> dict[tuple[str, str], str]:
     return {key: names.get(frozenset(value), "mixed") for key, value in kinds.items()}
 
 
-def per_caption_table(report: Report, fmt: str = "text") -> str:
-    """The per-caption agreement, one row per (metric, language)."""
+def per_caption_records(report: Report) -> list[dict[str, Any]]:
+    """The per-caption agreement, one row per (metric, language), for :data:`PER_CAPTION_COLUMNS`."""
     kinds = _rating_kinds(report)
-    rows = [
+    return [
         {"metric": metric, "language": language, "ratings": kinds.get((metric, language), ""), **values}
         for metric, by_language in (report.per_caption or {}).items()
         for language, values in by_language.items()
     ]
-    return format_table(rows, PER_CAPTION_COLUMNS, fmt)
+
+
+def per_caption_table(report: Report, fmt: str = "text") -> str:
+    """The per-caption agreement, one row per (metric, language)."""
+    return format_table(per_caption_records(report), PER_CAPTION_COLUMNS, fmt)
 
 
 def complete_metrics(report: Report) -> list[str]:
@@ -282,59 +279,3 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
     index.write_text(_index(report, names), encoding="utf-8")
     written.append(index)
     return written
-
-
-# --- For the page -------------------------------------------------------------------------------------
-
-
-def _cell(value: float | None, fmt: str = ".3f") -> str:
-    return "n/a" if value is None else format(value, fmt)
-
-
-def correlation_rows(report: Report) -> list[dict[str, Any]]:
-    """The correlation table as rows of formatted text, for a template: metric, language, N,
-    comparisons and per coefficient (name, value, "[lo, hi]" or "", p-value)."""
-    rows = []
-    for metric, by_language in report.correlations.items():
-        for language, result in by_language.items():
-            cells = []
-            for name in COEFFICIENTS:
-                ci = getattr(result, f"{name}_ci")
-                p = getattr(result, f"{name}_p")
-                cells.append(
-                    {
-                        "name": name,
-                        "value": _cell(getattr(result, name)),
-                        "ci": f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "",
-                        "p": "n/a" if p is None else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}"),
-                    }
-                )
-            rows.append(
-                {
-                    "metric": metric,
-                    "language": language,
-                    "n": result.n,
-                    "n_comparisons": result.n_comparisons,
-                    "cells": cells,
-                }
-            )
-    return rows
-
-
-def per_caption_rows_for_page(report: Report) -> list[dict[str, Any]]:
-    """The per-caption agreement as rows of formatted text (metric, language, N, NEI, τ_b, τ_c, ρ)."""
-    kinds = _rating_kinds(report)
-    return [
-        {
-            "metric": metric,
-            "language": language,
-            "ratings": kinds.get((metric, language), ""),
-            "n": values["n"],
-            "nei": values["n_not_enough_info"],
-            "tau_b": _cell(values["kendall_tau_b"]),
-            "tau_c": _cell(values["kendall_tau_c"]),
-            "spearman": _cell(values["spearman"]),
-        }
-        for metric, by_language in (report.per_caption or {}).items()
-        for language, values in by_language.items()
-    ]
