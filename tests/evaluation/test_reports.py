@@ -715,7 +715,7 @@ def test_report_page_is_closed_to_annotators_and_anonymous_visitors(world, clien
     client.force_login(world["annotators"][0].user)
     assert client.get(url, page_query(world)).status_code == 403
     assert client.get(plot, page_query(world)).status_code == 403
-    # Staff without the evaluation permission: also 403.
+    # Staff without a role: also 403 (core.access.can_read_research).
     bare = f.UserFactory(username="staff-no-role", is_staff=True)
     client.force_login(bare)
     assert client.get(url).status_code == 403

@@ -1,6 +1,6 @@
 """The research API: one class per operation, each with its nested filter / input / output serializers.
 
-Every endpoint is for researchers and project managers (:mod:`.permissions`); lists are paginated
+Every endpoint is for researchers and project managers (``core.access.ResearchAccess``); lists are paginated
 (``?page=``, ``PAGE_SIZE`` from the settings) and filtered by query parameters validated by the
 endpoint's filter serializer (an unknown parameter is refused). Domain errors of the services become
 responses in ``core.errors.api_exception_handler`` (a broker that is down: 503).
@@ -16,11 +16,11 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotation.models import CampaignKind, CampaignState
+from core.access import ResearchAccess
 from core.errors import ValidationFailed
 from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS, Metric, RunStatus
 from evaluation.research.api import selectors
-from evaluation.research.api.permissions import IsResearchStaff
 from evaluation.research.api.serializers import (
     CampaignSerializer,
     CommaSeparatedIdsField,
@@ -55,7 +55,7 @@ class ResearchApi(APIView):
     """Token first, so a request without credentials gets 401 with ``WWW-Authenticate: Token``."""
 
     authentication_classes = [TokenAuthentication, SessionAuthentication]
-    permission_classes = [IsResearchStaff]
+    permission_classes = [ResearchAccess]
 
     @staticmethod
     def validated(serializer_class, data) -> dict:
