@@ -36,6 +36,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     # Swagger UI's files served from our own origin: the CSP allows no CDN.
     "drf_spectacular_sidecar",
+    # Query-parameter filters of the research API's lists.
+    "django_filters",
     # The Content-Security-Policy header (its system checks need the app installed).
     "csp",
     "core",
