@@ -13,16 +13,16 @@ from rest_framework.views import APIView
 
 from annotation.selectors import annotator_for_user
 from annotation.services import work
+from core.access import is_annotator
 
 
 class IsAnnotator(permissions.BasePermission):
     message = "Only annotators can do this."
 
     def has_permission(self, request, view):
-        annotator = annotator_for_user(request.user)
-        if annotator is None:
+        if not is_annotator(request.user):
             return False
-        request.annotator = annotator
+        request.annotator = annotator_for_user(request.user)
         return True
 
 

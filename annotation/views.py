@@ -24,20 +24,23 @@ from annotation.selectors import (
     sxs_rows,
     verification_rows,
 )
+from core.access import is_annotator, role_required
 from core.errors import DomainError, NotFound
 from core.scales import SXS_SCALE
 
 
-def annotator_required(view):
-    """Only annotators reach the annotation pages; anyone else gets 403."""
+def _not_annotator(request):
+    return render(request, "annotation/not_annotator.html", status=403)
 
-    @login_required
+
+def annotator_required(view):
+    """Only annotators (``core.access.is_annotator``) reach the annotation pages; anyone else gets
+    403 with a page that says why, anonymous visitors go to the login page."""
+
+    @role_required(is_annotator, denied=_not_annotator)
     @wraps(view)
     def wrapper(request, *args, **kwargs):
-        annotator = annotator_for_user(request.user)
-        if annotator is None:
-            return render(request, "annotation/not_annotator.html", status=403)
-        request.annotator = annotator
+        request.annotator = annotator_for_user(request.user)
         return view(request, *args, **kwargs)
 
     return wrapper

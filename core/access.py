@@ -1,5 +1,8 @@
-"""The two staff roles, as Django groups with their permissions (RELIABILITY 15).
+"""Who is who: the roles, and the one set of predicates every page and API asks (RELIABILITY 15).
 
+Roles
+- **Annotators** have an annotator profile (``user.annotator``). They reach the annotation pages
+  and nothing else: never the admin, the research API, the report page or the exports.
 - **Project managers** run campaigns in the admin: every model permission of the
   annotation app, and read access to user accounts so they can attach an annotator
   profile to one. Members must also be ``is_staff`` to reach the admin at all.
@@ -8,16 +11,31 @@
 
 Annotators belong to neither group and are never staff.
 
+The rule for research outputs (API, schema and docs, /reports/, /exports/) is
+:func:`can_read_research`: an active account in the Researchers or Project managers group, or an
+active superuser; an annotator never, even one put in a group by mistake. Being staff is not a role:
+a staff account without a group reads nothing. Pages use :func:`research_required` (anonymous
+visitors go to the login page, others get 403); the API uses :class:`ResearchAccess` (401 without
+credentials, 403 otherwise). The annotation app builds ``annotator_required`` on :func:`is_annotator`.
+
 ``roles_ensure`` is idempotent and sets each group's permissions to exactly the listed
 ones, so re-running it also takes back a permission granted by hand. It works on the
 live app registry (commands, tests) and on a migration's historical ``apps``.
+
+This module imports neither ``annotation`` nor ``evaluation``: it reaches the annotator profile
+through the ``annotator`` relation and the groups by name.
 """
 
 from __future__ import annotations
 
+from functools import wraps
+
 from django.apps import apps as global_apps
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.management import create_permissions
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.db import transaction
+from rest_framework.permissions import BasePermission
 
 PROJECT_MANAGERS = "Project managers"
 RESEARCHERS = "Researchers"
@@ -95,3 +113,92 @@ def role_grant(*, user, role: str) -> None:
             user.is_staff = True
             user.save(update_fields=["is_staff"])
         user.groups.add(group)
+
+
+# --- Predicates ---------------------------------------------------------------------------------------
+
+_ROLE_CACHE = "_core_access_roles"
+
+
+def _signed_in(user) -> bool:
+    return user is not None and user.is_authenticated and user.is_active
+
+
+def user_roles(user) -> frozenset[str]:
+    """The role groups ``user`` belongs to; one query per request at most (kept on the user object)."""
+    if not _signed_in(user):
+        return frozenset()
+    roles = getattr(user, _ROLE_CACHE, None)
+    if roles is None:
+        roles = frozenset(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+        setattr(user, _ROLE_CACHE, roles)
+    return roles
+
+
+def is_annotator(user) -> bool:
+    """An active account with an annotator profile (the backend loads it with the user: no query)."""
+    if not _signed_in(user):
+        return False
+    try:
+        return user.annotator is not None
+    except ObjectDoesNotExist:
+        return False
+
+
+def is_project_manager(user) -> bool:
+    return _signed_in(user) and not is_annotator(user) and PROJECT_MANAGERS in user_roles(user)
+
+
+def is_researcher(user) -> bool:
+    return _signed_in(user) and not is_annotator(user) and RESEARCHERS in user_roles(user)
+
+
+def can_read_research(user) -> bool:
+    """Researchers, project managers and superusers read research outputs; annotators never."""
+    if not _signed_in(user):
+        return False
+    if user.is_superuser:
+        return True
+    return is_researcher(user) or is_project_manager(user)
+
+
+def can_start_metric_run(user) -> bool:
+    """The research API's one write: the same people who read (researchers start their own runs)."""
+    return can_read_research(user)
+
+
+# --- Guards built on the predicates -------------------------------------------------------------------
+
+
+def role_required(predicate, *, denied=None):
+    """A view decorator: anonymous visitors go to the login page (``login_required``); a signed-in
+    user for whom ``predicate(user)`` is false gets 403 (``PermissionDenied``, or ``denied(request)``)."""
+
+    def decorator(view):
+        @login_required
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not predicate(request.user):
+                if denied is not None:
+                    return denied(request)
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+research_required = role_required(can_read_research)
+
+
+class ResearchAccess(BasePermission):
+    """The research API, schema and docs: :func:`can_read_research` for reads,
+    :func:`can_start_metric_run` for writes (only ``POST /api/metric-runs/`` accepts one)."""
+
+    message = "The research API is for researchers and project managers."
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return can_read_research(request.user)
+        return can_start_metric_run(request.user)

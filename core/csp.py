@@ -1,19 +1,68 @@
-from django.conf import settings
+"""The Content-Security-Policy as a string, for the environment (RELIABILITY 20).
+
+django-csp (``csp.middleware.CSPMiddleware``) sends the header; it takes the policy as a dict of
+directives. Operators override the policy with one familiar string in the ``CONTENT_SECURITY_POLICY``
+environment variable (``"default-src 'self'; img-src 'self' data:"``), which
+:func:`directives_from_string` turns into that dict. Pure: no Django import, so settings can use it.
+"""
+
+from __future__ import annotations
+
+# The directives django-csp knows (csp.utils.DEFAULT_DIRECTIVES); it silently drops any other, so an
+# operator's typo would quietly loosen the policy: refuse it instead.
+KNOWN_DIRECTIVES = frozenset(
+    {
+        "child-src",
+        "connect-src",
+        "default-src",
+        "script-src",
+        "script-src-attr",
+        "script-src-elem",
+        "object-src",
+        "style-src",
+        "style-src-attr",
+        "style-src-elem",
+        "font-src",
+        "frame-src",
+        "img-src",
+        "manifest-src",
+        "media-src",
+        "base-uri",
+        "sandbox",
+        "form-action",
+        "frame-ancestors",
+        "report-uri",
+        "report-to",
+        "require-trusted-types-for",
+        "trusted-types",
+        "worker-src",
+        "upgrade-insecure-requests",
+    }
+)
+# Directives without a source list: present means on.
+FLAG_DIRECTIVES = frozenset({"upgrade-insecure-requests"})
 
 
-class ContentSecurityPolicyMiddleware:
-    """Adds the Content-Security-Policy header to every response (RELIABILITY 20).
-
-    The pages load scripts and styles only from our own origin, so markup smuggled into a
-    caption can neither run script nor pull in anything from outside, even if escaping failed.
-    """
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-        self.policy = settings.CONTENT_SECURITY_POLICY
-
-    def __call__(self, request):
-        response = self.get_response(request)
-        if self.policy and "Content-Security-Policy" not in response:
-            response["Content-Security-Policy"] = self.policy
-        return response
+def directives_from_string(policy: str) -> dict[str, list[str] | bool]:
+    """``"default-src 'self'; img-src 'self' data:"`` -> ``{"default-src": ["'self'"], "img-src":
+    ["'self'", "data:"]}``. Raises ValueError for an unknown or repeated directive, or a source list
+    left empty (a typo that would quietly change the policy)."""
+    directives: dict[str, list[str] | bool] = {}
+    for part in policy.split(";"):
+        words = part.split()
+        if not words:
+            continue
+        name, sources = words[0].lower(), words[1:]
+        if name not in KNOWN_DIRECTIVES:
+            raise ValueError(f"Unknown Content-Security-Policy directive {name!r}.")
+        if name in directives:
+            raise ValueError(f"The Content-Security-Policy directive {name!r} is given twice.")
+        if name in FLAG_DIRECTIVES:
+            directives[name] = True
+        elif not sources and name != "sandbox":
+            raise ValueError(f"The Content-Security-Policy directive {name!r} has no sources.")
+        else:
+            directives[name] = sources
+    if "default-src" not in directives:
+        raise ValueError("The Content-Security-Policy needs a default-src directive.")
+    return directives

@@ -7,16 +7,13 @@ the sha256 of the file, is at the sibling URL ``<download URL>.provenance.json``
 export once more to hash it, so it describes the data as they are at that moment: for a closed
 campaign, the same bytes as the download).
 
-Annotators (and any user who is not staff with view access to campaigns) get 403, anonymous users
-are sent to the login page. Unknown campaigns, systems or languages, and exports that do not apply
+Who downloads is ``core.access.can_read_research`` (researchers, project managers, superusers);
+annotators and staff without a role get 403, anonymous users are sent to the login page. Unknown campaigns, systems or languages, and exports that do not apply
 to a campaign's kind, are 404.
 """
 
 from __future__ import annotations
 
-from functools import wraps
-
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
@@ -25,6 +22,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
 from annotation.models import Campaign
+from core.access import research_required
 from core.errors import DomainError
 from evaluation.research.exports import (
     ExportStream,
@@ -43,22 +41,6 @@ EXPORT_LABELS = {
     ("judgments", "csv"): "Side-by-side judgments, CSV",
     ("judgments", "jsonl"): "Side-by-side judgments, JSON lines",
 }
-
-
-def can_export(user) -> bool:
-    """Staff who may read campaigns: project managers, researchers, superusers. Never annotators."""
-    return user.is_active and user.is_staff and user.has_perm("annotation.view_campaign")
-
-
-def staff_export_required(view):
-    @login_required
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not can_export(request.user):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _with_usernames(request) -> bool:
@@ -100,21 +82,21 @@ def _provenance(stream: ExportStream) -> HttpResponse:
     return response
 
 
-@staff_export_required
+@research_required
 @require_GET
 def campaign_export(request, campaign_id: int, kind: str, fmt: str, provenance: bool = False):
     stream = _prepare(kind=kind, fmt=fmt, campaign_id=campaign_id, with_usernames=_with_usernames(request))
     return _provenance(stream) if provenance else _download(request, stream)
 
 
-@staff_export_required
+@research_required
 @require_GET
 def system_export(request, system_id: int, language: str, provenance: bool = False):
     stream = _prepare(kind="system-captions", fmt="coco-results", system=system_id, language_code=language)
     return _provenance(stream) if provenance else _download(request, stream)
 
 
-@staff_export_required
+@research_required
 @require_GET
 def exports_index(request):
     campaigns = []

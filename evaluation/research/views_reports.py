@@ -5,23 +5,20 @@ side-by-side rows, Tables 1 and 2, the per-caption agreement and the scatter plo
 Thin: the form validates, :func:`evaluation.research.reports.report.report_from_db` builds the report and the
 template shows it. The plots are images from a sibling URL that renders them on the fly from the
 same query, so the page carries no inline script or style (CSP: ``script-src 'self'``,
-``style-src 'self'``). Staff with the evaluation view permission (both roles) get in; anyone else
-signed in gets 403, and anonymous visitors go to the login page.
+``style-src 'self'``). Who gets in is ``core.access.can_read_research`` (researchers, project
+managers, superusers); anyone else signed in gets 403, and anonymous visitors go to the login page.
 """
 
 from __future__ import annotations
 
-from functools import wraps
-
 from django import forms
 from django.contrib import admin
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation.models import Campaign, CampaignKind
+from core.access import research_required
 from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
@@ -43,21 +40,6 @@ REPORT_SXS_COLUMNS = (
     *SXS_PAGE_COLUMNS,
     ("correlated", "in correlation", ""),
 )
-REPORT_PERMISSION = "evaluation.view_metricrun"
-
-
-def report_access(view):
-    """Signed-in staff with the evaluation view permission; others 403, anonymous to the login page."""
-
-    @login_required
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        user = request.user
-        if not (user.is_active and user.is_staff and user.has_perm(REPORT_PERMISSION)):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 class RunChoiceField(forms.ModelMultipleChoiceField):
@@ -120,7 +102,7 @@ class ReportForm(forms.Form):
         }
 
 
-@report_access
+@research_required
 @require_GET
 def report_page(request):
     form = ReportForm(request.GET if request.GET else None)
@@ -160,7 +142,7 @@ def report_page(request):
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
 
-@report_access
+@research_required
 @require_GET
 def report_scatter(request, metric: str, fmt: str):
     """The scatter plot of one metric for the page's query, rendered now (PNG or SVG)."""

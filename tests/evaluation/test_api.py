@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import yaml
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.test import Client
@@ -438,6 +439,12 @@ def test_bad_or_unknown_query_parameters_are_refused_with_a_message(world):
     response = client.get(reverse("api:campaign-list"), {"kind": "poll"})
     assert response.status_code == 400 and response.json()["message"].startswith("kind:")
     assert client.get(reverse("api:caption-list"), {"campaign": "abc"}).status_code == 400
+    assert client.get(reverse("api:caption-list"), {"campaign": "1.5"}).status_code == 400
+    response = client.get(reverse("api:judgment-list"), {"control": "maybe"})
+    assert response.status_code == 400 and response.json()["message"] == "control: Give true or false."
+    assert response.json()["error"] == "invalid"
+    response = client.get(reverse("api:language-list"), {"code": "x" * 17})
+    assert response.status_code == 400 and response.json()["message"].startswith("code:")
     assert client.get(reverse("api:correlations")).status_code == 400
     assert client.get(reverse("api:correlations"), {"runs": "1;2"}).status_code == 400
 
@@ -734,6 +741,13 @@ def test_the_schema_validates_without_warnings(tmp_path):
     ):
         assert path in text
     assert "/work/api/" not in text  # the annotator pages' endpoints are not part of it
+    # Every list filter is documented, typed from its FilterSet.
+    schema = yaml.safe_load(text)
+    parameters = {p["name"]: p["schema"] for p in schema["paths"]["/api/judgments/"]["get"]["parameters"]}
+    assert set(parameters) == {"language", "campaign", "system", "annotator", "control", "page"}
+    assert parameters["control"]["type"] == "boolean" and parameters["campaign"]["type"] == "integer"
+    kinds = {p["name"]: p["schema"] for p in schema["paths"]["/api/campaigns/"]["get"]["parameters"]}
+    assert set(kinds["kind"]["enum"]) == {"caption", "rating", "sxs"}
 
 
 def test_the_docs_page_runs_no_inline_script_or_style(world):

@@ -1,8 +1,8 @@
 """The research API: one class per operation, each with its nested filter / input / output serializers.
 
-Every endpoint is for researchers and project managers (:mod:`.permissions`); lists are paginated
+Every endpoint is for researchers and project managers (``core.access.ResearchAccess``); lists are paginated
 (``?page=``, ``PAGE_SIZE`` from the settings) and filtered by query parameters validated by the
-endpoint's filter serializer (an unknown parameter is refused). Domain errors of the services become
+endpoint's django-filter FilterSet (:mod:`.filters`; an unknown parameter is refused). Domain errors of the services become
 responses in ``core.errors.api_exception_handler`` (a broker that is down: 503).
 """
 
@@ -15,13 +15,13 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotation.models import CampaignKind, CampaignState
 from annotation.selectors import campaigns_progress
+from core.access import ResearchAccess
 from core.errors import ValidationFailed
 from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
-from evaluation.models import ALL_METRICS, Metric, RunStatus
-from evaluation.research.api import selectors
-from evaluation.research.api.permissions import IsResearchStaff
+from evaluation.models import ALL_METRICS
+from evaluation.research.api import filters, selectors
+from evaluation.research.api.filters import ResearchFilterBackend, StrictFilterSet
 from evaluation.research.api.serializers import (
     CampaignSerializer,
     CommaSeparatedIdsField,
@@ -57,7 +57,7 @@ class ResearchApi(APIView):
     """Token first, so a request without credentials gets 401 with ``WWW-Authenticate: Token``."""
 
     authentication_classes = [TokenAuthentication, SessionAuthentication]
-    permission_classes = [IsResearchStaff]
+    permission_classes = [ResearchAccess]
 
     @staticmethod
     def validated(serializer_class, data) -> dict:
@@ -65,14 +65,23 @@ class ResearchApi(APIView):
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    def filters(self, request, serializer_class) -> dict:
-        """The validated query parameters, without the ones left empty."""
-        data = self.validated(serializer_class, request.query_params)
-        return {key: value for key, value in data.items() if value not in (None, "")}
-
 
 class ResearchListApi(ResearchApi):
+    """A paginated list whose query parameters are its ``filterset_class`` (:mod:`.filters`)."""
+
     pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
+    filter_backends = [ResearchFilterBackend]
+    filterset_class: type[StrictFilterSet]
+
+    def get_queryset(self):
+        """Only for the schema generator, which reads the model here to type the filters."""
+        return self.filterset_class._meta.model._default_manager.none()
+
+    def filtered(self, request, queryset):
+        """``queryset`` narrowed by the validated query parameters (400 for a bad or unknown one)."""
+        for backend in self.filter_backends:
+            queryset = backend().filter_queryset(request, queryset, self)
+        return queryset
 
     def page_of(self, request, queryset) -> tuple:
         paginator = self.pagination_class()
@@ -87,8 +96,7 @@ class ResearchListApi(ResearchApi):
 
 
 class LanguageListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        code = serializers.CharField(required=False, max_length=16)
+    filterset_class = filters.LanguageFilter
 
     @extend_schema_serializer(component_name="Language")
     class OutputSerializer(serializers.Serializer):
@@ -100,20 +108,15 @@ class LanguageListApi(ResearchListApi):
 
     @extend_schema(
         summary="Languages",
-        parameters=[FilterSerializer],
         responses={200: OutputSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        languages = selectors.language_list(**self.filters(request, self.FilterSerializer))
+        languages = self.filtered(request, selectors.language_list())
         return self.paginated(request, languages, self.OutputSerializer)
 
 
 class SystemListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        language = serializers.CharField(
-            required=False, max_length=16, help_text="Only systems with captions in this language."
-        )
-        name = serializers.CharField(required=False, max_length=100)
+    filterset_class = filters.SystemFilter
 
     @extend_schema_serializer(component_name="CaptioningSystem")
     class OutputSerializer(serializers.Serializer):
@@ -126,11 +129,10 @@ class SystemListApi(ResearchListApi):
 
     @extend_schema(
         summary="Captioning systems",
-        parameters=[FilterSerializer],
         responses={200: OutputSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        systems = selectors.system_list(**self.filters(request, self.FilterSerializer))
+        systems = self.filtered(request, selectors.system_list())
         paginator, page = self.page_of(request, systems)
         languages = selectors.system_languages(system.pk for system in page)
         for system in page:
@@ -139,8 +141,7 @@ class SystemListApi(ResearchListApi):
 
 
 class ReferenceSetListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        language = serializers.CharField(required=False, max_length=16)
+    filterset_class = filters.ReferenceSetFilter
 
     @extend_schema_serializer(component_name="ReferenceSet")
     class OutputSerializer(serializers.Serializer):
@@ -156,19 +157,15 @@ class ReferenceSetListApi(ResearchListApi):
 
     @extend_schema(
         summary="Reference sets (to start a metric run)",
-        parameters=[FilterSerializer],
         responses={200: OutputSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        sets = selectors.reference_set_list(**self.filters(request, self.FilterSerializer))
+        sets = self.filtered(request, selectors.reference_set_list())
         return self.paginated(request, sets, self.OutputSerializer)
 
 
 class ImageSetListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        language = serializers.CharField(
-            required=False, max_length=16, help_text="Sets for this language and sets for every language."
-        )
+    filterset_class = filters.ImageSetFilter
 
     @extend_schema_serializer(component_name="ImageSet")
     class OutputSerializer(serializers.Serializer):
@@ -183,11 +180,10 @@ class ImageSetListApi(ResearchListApi):
 
     @extend_schema(
         summary="Image sets (to start a metric run)",
-        parameters=[FilterSerializer],
         responses={200: OutputSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        sets = selectors.image_set_list(**self.filters(request, self.FilterSerializer))
+        sets = self.filtered(request, selectors.image_set_list())
         return self.paginated(request, sets, self.OutputSerializer)
 
 
@@ -197,19 +193,15 @@ class ImageSetListApi(ResearchListApi):
 class CampaignListApi(ResearchListApi):
     """Cheap on purpose: progress for the whole page in one query, no ΔS×S (see the detail)."""
 
-    class FilterSerializer(StrictFilterSerializer):
-        language = serializers.CharField(required=False, max_length=16)
-        kind = serializers.ChoiceField(choices=CampaignKind.choices, required=False)
-        state = serializers.ChoiceField(choices=CampaignState.choices, required=False)
+    filterset_class = filters.CampaignFilter
 
     @extend_schema(
         summary="Campaigns with their progress",
         description="ΔS×S and the other results are on the detail endpoint only, to keep this page cheap.",
-        parameters=[FilterSerializer],
         responses={200: CampaignSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        campaigns = selectors.campaign_list(**self.filters(request, self.FilterSerializer))
+        campaigns = self.filtered(request, selectors.campaign_list())
         paginator, page = self.page_of(request, campaigns)
         progress = campaigns_progress(c.pk for c in page)
         for campaign in page:
@@ -242,20 +234,15 @@ class CampaignDetailApi(ResearchApi):
 
 
 class CaptionListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        language = serializers.CharField(required=False, max_length=16)
-        campaign = serializers.IntegerField(required=False, min_value=1)
-        image = serializers.CharField(required=False, max_length=200, help_text="Image key.")
-        annotator = serializers.CharField(required=False, max_length=32, help_text="Pseudonym.")
+    filterset_class = filters.WrittenCaptionFilter
 
     @extend_schema(
         summary="Written captions (submitted)",
         description="Captions annotators wrote and submitted. Drafts are never exposed.",
-        parameters=[FilterSerializer],
         responses={200: WrittenCaptionSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        captions = selectors.written_caption_list(**self.filters(request, self.FilterSerializer))
+        captions = self.filtered(request, selectors.written_caption_list())
         return self.paginated(request, captions, WrittenCaptionSerializer)
 
 
@@ -267,22 +254,14 @@ class CaptionDetailApi(ResearchApi):
 
 
 class JudgmentListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        language = serializers.CharField(required=False, max_length=16)
-        campaign = serializers.IntegerField(required=False, min_value=1)
-        system = serializers.CharField(required=False, max_length=100, help_text="m1 or m2 of the campaign.")
-        annotator = serializers.CharField(required=False, max_length=32, help_text="Pseudonym.")
-        control = serializers.BooleanField(
-            required=False, allow_null=True, default=None, help_text="true: control items only; false: none."
-        )
+    filterset_class = filters.SxsJudgmentFilter
 
     @extend_schema(
         summary="Side-by-side judgments (submitted)",
-        parameters=[FilterSerializer],
         responses={200: SxsJudgmentSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        judgments = selectors.sxs_judgment_list(**self.filters(request, self.FilterSerializer))
+        judgments = self.filtered(request, selectors.sxs_judgment_list())
         return self.paginated(request, judgments, SxsJudgmentSerializer)
 
 
@@ -294,19 +273,14 @@ class JudgmentDetailApi(ResearchApi):
 
 
 class RatingListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        kind = serializers.ChoiceField(choices=sorted(selectors.RATING_KINDS), required=False)
-        language = serializers.CharField(required=False, max_length=16)
-        campaign = serializers.IntegerField(required=False, min_value=1)
-        annotator = serializers.CharField(required=False, max_length=32, help_text="Pseudonym.")
+    filterset_class = filters.RatingFilter
 
     @extend_schema(
         summary="Ratings (submitted): verification ratings and screen-1 ratings",
-        parameters=[FilterSerializer],
         responses={200: RatingSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        ratings = selectors.rating_list(**self.filters(request, self.FilterSerializer))
+        ratings = self.filtered(request, selectors.rating_list())
         return self.paginated(request, ratings, RatingSerializer)
 
 
@@ -321,18 +295,14 @@ class RatingDetailApi(ResearchApi):
 
 
 class MetricRunListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        language = serializers.CharField(required=False, max_length=16)
-        status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
-        system = serializers.CharField(required=False, max_length=100, help_text="Runs that score it.")
+    filterset_class = filters.MetricRunFilter
 
     @extend_schema(
         summary="Metric runs with their corpus scores",
-        parameters=[FilterSerializer],
         responses={200: MetricRunSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request):
-        runs = selectors.metric_run_list(**self.filters(request, self.FilterSerializer))
+        runs = self.filtered(request, selectors.metric_run_list())
         return self.paginated(request, runs, MetricRunSerializer)
 
 
@@ -404,10 +374,7 @@ class MetricRunDetailApi(ResearchApi):
 
 
 class CaptionScoreListApi(ResearchListApi):
-    class FilterSerializer(StrictFilterSerializer):
-        system = serializers.CharField(required=False, max_length=100)
-        metric = serializers.ChoiceField(choices=Metric.choices, required=False)
-        image = serializers.CharField(required=False, max_length=200, help_text="Image key.")
+    filterset_class = filters.CaptionScoreFilter
 
     @extend_schema_serializer(component_name="CaptionScore")
     class OutputSerializer(serializers.Serializer):
@@ -418,12 +385,11 @@ class CaptionScoreListApi(ResearchListApi):
 
     @extend_schema(
         summary="Per-caption scores of a metric run",
-        parameters=[FilterSerializer],
         responses={200: OutputSerializer(many=True), **LIST_ERRORS},
     )
     def get(self, request, run_id: int):
         run = selectors.metric_run_detail(run_id=run_id)
-        scores = selectors.caption_score_list(run=run, **self.filters(request, self.FilterSerializer))
+        scores = self.filtered(request, selectors.caption_score_list(run=run))
         return self.paginated(request, scores, self.OutputSerializer)
 
 

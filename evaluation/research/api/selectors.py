@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from annotation.models import (
     AssignmentState,
@@ -48,21 +48,15 @@ def _get(queryset: QuerySet, pk: int, what: str):
 # --- Languages, systems, reference and image sets ---------------------------------------------------
 
 
-def language_list(*, code: str | None = None) -> QuerySet[Language]:
-    languages = Language.objects.order_by("code")
-    return languages.filter(code=code) if code else languages
+# The lists' query parameters are django-filter FilterSets in :mod:`.filters`.
 
 
-def system_list(*, language: str | None = None, name: str | None = None) -> QuerySet[CaptioningSystem]:
-    """Systems by name; with ``language``, those with at least one caption in it."""
-    systems = CaptioningSystem.objects.order_by("name", "pk")
-    if name:
-        systems = systems.filter(name=name)
-    if language:
-        systems = systems.filter(
-            Exists(SystemCaption.objects.filter(system=OuterRef("pk"), language__code=language))
-        )
-    return systems
+def language_list() -> QuerySet[Language]:
+    return Language.objects.order_by("code")
+
+
+def system_list() -> QuerySet[CaptioningSystem]:
+    return CaptioningSystem.objects.order_by("name", "pk")
 
 
 def system_languages(system_ids: Iterable[int]) -> dict[int, list[str]]:
@@ -79,35 +73,24 @@ def system_languages(system_ids: Iterable[int]) -> dict[int, list[str]]:
     return {system_id: sorted(codes) for system_id, codes in out.items()}
 
 
-def reference_set_list(*, language: str | None = None) -> QuerySet[ReferenceSet]:
-    sets = ReferenceSet.objects.select_related("language").order_by("name", "pk")
-    return sets.filter(language__code=language) if language else sets
+def reference_set_list() -> QuerySet[ReferenceSet]:
+    return ReferenceSet.objects.select_related("language").order_by("name", "pk")
 
 
-def image_set_list(*, language: str | None = None) -> QuerySet[ImageSet]:
-    """Image sets with their number of images; with ``language``, those for it or for every language."""
-    sets = (
+def image_set_list() -> QuerySet[ImageSet]:
+    """Image sets with their number of images."""
+    return (
         ImageSet.objects.select_related("language").annotate(n_images=Count("images")).order_by("name", "pk")
     )
-    if language:
-        sets = sets.filter(Q(language__code=language) | Q(language__isnull=True))
-    return sets
 
 
 # --- Campaigns ------------------------------------------------------------------------------------
 
 
-def campaign_list(
-    *, language: str | None = None, kind: str | None = None, state: str | None = None
-) -> QuerySet[Campaign]:
-    campaigns = Campaign.objects.select_related("language", "prompt_system", "base_system", "test_system")
-    if language:
-        campaigns = campaigns.filter(language__code=language)
-    if kind:
-        campaigns = campaigns.filter(kind=kind)
-    if state:
-        campaigns = campaigns.filter(state=state)
-    return campaigns.order_by("-created_at", "-pk")
+def campaign_list() -> QuerySet[Campaign]:
+    return Campaign.objects.select_related(
+        "language", "prompt_system", "base_system", "test_system"
+    ).order_by("-created_at", "-pk")
 
 
 def campaign_detail(*, campaign_id: int) -> Campaign:
@@ -129,42 +112,20 @@ def campaign_detail(*, campaign_id: int) -> Campaign:
 # --- Submitted work -------------------------------------------------------------------------------
 
 
-def written_caption_list(
-    *,
-    language: str | None = None,
-    campaign: int | None = None,
-    image: str | None = None,
-    annotator: str | None = None,
-) -> QuerySet[WrittenCaption]:
+def written_caption_list() -> QuerySet[WrittenCaption]:
     """Submitted written captions (a WrittenCaption only exists once its batch is submitted)."""
-    captions = WrittenCaption.objects.select_related(
+    return WrittenCaption.objects.select_related(
         "image", "language", "annotator", "assignment__batch"
     ).order_by("pk")
-    if language:
-        captions = captions.filter(language__code=language)
-    if campaign is not None:
-        captions = captions.filter(campaign_id=campaign)
-    if image:
-        captions = captions.filter(image__key=image)
-    if annotator:
-        captions = captions.filter(annotator__pseudonym=annotator)
-    return captions
 
 
 def written_caption_get(*, caption_id: int) -> WrittenCaption:
     return _get(written_caption_list(), caption_id, "written caption")
 
 
-def sxs_judgment_list(
-    *,
-    language: str | None = None,
-    campaign: int | None = None,
-    system: str | None = None,
-    annotator: str | None = None,
-    control: bool | None = None,
-) -> QuerySet[SxsJudgment]:
-    """Side-by-side judgments of submitted batches; ``system``: m1 or m2 of the campaign."""
-    judgments = (
+def sxs_judgment_list() -> QuerySet[SxsJudgment]:
+    """Side-by-side judgments of submitted batches."""
+    return (
         SxsJudgment.objects.filter(assignment__state__in=DONE_STATES)
         .select_related(
             "assignment__annotator",
@@ -176,20 +137,6 @@ def sxs_judgment_list(
         )
         .order_by("pk")
     )
-    if language:
-        judgments = judgments.filter(assignment__item__campaign__language__code=language)
-    if campaign is not None:
-        judgments = judgments.filter(assignment__item__campaign_id=campaign)
-    if system:
-        judgments = judgments.filter(
-            Q(assignment__item__campaign__base_system__name=system)
-            | Q(assignment__item__campaign__test_system__name=system)
-        )
-    if annotator:
-        judgments = judgments.filter(assignment__annotator__pseudonym=annotator)
-    if control is not None:
-        judgments = judgments.filter(assignment__item__is_control=control)
-    return judgments
 
 
 def sxs_judgment_get(*, judgment_id: int) -> SxsJudgment:
@@ -199,16 +146,10 @@ def sxs_judgment_get(*, judgment_id: int) -> SxsJudgment:
 RATING_KINDS = {"verification": CampaignKind.RATING, "prompt": CampaignKind.CAPTION}
 
 
-def rating_list(
-    *,
-    kind: str | None = None,
-    language: str | None = None,
-    campaign: int | None = None,
-    annotator: str | None = None,
-) -> QuerySet[Rating]:
+def rating_list() -> QuerySet[Rating]:
     """Ratings of submitted batches: ``verification`` (a human caption, rating campaigns) and
     ``prompt`` (screen 1 of a caption campaign: the prompt system's English caption)."""
-    ratings = (
+    return (
         Rating.objects.filter(assignment__state__in=DONE_STATES)
         .select_related(
             "assignment__annotator",
@@ -220,15 +161,6 @@ def rating_list(
         )
         .order_by("pk")
     )
-    if kind:
-        ratings = ratings.filter(assignment__item__campaign__kind=RATING_KINDS[kind])
-    if language:
-        ratings = ratings.filter(assignment__item__campaign__language__code=language)
-    if campaign is not None:
-        ratings = ratings.filter(assignment__item__campaign_id=campaign)
-    if annotator:
-        ratings = ratings.filter(assignment__annotator__pseudonym=annotator)
-    return ratings
 
 
 def rating_get(*, rating_id: int) -> Rating:
@@ -238,36 +170,18 @@ def rating_get(*, rating_id: int) -> Rating:
 # --- Metric runs -----------------------------------------------------------------------------------
 
 
-def metric_run_list(
-    *, language: str | None = None, status: str | None = None, system: str | None = None
-) -> QuerySet[MetricRun]:
-    runs = metric_run_queryset().order_by("-created_at", "-pk")
-    if language:
-        runs = runs.filter(language__code=language)
-    if status:
-        runs = runs.filter(status=status)
-    if system:
-        runs = runs.filter(Exists(CaptioningSystem.objects.filter(metric_runs=OuterRef("pk"), name=system)))
-    return runs
+def metric_run_list() -> QuerySet[MetricRun]:
+    return metric_run_queryset().order_by("-created_at", "-pk")
 
 
 def metric_run_detail(*, run_id: int) -> MetricRun:
     return _get(metric_run_queryset(), run_id, "metric run")
 
 
-def caption_score_list(
-    *, run: MetricRun, system: str | None = None, metric: str | None = None, image: str | None = None
-) -> QuerySet[CaptionScore]:
+def caption_score_list(*, run: MetricRun) -> QuerySet[CaptionScore]:
     """The run's per-caption scores in the order of its unique index (system, image, metric)."""
-    scores = (
+    return (
         CaptionScore.objects.filter(run=run)
         .select_related("system", "image")
         .order_by("system_id", "image_id", "metric")
     )
-    if system:
-        scores = scores.filter(system__name=system)
-    if metric:
-        scores = scores.filter(metric=metric)
-    if image:
-        scores = scores.filter(image__key=image)
-    return scores
