@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: the whole test suite, with the checks that fail the build.
 # Creates .venv, installs the test requirements and Debian's chromium (for the browser
-# tests; needs root or sudo), then runs ruff, the Django checks and pytest. Extra
+# tests; needs root or sudo), then runs ruff, the import-linter contracts, the Django checks and pytest. Extra
 # arguments go to pytest. Uses $DATABASE_URL when set (CI sets PostgreSQL), else SQLite.
 source "$(dirname "$0")/_venv.sh"
 venv_install requirements-dev.txt
@@ -15,6 +15,8 @@ fi
 
 export DJANGO_SETTINGS_MODULE=config.settings.test
 echo "== ruff"; .venv/bin/ruff check . && .venv/bin/ruff format --check .
+echo "== import boundaries (import-linter contracts in pyproject.toml)"
+.venv/bin/lint-imports --no-cache --no-logo
 echo "== django checks"
 .venv/bin/python manage.py check
 .venv/bin/python manage.py makemigrations --check --dry-run
