@@ -23,6 +23,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from evaluation.human import SXS_COLUMNS
 from evaluation.research.correlation import COEFFICIENTS, CorrelationResult
 
 # A column: "key", or (key, header), or (key, header, number format for text, e.g. ".1f").
@@ -349,13 +350,17 @@ PER_CAPTION_COLUMNS = (
     ("spearman", "spearman", ".3f"),
 )
 
-# What a page shows of a side-by-side row (human.selectors.sxs_table_rows); the text and CSV
-# outputs keep every column of SXS_COLUMNS.
+# A side-by-side row (human.selectors.sxs_table_rows): which pair, then the numbers. Text and CSV
+# outputs show every column of SXS_COLUMNS and the controls; a page shows the headline numbers.
+SXS_PAIR_COLUMNS = (("language", "Id", ""), ("m1", "m1", ""), ("m2", "m2", ""), ("subset", "pairs", ""))
+SXS_TABLE_COLUMNS = (
+    *SXS_PAIR_COLUMNS,
+    *SXS_COLUMNS,
+    ("control_judgments", "controls", "d"),
+    ("control_pass_rate", "controls passed", ".3f"),
+)
 SXS_PAGE_COLUMNS = (
-    ("language", "Id", ""),
-    ("m1", "m1", ""),
-    ("m2", "m2", ""),
-    ("subset", "pairs", ""),
+    *SXS_PAIR_COLUMNS,
     ("n_images", "images", "d"),
     ("wins_pct", "WINS", ".1f"),
     ("losses_pct", "LOSSES", ".1f"),

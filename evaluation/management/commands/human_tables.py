@@ -6,26 +6,20 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, CampaignKind, Language
-from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS, SXS_COLUMNS
+from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.human.selectors import caption_statistics_rows, quality_rows, sxs_table_rows
 from evaluation.human.sxs import DEFAULT_N_BOOT
-from evaluation.research.tables import format_table
+from evaluation.research.tables import SXS_TABLE_COLUMNS, format_table
 
-SXS_TABLE_COLUMNS = (
+SXS_CAMPAIGN_COLUMNS = (
     ("campaign", "campaign", ""),
-    ("language", "Id", ""),
-    ("m1", "m1", ""),
-    ("m2", "m2", ""),
-    ("subset", "pairs", ""),
-    *SXS_COLUMNS,
-    ("control_judgments", "controls", "d"),
-    ("control_pass_rate", "controls passed", ".3f"),
+    *SXS_TABLE_COLUMNS,
     ("flagged_annotators", "flagged", "d"),
 )
 TABLES = {
     "statistics": ("Table 1: caption statistics", STATISTICS_COLUMNS),
     "quality": ("Table 2: caption quality", QUALITY_COLUMNS),
-    "sxs": ("Side by side", SXS_TABLE_COLUMNS),
+    "sxs": ("Side by side", SXS_CAMPAIGN_COLUMNS),
 }
 
 

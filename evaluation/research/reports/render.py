@@ -10,13 +10,14 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS, SXS_COLUMNS
+from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.metrics.runs import platform_version
 from evaluation.models import MetricRun
 from evaluation.research.reports.plots import scatter_filename, write_scatter_plots
 from evaluation.research.reports.report import Report
 from evaluation.research.tables import (
     PER_CAPTION_COLUMNS,
+    SXS_TABLE_COLUMNS,
     correlation_csv,
     correlation_json,
     correlation_text,
@@ -37,13 +38,7 @@ SXS_REPORT_COLUMNS = (
     ("campaign_id", "#", "d"),
     ("campaign", "campaign", ""),
     ("state", "state", ""),
-    ("language", "Id", ""),
-    ("m1", "m1", ""),
-    ("m2", "m2", ""),
-    ("subset", "pairs", ""),
-    *SXS_COLUMNS,
-    ("control_judgments", "controls", "d"),
-    ("control_pass_rate", "controls passed", ".3f"),
+    *SXS_TABLE_COLUMNS,
     ("correlated", "in correlation", ""),
 )
 # File name -> what it holds, in the order index.txt lists them. Scatter plots are listed per metric.

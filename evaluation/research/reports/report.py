@@ -218,7 +218,9 @@ def report_from_db(
 
     items = list(comparisons)
     scope = (
-        f"campaigns #{', #'.join(map(str, campaign_ids))}" if campaign_ids else "every side-by-side campaign"
+        f"campaigns #{', #'.join(map(str, campaign_ids))}"
+        if campaign_ids
+        else "every finished side-by-side campaign"
     )
     if language_codes:
         scope += f" in {', '.join(language_codes)}"
