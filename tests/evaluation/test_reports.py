@@ -40,11 +40,8 @@ from evaluation.models import (
     ReferenceSetKind,
     RunStatus,
 )
-from evaluation.research.comparisons import (
-    comparisons_from_db,
-    per_caption_agreement_from_rows,
-    per_caption_rows,
-)
+from evaluation.research.caption_rows import per_caption_agreement_from_rows, per_caption_rows
+from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.comparisons_csv import read_comparisons_csv
 from evaluation.research.correlation import Comparison
 from evaluation.research.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots

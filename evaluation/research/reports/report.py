@@ -26,14 +26,12 @@ from evaluation.human.selectors import caption_statistics_rows, quality_rows, sx
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
 from evaluation.models import ALL_METRICS, MetricRun
+from evaluation.research.caption_rows import PerCaptionRow, per_caption_agreement_from_rows, per_caption_rows
 from evaluation.research.comparisons import (
     ComparisonSource,
-    PerCaptionRow,
     Skipped,
     comparisons_from_db,
     metric_runs_for_report,
-    per_caption_agreement_from_rows,
-    per_caption_rows,
 )
 from evaluation.research.correlation import (
     CORRELATION_N_BOOT,
@@ -165,7 +163,7 @@ def report_from_db(
     """A report over the side-by-side campaigns (all, or ``campaign_ids``; in ``language_codes``)
     and the metric runs ``metric_run_ids``, with Tables 1 and 2 of those languages (all when not
     given), the campaigns' side-by-side rows and, when the runs score rated captions, the per-caption
-    agreement (``transfer_ratings``: see :func:`.comparisons.per_caption_rows`).
+    agreement (``transfer_ratings``: see :func:`evaluation.research.caption_rows.per_caption_rows`).
 
     Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises.
     """
