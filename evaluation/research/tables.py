@@ -291,7 +291,9 @@ def html_table(
                 text = MISSING_TEXT if low is None or high is None else f"[{low:{fmt}}, {high:{fmt}}]"
                 cells.append(_html_cell(text, True))
             else:
-                cells.append(_html_cell(_text_cell(_value(row, key), fmt), bool(fmt)))
+                value = _value(row, key)
+                text = ("yes" if value else "no") if isinstance(value, bool) else _text_cell(value, fmt)
+                cells.append(_html_cell(text, bool(fmt)))
         attrs = [(name, str(_value(row, key))) for name, key in attributes]
         out.append({"attrs": attrs, "cells": cells})
     return {"headers": headers, "rows": out}

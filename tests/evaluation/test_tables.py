@@ -23,9 +23,15 @@ def test_html_cells_are_the_text_cells():
 
 
 def test_interval_column_and_the_include():
-    rows = [{"name": "a<b", "lo": -1.25, "hi": 3.5}, {"name": "c", "lo": None, "hi": None}]
-    table = html_table(rows, [("name", "name", ""), (("lo", "hi"), "95% interval", ".1f")])
+    rows = [
+        {"name": "a<b", "lo": -1.25, "hi": 3.5, "in": True},
+        {"name": "c", "lo": None, "hi": None, "in": False},
+    ]
+    table = html_table(
+        rows, [("name", "name", ""), (("lo", "hi"), "95% interval", ".1f"), ("in", "used", "")]
+    )
     assert [r["cells"][1]["text"] for r in table["rows"]] == ["[-1.2, 3.5]", "n/a"]
+    assert [r["cells"][2]["text"] for r in table["rows"]] == ["yes", "no"]
     html = render_to_string("partials/table.html", {"table": table, "id": "t", "empty": "none"})
     assert '<table id="t">' in html and "<td>a&lt;b</td>" in html  # escaped
     assert '<th class="num">95% interval</th>' in html
