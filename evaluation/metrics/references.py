@@ -190,9 +190,11 @@ def reference_set_from_campaign(
         )
     language = campaign.language
     if language_code and language_code != language.code:
+        other = Language.objects.filter(code=language_code).first()
+        asked = f"{other.name} ({other.code})" if other else f"“{language_code}”"
         raise ValidationFailed(
             f"The campaign “{campaign.name}” collects captions in {language.name} ({language.code}): "
-            f"a reference set of them is in {language.code}, not in “{language_code}”."
+            f"a reference set of them is in {language.name} too, not in {asked}."
         )
     name = (name or f"{campaign.name} (written captions)").strip()
     with transaction.atomic():

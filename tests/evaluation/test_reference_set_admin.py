@@ -35,7 +35,7 @@ def french_campaign(db):
 
 def test_service_refuses_a_german_set_of_a_french_campaign(french_campaign):
     f.LanguageFactory(code="de", name="German")
-    with pytest.raises(ValidationFailed, match=r"in French \(fr\).*not in “de”"):
+    with pytest.raises(ValidationFailed, match=r"in French \(fr\).*in French too, not in German \(de\)"):
         reference_set_from_campaign(campaign_id=french_campaign.pk, name="de refs", language_code="de")
     assert not ReferenceSet.objects.exists()
     made = reference_set_from_campaign(campaign_id=french_campaign.pk, language_code="fr")
