@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Avg, F, Value
@@ -199,11 +198,6 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
         versions=package_versions(),
         updated_at=now,
     )
-    # Tests of a worker killed mid-chunk (RELIABILITY 10) need a chunk that takes a while.
-    delay = float(getattr(settings, "METRIC_CHUNK_TEST_DELAY", 0) or 0)
-    if delay > 0:
-        time.sleep(delay)
-
     started = time.perf_counter()
     try:
         result = _compute_text(chunk) if chunk.kind == ChunkKind.TEXT else _compute_clip(chunk)

@@ -1,9 +1,10 @@
 """Metric runs with a real Redis broker and a real Celery worker (RELIABILITY 10, 12).
 
 Needs Redis at 127.0.0.1:6379 and PostgreSQL (the worker is another process and must see the
-test database); skipped otherwise. The worker runs with tests/evaluation/worker_settings.py:
-the test settings plus a slow chunk and a short visibility timeout, so that killing it in the
-middle of a chunk and redelivering the chunk takes seconds.
+test database); skipped otherwise. The worker runs tests/evaluation/worker_app.py (the project's
+Celery app, whose chunks sleep ``METRIC_CHUNK_TEST_DELAY`` seconds first when that is set) with
+tests/evaluation/worker_settings.py (a short visibility timeout), so that killing it in the middle
+of a chunk and redelivering the chunk takes seconds.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class Workers:
                 "-m",
                 "celery",
                 "-A",
-                "config",
+                "tests.evaluation.worker_app",
                 "worker",
                 "-l",
                 "warning",
