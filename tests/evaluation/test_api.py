@@ -36,12 +36,8 @@ from annotation.services.campaigns import (
 from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from evaluation.human.selectors import sxs_results
 from evaluation.models import (
-    CaptionScore,
     CorpusScore,
     MetricRun,
-    Reference,
-    ReferenceSet,
-    ReferenceSetKind,
     RunStatus,
 )
 from evaluation.research.correlation import Comparison, correlate
@@ -171,32 +167,26 @@ def world(db):
     w.open_sxs_batch = judge(w.open_sxs, w.writers[1], {image.pk: 3 for image in w.images}, submit=False)
 
     # References, and a finished run with corpus and caption scores.
-    w.references = ReferenceSet.objects.create(
-        name="refs-de", language=german, kind=ReferenceSetKind.IMPORTED
+    w.references = f.reference_set_with(
+        w.images,
+        [[f"Bild {i} Referenz {position}" for position in range(2)] for i in range(len(w.images))],
+        name="refs-de",
+        language=german,
     )
-    for i, image in enumerate(w.images):
-        for position in range(2):
-            Reference.objects.create(
-                reference_set=w.references,
-                image=image,
-                text=f"Bild {i} Referenz {position}",
-                position=position,
-            )
-    w.run = MetricRun.objects.create(
+    w.run = f.MetricRunFactory(
         name="scores",
         language=german,
         reference_set=w.references,
         metrics=["BLEU-4", "CIDEr"],
-        status=RunStatus.SUCCEEDED,
         chunks_done=4,
         chunks_total=4,
+        systems=[systems[name] for name in SYSTEMS],
     )
-    w.run.systems.set([systems[name] for name in SYSTEMS])
     for name in SYSTEMS:
-        CorpusScore.objects.create(run=w.run, system=systems[name], metric="CIDEr", value=CIDER[name])
-        CorpusScore.objects.create(run=w.run, system=systems[name], metric="BLEU-4", value=BLEU4[name])
+        f.CorpusScoreFactory(run=w.run, system=systems[name], metric="CIDEr", value=CIDER[name])
+        f.CorpusScoreFactory(run=w.run, system=systems[name], metric="BLEU-4", value=BLEU4[name])
         for i, image in enumerate(w.images):
-            CaptionScore.objects.create(
+            f.CaptionScoreFactory(
                 run=w.run, system=systems[name], image=image, metric="CIDEr", value=CIDER[name] + i / 10
             )
     return w
@@ -589,11 +579,9 @@ def test_correlation_options_and_refusals(world):
     closed = client.get(url, {"runs": world.run.pk}).json()
     assert world.open_sxs.pk in [s["campaign"] for s in closed["skipped"]]
 
-    twin = MetricRun.objects.create(
-        name="twin", language=world.german, reference_set=world.references, status=RunStatus.SUCCEEDED
-    )
+    twin = f.MetricRunFactory(name="twin", language=world.german, reference_set=world.references)
     for score in CorpusScore.objects.filter(run=world.run, metric="CIDEr"):
-        CorpusScore.objects.create(run=twin, system=score.system, metric="CIDEr", value=score.value)
+        f.CorpusScoreFactory(run=twin, system=score.system, metric="CIDEr", value=score.value)
     response = client.get(url, {"runs": f"{world.run.pk},{twin.pk}"})
     assert response.status_code == 400
     assert (

@@ -29,8 +29,6 @@ from evaluation.models import (
     ChunkStatus,
     CorpusScore,
     MetricRun,
-    Reference,
-    ReferenceSet,
     RunStatus,
 )
 from tests import factories as f
@@ -154,14 +152,12 @@ def workers(broker_url, tmp_path):
 
 def make_data(german, *, systems=("sys-a",), images=6):
     pictures = [f.ImageFactory(with_file=False) for _ in range(images)]
-    reference_set = ReferenceSet.objects.create(name="refs", language=german, kind="imported")
-    for i, image in enumerate(pictures):
-        Reference.objects.create(
-            reference_set=reference_set, image=image, position=0, text=f"ein hund am strand {i}"
-        )
-        Reference.objects.create(
-            reference_set=reference_set, image=image, position=1, text=f"ein brauner hund nr {i}"
-        )
+    reference_set = f.reference_set_with(
+        pictures,
+        [[f"ein hund am strand {i}", f"ein brauner hund nr {i}"] for i in range(images)],
+        name="refs",
+        language=german,
+    )
     for name in systems:
         system = f.SystemFactory(name=name)
         for i, image in enumerate(pictures):

@@ -31,11 +31,7 @@ from core.errors import NotFound, NoWorkAvailable, ValidationFailed
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
-    CaptionScore,
-    CorpusScore,
     MetricRun,
-    ReferenceSet,
-    ReferenceSetKind,
     RunStatus,
 )
 from evaluation.research.comparisons import (
@@ -84,24 +80,19 @@ def judge_all(annotator, campaign, score_of_image_key, *, control_score=None):
 
 
 def succeeded_run(name, language, systems, metrics, *, reference_set=None):
-    reference_set = reference_set or ReferenceSet.objects.create(
-        name=f"refs for {name}", language=language, kind=ReferenceSetKind.IMPORTED
-    )
-    run = MetricRun.objects.create(
+    return f.MetricRunFactory(
         name=name,
         language=language,
-        reference_set=reference_set,
+        reference_set=reference_set or f.ReferenceSetFactory(name=f"refs for {name}", language=language),
         metrics=list(metrics),
-        status=RunStatus.SUCCEEDED,
+        systems=systems,
     )
-    run.systems.set(systems)
-    return run
 
 
 def corpus(run, system, **values):
     names = {"cider_d": "CIDEr-D", "bleu_4": "BLEU-4", "clipscore": "CLIPScore"}
     for key, value in values.items():
-        CorpusScore.objects.create(run=run, system=system, metric=names[key], value=value)
+        f.CorpusScoreFactory(run=run, system=system, metric=names[key], value=value)
 
 
 # --- Two side-by-side campaigns and their comparisons ----------------------------------------------
@@ -309,13 +300,9 @@ def rated(db, german):
     en_run = succeeded_run("rated en", english, [system, other], ["CLIPScore"])
     de_run = succeeded_run("rated de", german, [system], ["CLIPScore"])
     for key, image in images.items():
-        CaptionScore.objects.create(
-            run=en_run, system=system, image=image, metric="CLIPScore", value=SCORES[key]
-        )
-        CaptionScore.objects.create(run=en_run, system=other, image=image, metric="CLIPScore", value=0.0)
-        CaptionScore.objects.create(
-            run=de_run, system=system, image=image, metric="CLIPScore", value=SCORES[key]
-        )
+        f.CaptionScoreFactory(run=en_run, system=system, image=image, metric="CLIPScore", value=SCORES[key])
+        f.CaptionScoreFactory(run=en_run, system=other, image=image, metric="CLIPScore", value=0.0)
+        f.CaptionScoreFactory(run=de_run, system=system, image=image, metric="CLIPScore", value=SCORES[key])
     return {"en_run": en_run, "de_run": de_run, "campaign": campaign, "system": system}
 
 

@@ -36,12 +36,8 @@ from evaluation.models import (
     ChunkStatus,
     ClipEmbedding,
     CorpusScore,
-    ImageSet,
     MetricChunk,
     MetricRun,
-    Reference,
-    ReferenceSet,
-    ReferenceSetKind,
     RunStatus,
 )
 from tests import factories as f
@@ -107,12 +103,7 @@ def setup(db, german):
         system = f.SystemFactory(name=name)
         for image, text in zip(images, texts):
             SystemCaption.objects.create(system=system, image=image, language=german, text=text)
-    reference_set = ReferenceSet.objects.create(
-        name="refs-de", language=german, kind=ReferenceSetKind.IMPORTED
-    )
-    for image, texts in zip(images, REFERENCES):
-        for position, text in enumerate(texts):
-            Reference.objects.create(reference_set=reference_set, image=image, text=text, position=position)
+    reference_set = f.reference_set_with(images, REFERENCES, name="refs-de", language=german)
     return {"images": images, "references": reference_set, "language": german}
 
 
@@ -199,13 +190,9 @@ def test_a_chunk_rerun_after_a_crash_leaves_no_duplicates(setup):
         status=ChunkStatus.RUNNING, attempts=1, started_at=timezone.now()
     )
     images = setup["images"]
-    CaptionScore.objects.bulk_create(
-        [
-            CaptionScore(run=run, system=chunk.system, image=image, metric="BLEU-4", value=-1.0)
-            for image in images[:3]
-        ]
-    )
-    CorpusScore.objects.create(run=run, system=chunk.system, metric="CIDEr", value=-1.0)
+    for image in images[:3]:
+        f.CaptionScoreFactory(run=run, system=chunk.system, image=image, metric="BLEU-4", value=-1.0)
+    f.CorpusScoreFactory(run=run, system=chunk.system, metric="CIDEr", value=-1.0)
 
     assert compute_metric_chunk.delay(chunk.pk).get() == "done"
 
@@ -323,8 +310,7 @@ def test_a_reference_set_without_references_is_refused(setup, german):
 
 
 def test_an_image_set_needs_every_caption(setup, german, django_capture_on_commit_callbacks):
-    image_set = ImageSet.objects.create(name="XM-tiny")
-    image_set.images.set(setup["images"][:3])
+    image_set = f.ImageSetFactory(name="XM-tiny", images=setup["images"][:3])
     SystemCaption.objects.filter(system__name="sys-b", image=setup["images"][1]).delete()
     with pytest.raises(
         ValidationFailed, match=r"“sys-b” has no de caption for 1 of the 3 images of “XM-tiny”"
@@ -547,12 +533,9 @@ def test_a_database_error_is_retried_not_marked_failed(setup, monkeypatch):
 def test_a_rolled_back_run_enqueues_nothing(german):
     images = [f.ImageFactory() for _ in range(2)]
     system = f.SystemFactory(name="sys-a")
-    reference_set = ReferenceSet.objects.create(name="refs", language=german, kind=ReferenceSetKind.IMPORTED)
+    reference_set = f.reference_set_with(images, [["ein hund am strand"]] * 2, name="refs", language=german)
     for image in images:
         SystemCaption.objects.create(system=system, image=image, language=german, text="ein hund")
-        Reference.objects.create(
-            reference_set=reference_set, image=image, text="ein hund am strand", position=0
-        )
     kwargs = {
         "name": "r",
         "language_code": "de",
@@ -743,8 +726,7 @@ def test_admin_pages_of_the_other_models_render(
     setup, admin_client, tiny_clip, django_capture_on_commit_callbacks
 ):
     run_now(setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"])
-    image_set = ImageSet.objects.create(name="XM-tiny")
-    image_set.images.set(setup["images"])
+    f.ImageSetFactory(name="XM-tiny", images=setup["images"])
     for model in ("referenceset", "imageset", "clipembedding"):
         response = admin_client.get(f"/admin/evaluation/{model}/")
         assert response.status_code == 200, model
