@@ -33,7 +33,7 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from core.access import PROJECT_MANAGERS, RESEARCHERS
 from evaluation.human.selectors import sxs_results
 from evaluation.models import (
     CorpusScore,
@@ -86,13 +86,11 @@ def judge(campaign, annotator, score_of_image: dict[int, int], *, submit: bool =
 
 @pytest.fixture
 def world(db):
-    roles_ensure()
     german = f.LanguageFactory(code="de", name="German")
     w = SimpleNamespace(german=german)
-    w.researcher = f.UserFactory(username="res-user-q7")
-    role_grant(user=w.researcher, role=RESEARCHERS)
-    w.manager = f.UserFactory(username="pm-user-q8")
-    role_grant(user=w.manager, role=PROJECT_MANAGERS)
+    # Usernames unlike any word of the API's answers, whose leaking the tests look for.
+    w.researcher = f.RoleUserFactory(username="res-user-q7", role=RESEARCHERS)
+    w.manager = f.RoleUserFactory(username="pm-user-q8", role=PROJECT_MANAGERS)
     w.superuser = f.UserFactory(username="root-user-q9", is_staff=True, is_superuser=True)
     w.plain = f.UserFactory(username="plain-user-q0")
     w.writers = [
@@ -743,9 +741,7 @@ def test_the_docs_assets_are_our_own_static_files():
 
 @pytest.mark.browser
 def test_the_docs_render_in_a_browser_under_the_csp(live_server, transactional_db, page):
-    roles_ensure()
-    user = f.UserFactory(username="res-browser")
-    role_grant(user=user, role=RESEARCHERS)
+    user = f.RoleUserFactory(username="res-browser", role=RESEARCHERS)
     problems = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))

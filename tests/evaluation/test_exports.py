@@ -36,7 +36,6 @@ from annotation.models import (
 )
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from evaluation.metrics.references import references_import
 from evaluation.metrics.runs import platform_version
 from evaluation.metrics.text.formats import read_coco_annotations, read_coco_results, read_xm3600_captions
@@ -76,19 +75,6 @@ def expected_captions(campaign) -> dict[str, list[str]]:
     ):
         out[key].append(text)
     return dict(out)
-
-
-@pytest.fixture
-def captioned(campaign, annotator, other_annotator):
-    """The German caption campaign (6 images, K=2) with two captions per image, punctuation and case."""
-    f.written_captions(
-        campaign,
-        annotators=[annotator, other_annotator],
-        batches=2,
-        text=lambda a: f"Ein Bild: {a.item.image.key}, von {a.annotator.user.username.upper()}!",
-    )
-    assert WrittenCaption.objects.filter(campaign=campaign).count() == 12
-    return campaign
 
 
 # --- XM3600 captions file ----------------------------------------------------------------------------
@@ -590,19 +576,6 @@ def test_the_command_explains_what_is_wrong(campaign, tmp_path, args, options, m
 # --- Web downloads -------------------------------------------------------------------------------------------
 
 
-def staff_client(client, role: str, username: str):
-    roles_ensure()
-    user = f.UserFactory(username=username)
-    role_grant(user=user, role=role)
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def researcher(client):
-    return staff_client(client, RESEARCHERS, "res")
-
-
 def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: int) -> list[str]:
     from evaluation.research.urls_exports import urlpatterns
 
@@ -623,11 +596,8 @@ def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: in
 
 
 @pytest.fixture
-def all_urls(captioned, judged, german):
+def all_urls(captioned, judged, verification):
     sxs, _ = judged
-    verification = rating_campaign_create(
-        name="Prüfung", source_campaign_id=captioned.pk, sample_size=1, seed=1
-    )
     return every_export_url(captioned.pk, sxs.pk, verification.pk, sxs.base_system_id)
 
 
@@ -652,17 +622,17 @@ def test_staff_without_a_role_get_403(client, all_urls):
     assert all(client.get(url).status_code == 403 for url in all_urls)
 
 
-def test_researchers_and_project_managers_download_every_export(client, all_urls):
-    for role, name in ((RESEARCHERS, "res"), (PROJECT_MANAGERS, "pm")):
-        staff_client(client, role, name)
+def test_researchers_and_project_managers_download_every_export(client, researcher, manager, all_urls):
+    for user in (researcher, manager):
+        client.force_login(user)
         for url in all_urls:
             response = client.get(url)
             assert response.status_code == 200, url
 
 
-def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(researcher, captioned):
+def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(researcher_client, captioned):
     url = reverse("exports:captions-xm3600", args=[captioned.pk])
-    response = researcher.get(url)
+    response = researcher_client.get(url)
     assert response.status_code == 200 and response.streaming
     data = b"".join(response.streaming_content)
     assert response["Content-Type"] == "application/jsonl; charset=utf-8"
@@ -680,7 +650,7 @@ def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(res
     )
     assert dict(read_xm3600_captions(io.BytesIO(data), "de")) == expected_captions(captioned)
 
-    sidecar = researcher.get(header["provenance"])
+    sidecar = researcher_client.get(header["provenance"])
     assert sidecar.status_code == 200
     provenance = json.loads(sidecar.content)
     assert provenance["export"]["sha256"] == hashlib.sha256(data).hexdigest()
@@ -688,34 +658,35 @@ def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(res
     assert provenance["campaign"]["id"] == captioned.pk
 
 
-def test_web_usernames_only_with_the_explicit_option(researcher, judged):
+def test_web_usernames_only_with_the_explicit_option(researcher_client, judged):
     campaign, people = judged
     url = reverse("exports:judgments-csv", args=[campaign.pk])
-    plain = b"".join(researcher.get(url).streaming_content)
+    plain = b"".join(researcher_client.get(url).streaming_content)
     assert b"ann" not in plain.replace(b"annotator", b"")
-    named = researcher.get(url + "?with_usernames=1")
+    named = researcher_client.get(url + "?with_usernames=1")
     rows = csv_rows(b"".join(named.streaming_content))
     assert {r["annotator_username"] for r in rows} == {"ann", "ben"}
     assert named["X-Export-Provenance"].endswith('.provenance.json?with_usernames=1"}')
-    assert json.loads(researcher.get(url + ".provenance.json?with_usernames=1").content)["export"][
+    assert json.loads(researcher_client.get(url + ".provenance.json?with_usernames=1").content)["export"][
         "with_usernames"
     ]
 
 
-def test_exports_that_do_not_fit_the_campaign_are_404(researcher, captioned, judged):
+def test_exports_that_do_not_fit_the_campaign_are_404(researcher_client, captioned, judged):
     sxs, _ = judged
-    assert researcher.get(reverse("exports:judgments-csv", args=[captioned.pk])).status_code == 404
-    assert researcher.get(reverse("exports:captions-coco", args=[sxs.pk])).status_code == 404
-    assert researcher.get(reverse("exports:ratings-csv", args=[sxs.pk])).status_code == 404
-    assert researcher.get(reverse("exports:captions-coco", args=[987654])).status_code == 404
+    assert researcher_client.get(reverse("exports:judgments-csv", args=[captioned.pk])).status_code == 404
+    assert researcher_client.get(reverse("exports:captions-coco", args=[sxs.pk])).status_code == 404
+    assert researcher_client.get(reverse("exports:ratings-csv", args=[sxs.pk])).status_code == 404
+    assert researcher_client.get(reverse("exports:captions-coco", args=[987654])).status_code == 404
     assert (
-        researcher.get(reverse("exports:system-captions", args=[sxs.base_system_id, "xx"])).status_code == 404
+        researcher_client.get(reverse("exports:system-captions", args=[sxs.base_system_id, "xx"])).status_code
+        == 404
     )
 
 
-def test_the_exports_page_lists_each_campaigns_exports(researcher, captioned, judged):
+def test_the_exports_page_lists_each_campaigns_exports(researcher_client, captioned, judged):
     sxs, _ = judged
-    response = researcher.get(reverse("exports:index"))
+    response = researcher_client.get(reverse("exports:index"))
     page = response.content.decode()
     assert response.status_code == 200
     caption_card = page[page.index(f'data-campaign="{captioned.pk}"') :].split("</section>")[0]

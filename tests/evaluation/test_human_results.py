@@ -17,7 +17,6 @@ from annotation.assignment.engine import batch_request
 from annotation.models import Assignment, Campaign, CampaignKind, CampaignState, ControlKind
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from evaluation.human import control_pass_rates, control_passed, rating_alpha, sxs_summary
 from evaluation.human.selectors import (
     caption_statistics_rows,
@@ -259,15 +258,6 @@ def test_table_1_counts_the_written_captions_per_language(campaign, annotator, o
 # --- The admin ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def pm_client(client, db):
-    roles_ensure()
-    user = f.UserFactory(username="pm")
-    role_grant(user=user, role=PROJECT_MANAGERS)
-    client.force_login(user)
-    return client
-
-
 def flat(response) -> str:
     assert response.status_code == 200
     return " ".join(response.content.decode().split())
@@ -314,18 +304,6 @@ def test_the_language_statistics_page_has_table_1_and_table_2_rows(
         assert '<td class="num">50.0</td><td class="num">50.0</td><td class="num">50.0</td>' in table2
         sxs = page[page.index('id="sxs-campaigns"') :]
         assert "Vergleich" in sxs and "33.3" in sxs and "identical pairs" in sxs
-
-
-@pytest.fixture
-def researcher_client(db):
-    from django.test import Client
-
-    roles_ensure()
-    user = f.UserFactory(username="res")
-    role_grant(user=user, role=RESEARCHERS)
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_a_project_manager_creates_and_opens_a_side_by_side_campaign_in_the_browser_forms(pm_client, german):

@@ -26,7 +26,6 @@ from annotation.models import Annotator, Assignment, Campaign, CampaignKind, Con
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, sxs_campaign_create
 from annotation.services.demo import GOOD_SYSTEM, PHOTOS, SXS_CAMPAIGN, WEAK_SYSTEM, demo_load
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from core.errors import NotFound, NoWorkAvailable, ValidationFailed
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.metrics.runs import metric_run_create
@@ -553,8 +552,8 @@ def test_report_command_writes_per_caption_agreement(rated, tmp_path):
     assert re.search(r"CLIPScore\s+de\s+transferred\s+7\s", stdout)
 
 
-def test_report_page_shows_per_caption_agreement(rated, staff, client):
-    client.force_login(staff["researcher"])
+def test_report_page_shows_per_caption_agreement(rated, researcher, client):
+    client.force_login(researcher)
     page = client.get(reverse("reports:report"), {"runs": [rated["en_run"].pk]}).content.decode()
     assert 'id="per-caption"' in page
     expected = expected_agreement()
@@ -636,22 +635,12 @@ def test_report_on_the_demo_after_its_campaigns_are_done(db, tmp_path, django_ca
 # --- The page ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def staff(db):
-    roles_ensure()
-    researcher = f.UserFactory(username="rita")
-    role_grant(user=researcher, role=RESEARCHERS)
-    manager = f.UserFactory(username="max")
-    role_grant(user=manager, role=PROJECT_MANAGERS)
-    return {"researcher": researcher, "manager": manager}
-
-
 def page_query(world, **extra):
     return {"runs": [world["run"].pk], **extra}
 
 
-def test_report_page_shows_the_report_to_researchers_and_managers(world, staff, client):
-    for user in staff.values():
+def test_report_page_shows_the_report_to_researchers_and_managers(world, researcher, manager, client):
+    for user in (researcher, manager):
         client.force_login(user)
         response = client.get(reverse("reports:report"), page_query(world))
         assert response.status_code == 200
@@ -667,8 +656,8 @@ def test_report_page_shows_the_report_to_researchers_and_managers(world, staff, 
         assert response["Content-Security-Policy"].startswith("default-src 'self'")
 
 
-def test_report_page_form_without_a_choice_and_with_a_bad_one(world, staff, client):
-    client.force_login(staff["researcher"])
+def test_report_page_form_without_a_choice_and_with_a_bad_one(world, researcher, client):
+    client.force_login(researcher)
     empty = client.get(reverse("reports:report"))
     assert empty.status_code == 200 and 'id="report-form"' in empty.content.decode()
     assert 'id="correlations"' not in empty.content.decode()
@@ -677,8 +666,8 @@ def test_report_page_form_without_a_choice_and_with_a_bad_one(world, staff, clie
     assert "Select a valid choice" in bad.content.decode()
 
 
-def test_scatter_urls_render_png_and_svg(world, staff, client):
-    client.force_login(staff["researcher"])
+def test_scatter_urls_render_png_and_svg(world, researcher, client):
+    client.force_login(researcher)
     png = client.get(
         reverse("reports:scatter", kwargs={"metric": "CIDEr-D", "fmt": "png"}), page_query(world)
     )
