@@ -177,6 +177,61 @@ def open_sxs_campaign(
     return campaign_open(campaign_id=campaign.pk)
 
 
+# The side-by-side screen's choices, from the LEFT caption's side: +3 "left much better" ... -3.
+CHOICE_FOR_LEFT_ADVANTAGE = {
+    3: "much_better",
+    2: "better",
+    1: "slightly_better",
+    0: "similar",
+    -1: "slightly_worse",
+    -2: "worse",
+    -3: "much_worse",
+}
+
+
+def sxs_judged(
+    annotator,
+    *,
+    score,
+    campaign=None,
+    batch=None,
+    side: str | None = None,
+    submit: bool = True,
+    seconds: float | None = None,
+    screen_seconds: float | None = None,
+):
+    """Judge every pair of ``batch`` (or of a new batch in ``campaign``) through the services, so
+    that each pair's score from m2's side is ``score(assignment)``; returns the batch.
+
+    With ``side`` ("left"/"right") m2 is first moved to that side; otherwise the server's draw
+    stands. ``seconds`` is stored per judgment, ``screen_seconds`` with the submit.
+    """
+    import uuid
+
+    from annotation.assignment.engine import batch_request
+    from annotation.services import work
+
+    if batch is None:
+        batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    for a in batch.assignments.select_related("item__image"):
+        if side is not None:
+            m.Assignment.objects.filter(pk=a.pk).update(m2_side=side)
+            a.m2_side = side
+        value = score(a)
+        work.sxs_judgment_save(
+            annotator=annotator,
+            batch_id=batch.pk,
+            assignment_id=a.pk,
+            choice=CHOICE_FOR_LEFT_ADVANTAGE[value if a.m2_side == "left" else -value],
+            seconds=seconds,
+        )
+    if submit:
+        work.judgment_batch_submit(
+            annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex, seconds=screen_seconds
+        )
+    return batch
+
+
 def written_captions(campaign, *, annotators, batches: int = 1, text=None):
     """Submit ``batches`` whole caption batches per annotator in ``campaign`` (services only)."""
     import uuid

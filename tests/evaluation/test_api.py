@@ -48,9 +48,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "pw-for-tests-only"
 DRAFT_TEXT = "GEHEIMER ENTWURF 4711"
 UNSUBMITTED_SXS_SYSTEM = "kappa-sys"
-# From the LEFT caption's side: +3 "left much better" ... -3 "right much better".
-LEFT_CHOICE = {3: "much_better", 2: "better", 1: "slightly_better", 0: "similar", -1: "slightly_worse"}
-LEFT_CHOICE |= {-2: "worse", -3: "much_worse"}
 SYSTEMS = ["alpha-sys", "beta-sys", "gamma-sys", "delta-sys"]
 # Corpus scores per system: CIDEr grows with the system, BLEU-4 shrinks.
 # Mirroring ties ΔS×S values (+50 of one comparison, −(−50) of another): the deltas tie alike, so the
@@ -72,16 +69,9 @@ SXS_PLAN = [
 def judge(campaign, annotator, score_of_image: dict[int, int], *, submit: bool = True):
     """Judge every pair of a new batch so that its score from m2's side is ``score_of_image``, whatever
     side the server drew for m2."""
-    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
-    for a in batch.assignments.select_related("item"):
-        score = score_of_image[a.item.image_id]
-        advantage = score if a.m2_side == "left" else -score
-        work.sxs_judgment_save(
-            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, choice=LEFT_CHOICE[advantage]
-        )
-    if submit:
-        work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
-    return batch
+    return f.sxs_judged(
+        annotator, campaign=campaign, score=lambda a: score_of_image[a.item.image_id], submit=submit
+    )
 
 
 @pytest.fixture
@@ -509,7 +499,7 @@ def test_judgments_as_seen_and_from_m2s_side(world):
         assert row["score"] == scores[row["image"]]
         assert (row["m1"], row["m2"], row["language"]) == ("beta-sys", "delta-sys", "de")
         advantage = row["score"] if row["m2_side"] == "left" else -row["score"]
-        assert row["choice"] == LEFT_CHOICE[advantage]
+        assert row["choice"] == f.CHOICE_FOR_LEFT_ADVANTAGE[advantage]
         assert row["choice_label"] == row["choice"].upper().replace("_", "-")
         assert row["annotator"] == world.judge.pseudonym and row["is_late"] is False
 

@@ -50,8 +50,6 @@ pytestmark = pytest.mark.django_db
 
 FORMULAS = ["=cmd|' /C calc'!A0", "+1+1", "-2-2", "@SUM(A1)", "\tTab", "\rreturn"]
 AWKWARD = ["a, b and c", 'she said "hi"', "two\nlines", "crlf\r\ninside", " leading space", "plain"]
-CHOICE_FOR_LEFT_ADVANTAGE = {3: "much_better", 2: "better", 1: "slightly_better", 0: "similar",
-                             -1: "slightly_worse", -2: "worse", -3: "much_worse"}  # fmt: skip
 
 
 def export(tmp_path: Path, *args, name: str | None = None, **options) -> tuple[bytes, dict]:
@@ -341,23 +339,15 @@ def judge_all(campaign, annotators, score_for, *, side: str | None = None, submi
     """Each annotator takes a batch and judges every pair; ``score_for(item, n)`` is the score from
     m2's side; m2 is shown on ``side`` (or alternately left/right per annotator)."""
     for n, annotator in enumerate(annotators):
-        batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
-        this_side = side or ("left", "right")[n % 2]
-        for a in batch.assignments.select_related("item"):
-            Assignment.objects.filter(pk=a.pk).update(m2_side=this_side)
-            score = score_for(a.item, n)
-            advantage = score if this_side == "left" else -score
-            work.sxs_judgment_save(
-                annotator=annotator,
-                batch_id=batch.pk,
-                assignment_id=a.pk,
-                choice=CHOICE_FOR_LEFT_ADVANTAGE[advantage],
-                seconds=2.5,
-            )
-        if submit:
-            work.judgment_batch_submit(
-                annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex, seconds=30
-            )
+        f.sxs_judged(
+            annotator,
+            campaign=campaign,
+            score=lambda a, n=n: score_for(a.item, n),
+            side=side or ("left", "right")[n % 2],
+            submit=submit,
+            seconds=2.5,
+            screen_seconds=30,
+        )
 
 
 @pytest.fixture

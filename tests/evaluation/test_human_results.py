@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.assignment.engine import batch_request
-from annotation.models import Assignment, Campaign, CampaignKind, CampaignState, ControlKind
+from annotation.models import Campaign, CampaignKind, CampaignState, ControlKind
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
 from evaluation.human import control_pass_rates, control_passed, rating_alpha, sxs_summary
@@ -27,15 +27,6 @@ from evaluation.human.selectors import (
 )
 from tests import factories as f
 
-CHOICE_FOR_LEFT_ADVANTAGE = {
-    3: "much_better",
-    2: "better",
-    1: "slightly_better",
-    0: "similar",
-    -1: "slightly_worse",
-    -2: "worse",
-    -3: "much_worse",
-}
 MARKUP = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
@@ -92,23 +83,6 @@ def test_control_pass_rates_flag_annotators_below_the_threshold():
 # --- A side-by-side campaign worked through the services -------------------------------------------
 
 
-def judge(annotator, batch, score_of_item: dict[int, int], *, side: str = "right", submit: bool = True):
-    """Judge every pair of ``batch`` so that its score from m2's side is ``score_of_item[item_id]``,
-    m2 shown on ``side``."""
-    for a in batch.assignments.all():
-        Assignment.objects.filter(pk=a.pk).update(m2_side=side)
-        score = score_of_item[a.item_id]
-        left_advantage = score if side == "left" else -score
-        work.sxs_judgment_save(
-            annotator=annotator,
-            batch_id=batch.pk,
-            assignment_id=a.pk,
-            choice=CHOICE_FOR_LEFT_ADVANTAGE[left_advantage],
-        )
-    if submit:
-        work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
-
-
 @pytest.fixture
 def judged(db, german):
     """Images A, B, C (real pairs), D (identical pair), one identical and one wrong-image control,
@@ -150,7 +124,13 @@ def judged(db, german):
         people[name] = annotator
         batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
         assert batch.assignments.count() == 6
-        judge(annotator, batch, scores, side=("left", "right")[n % 2], submit=name != "cid")
+        f.sxs_judged(
+            annotator,
+            batch=batch,
+            score=lambda a, scores=scores: scores[a.item_id],
+            side=("left", "right")[n % 2],
+            submit=name != "cid",
+        )
     return campaign, people
 
 

@@ -43,15 +43,6 @@ from evaluation.research.correlation import Comparison
 from evaluation.research.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots
 from tests import factories as f
 
-CHOICE_FOR_LEFT_ADVANTAGE = {
-    3: "much_better",
-    2: "better",
-    1: "slightly_better",
-    0: "similar",
-    -1: "slightly_worse",
-    -2: "worse",
-    -3: "much_worse",
-}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -63,19 +54,15 @@ def judge_all(annotator, campaign, score_of_image_key, *, control_score=None):
             batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
         except NoWorkAvailable:
             return
-        for a in batch.assignments.select_related("item__image"):
-            if a.item.is_control:
-                score = control_score(a.item.control_kind)
-            else:
-                score = score_of_image_key(a.item.image.key)
-            left_advantage = score if a.m2_side == "left" else -score
-            work.sxs_judgment_save(
-                annotator=annotator,
-                batch_id=batch.pk,
-                assignment_id=a.pk,
-                choice=CHOICE_FOR_LEFT_ADVANTAGE[left_advantage],
-            )
-        work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
+        f.sxs_judged(
+            annotator,
+            batch=batch,
+            score=lambda a: (
+                control_score(a.item.control_kind)
+                if a.item.is_control
+                else score_of_image_key(a.item.image.key)
+            ),
+        )
 
 
 def succeeded_run(name, language, systems, metrics, *, reference_set=None):
