@@ -27,7 +27,8 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 class ChunkTask(Task):
     def on_failure(self, exc, task_id, args, kwargs, einfo):
-        # Retries exhausted, or an unexpected error: the chunk must not look 'running' forever.
+        # Retries of a database error exhausted (other errors are handled in the task): the chunk
+        # must not look 'running' forever.
         chunk_id = kwargs.get("chunk_id", args[0] if args else None)
         if chunk_id is None:
             return
