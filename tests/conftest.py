@@ -7,7 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
+from core.access import PROJECT_MANAGERS, RESEARCHERS, roles_ensure
 from tests import factories as f
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +47,63 @@ def other_annotator(db, german):
 @pytest.fixture
 def annotator_client(client, annotator):
     client.force_login(annotator.user)
+    return client
+
+
+@pytest.fixture
+def captioned(campaign, annotator, other_annotator):
+    """The caption campaign (6 images, K=2) with two captions per image, punctuation and case."""
+    from annotation.models import WrittenCaption
+
+    f.written_captions(
+        campaign,
+        annotators=[annotator, other_annotator],
+        batches=2,
+        text=lambda a: f"Ein Bild: {a.item.image.key}, von {a.annotator.user.username.upper()}!",
+    )
+    assert WrittenCaption.objects.filter(campaign=campaign).count() == 12
+    return campaign
+
+
+@pytest.fixture
+def verification(captioned):
+    """An open verification campaign “Prüfung” rating the captions of ``captioned`` (batches of 6)."""
+    from annotation.services.campaigns import campaign_open, rating_campaign_create
+
+    created = rating_campaign_create(name="Prüfung", source_campaign_id=captioned.pk, batch_size=6)
+    return campaign_open(campaign_id=created.pk)
+
+
+# --- Staff: the role groups, a project manager and a researcher (tests/annotation/test_admin.py
+# proves what each role may do).
+
+
+@pytest.fixture
+def roles(db):
+    roles_ensure()
+
+
+@pytest.fixture
+def manager(roles):
+    return f.RoleUserFactory(username="pm", role=PROJECT_MANAGERS)
+
+
+@pytest.fixture
+def researcher(roles):
+    return f.RoleUserFactory(username="res", role=RESEARCHERS)
+
+
+@pytest.fixture
+def pm_client(client, manager):
+    client.force_login(manager)
+    return client
+
+
+@pytest.fixture
+def researcher_client(researcher):
+    """A client of its own, so that a test can hold it beside ``pm_client``."""
+    client = Client()
+    client.force_login(researcher)
     return client
 
 

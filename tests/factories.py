@@ -10,6 +10,7 @@ from django.core.files.base import ContentFile
 from PIL import Image as PILImage
 
 from annotation import models as m
+from evaluation import models as em
 
 
 def png_bytes(color=(120, 160, 200), size=(8, 8)) -> bytes:
@@ -25,6 +26,20 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     username = factory.Sequence(lambda n: f"user{n}")
     password = factory.django.Password("pw-for-tests-only")
+
+
+class RoleUserFactory(UserFactory):
+    """A staff user in a role (``role=RESEARCHERS`` or ``PROJECT_MANAGERS``); creates the role groups."""
+
+    class Meta:
+        skip_postgeneration_save = True
+
+    @factory.post_generation
+    def role(obj, create, extracted, **kwargs):
+        from core.access import RESEARCHERS, role_grant, roles_ensure
+
+        roles_ensure()
+        role_grant(user=obj, role=extracted or RESEARCHERS)
 
 
 class LanguageFactory(factory.django.DjangoModelFactory):
@@ -162,6 +177,61 @@ def open_sxs_campaign(
     return campaign_open(campaign_id=campaign.pk)
 
 
+# The side-by-side screen's choices, from the LEFT caption's side: +3 "left much better" ... -3.
+CHOICE_FOR_LEFT_ADVANTAGE = {
+    3: "much_better",
+    2: "better",
+    1: "slightly_better",
+    0: "similar",
+    -1: "slightly_worse",
+    -2: "worse",
+    -3: "much_worse",
+}
+
+
+def sxs_judged(
+    annotator,
+    *,
+    score,
+    campaign=None,
+    batch=None,
+    side: str | None = None,
+    submit: bool = True,
+    seconds: float | None = None,
+    screen_seconds: float | None = None,
+):
+    """Judge every pair of ``batch`` (or of a new batch in ``campaign``) through the services, so
+    that each pair's score from m2's side is ``score(assignment)``; returns the batch.
+
+    With ``side`` ("left"/"right") m2 is first moved to that side; otherwise the server's draw
+    stands. ``seconds`` is stored per judgment, ``screen_seconds`` with the submit.
+    """
+    import uuid
+
+    from annotation.assignment.engine import batch_request
+    from annotation.services import work
+
+    if batch is None:
+        batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    for a in batch.assignments.select_related("item__image"):
+        if side is not None:
+            m.Assignment.objects.filter(pk=a.pk).update(m2_side=side)
+            a.m2_side = side
+        value = score(a)
+        work.sxs_judgment_save(
+            annotator=annotator,
+            batch_id=batch.pk,
+            assignment_id=a.pk,
+            choice=CHOICE_FOR_LEFT_ADVANTAGE[value if a.m2_side == "left" else -value],
+            seconds=seconds,
+        )
+    if submit:
+        work.judgment_batch_submit(
+            annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex, seconds=screen_seconds
+        )
+    return batch
+
+
 def written_captions(campaign, *, annotators, batches: int = 1, text=None):
     """Submit ``batches`` whole caption batches per annotator in ``campaign`` (services only)."""
     import uuid
@@ -182,3 +252,88 @@ def written_captions(campaign, *, annotators, batches: int = 1, text=None):
                     annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=caption, revision=1
                 )
             work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
+
+
+# --- Evaluation: reference sets, image sets, metric runs and their scores ----------------------------
+
+
+class ReferenceSetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.ReferenceSet
+
+    name = factory.Sequence(lambda n: f"refs {n}")
+    language = factory.SubFactory(LanguageFactory)
+    kind = em.ReferenceSetKind.IMPORTED
+
+
+class ReferenceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.Reference
+
+    reference_set = factory.SubFactory(ReferenceSetFactory)
+    image = factory.SubFactory(ImageFactory, with_file=False)
+    position = 0
+    text = factory.Sequence(lambda n: f"ein hund am strand {n}")
+
+
+def reference_set_with(images, texts, **kwargs):
+    """A reference set (``kwargs`` go to :class:`ReferenceSetFactory`) in which ``texts[i]``, a list,
+    are the references of ``images[i]``, at positions 0, 1, ..."""
+    reference_set = ReferenceSetFactory(**kwargs)
+    for image, references in zip(images, texts, strict=True):
+        for position, text in enumerate(references):
+            ReferenceFactory(reference_set=reference_set, image=image, position=position, text=text)
+    return reference_set
+
+
+class ImageSetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.ImageSet
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"image set {n}")
+
+    @factory.post_generation
+    def images(obj, create, extracted, **kwargs):
+        if extracted:
+            obj.images.set(extracted)
+
+
+class MetricRunFactory(factory.django.DjangoModelFactory):
+    """A metric run row as the run service leaves it finished (no chunks): ``systems=[...]`` to set them."""
+
+    class Meta:
+        model = em.MetricRun
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"run {n}")
+    language = factory.SubFactory(LanguageFactory)
+    reference_set = factory.SubFactory(ReferenceSetFactory, language=factory.SelfAttribute("..language"))
+    metrics = factory.LazyFunction(lambda: ["CIDEr-D"])
+    status = em.RunStatus.SUCCEEDED
+
+    @factory.post_generation
+    def systems(obj, create, extracted, **kwargs):
+        if extracted:
+            obj.systems.set(extracted)
+
+
+class CorpusScoreFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.CorpusScore
+
+    run = factory.SubFactory(MetricRunFactory)
+    system = factory.SubFactory(SystemFactory)
+    metric = "CIDEr-D"
+    value = 0.5
+
+
+class CaptionScoreFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.CaptionScore
+
+    run = factory.SubFactory(MetricRunFactory)
+    system = factory.SubFactory(SystemFactory)
+    image = factory.SubFactory(ImageFactory, with_file=False)
+    metric = "CIDEr-D"
+    value = 0.5

@@ -9,20 +9,28 @@ done is never written again, so a redelivered or duplicated task stores nothing 
 
 from __future__ import annotations
 
+import io
 import logging
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Avg, F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from PIL import Image as PILImage
 
 from annotation.models import Image
-from evaluation.metrics.clip import ClipUnavailable, clipscore, embed_images_cached, embed_texts, refclipscore
+from evaluation.metrics.clip import (
+    ClipUnavailable,
+    clipscore,
+    embed_images_cached,
+    embed_texts,
+    refclipscore,
+)
+from evaluation.metrics.clip.hashing import is_content_hash
 from evaluation.metrics.clip_models import clip_model_get
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.metrics.runs import package_versions
@@ -47,7 +55,11 @@ BATCH = 2000
 
 
 class ChunkDataError(Exception):
-    """The data of a chunk cannot be scored (a caption or file went missing since the run was created)."""
+    """The data of a chunk cannot be scored: a caption, reference or file went missing or is unreadable.
+
+    Raised only where the data is checked, before the scorers see it, so that an error of the
+    scoring code itself (a ``ValueError`` included) is never reported as bad data.
+    """
 
 
 @dataclass
@@ -100,12 +112,17 @@ def _compute_text(chunk: MetricChunk) -> ChunkResult:
 
 
 def _image_loader(name: str, key: str):
-    def load() -> bytes:
+    def load() -> PILImage.Image:
+        # Decoded here, so that an unreadable or corrupt file is reported as this image's data
+        # problem; an error later, in the embedding code, is a bug and is reported as one.
         try:
             with default_storage.open(name, "rb") as fh:
-                return fh.read()
-        except OSError as exc:
-            raise ChunkDataError(f"the file of image “{key}” cannot be read ({exc})") from exc
+                data = fh.read()
+            image = PILImage.open(io.BytesIO(data))
+            image.load()
+        except (OSError, PILImage.DecompressionBombError) as exc:  # UnidentifiedImageError is an OSError
+            raise ChunkDataError(f"the file of image “{key}” cannot be read as an image ({exc})") from exc
+        return image
 
     return load
 
@@ -131,6 +148,8 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         key, content_hash, name = files.get(image_id, (str(image_id), None, ""))
         if not content_hash or not name:
             raise ChunkDataError(f"image “{key}” has no stored file")
+        if not is_content_hash(content_hash):
+            raise ChunkDataError(f"image “{key}” has a malformed content hash ({content_hash[:20]!r})")
         items.append((content_hash, _image_loader(name, key)))
 
     cache = DbEmbeddingCache()
@@ -169,10 +188,11 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
     """Compute and store one chunk; finalise its run if it was the last. Returns what happened.
 
     Idempotent: a done chunk returns at once ("already done"); an interrupted attempt's rows
-    are replaced, never duplicated. Data problems and an unavailable CLIP model mark the
-    chunk and the run failed with the reason ("failed"); other chunks of the run go on, so
-    text scores are stored even when CLIP fails. Database and other transient errors
-    propagate, for the task to retry.
+    are replaced, never duplicated. Bad data (:class:`ChunkDataError`) and an unavailable CLIP
+    model mark the chunk and the run failed with the reason ("failed"); other chunks of the
+    run go on, so text scores are stored even when CLIP fails. Every other error propagates:
+    the task retries database errors and fails the chunk visibly, with a logged traceback,
+    on anything else (a bug is not bad data).
     """
     chunk = (
         MetricChunk.objects.select_related("run", "run__language", "run__reference_set", "system")
@@ -199,15 +219,10 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
         versions=package_versions(),
         updated_at=now,
     )
-    # Tests of a worker killed mid-chunk (RELIABILITY 10) need a chunk that takes a while.
-    delay = float(getattr(settings, "METRIC_CHUNK_TEST_DELAY", 0) or 0)
-    if delay > 0:
-        time.sleep(delay)
-
     started = time.perf_counter()
     try:
         result = _compute_text(chunk) if chunk.kind == ChunkKind.TEXT else _compute_clip(chunk)
-    except (ClipUnavailable, ChunkDataError, ValueError) as exc:
+    except (ClipUnavailable, ChunkDataError) as exc:
         metric_chunk_fail(chunk_id=chunk_id, message=str(exc))
         return "failed"
     result.seconds = time.perf_counter() - started

@@ -27,7 +27,8 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 class ChunkTask(Task):
     def on_failure(self, exc, task_id, args, kwargs, einfo):
-        # Retries exhausted, or an unexpected error: the chunk must not look 'running' forever.
+        # Retries of a database error exhausted (other errors are handled in the task): the chunk
+        # must not look 'running' forever.
         chunk_id = kwargs.get("chunk_id", args[0] if args else None)
         if chunk_id is None:
             return
@@ -55,12 +56,23 @@ def compute_metric_chunk(self, chunk_id: int) -> str:
     """Compute one chunk of a metric run (see ``metric_chunk_compute``); idempotent.
 
     Retries database errors with backoff; a chunk over its time limit is marked failed
-    (the run can be resumed).
+    (the run can be resumed). Any other error is a bug, not bad data: its traceback is
+    logged and the chunk and run are marked failed with the error's type and message; it is
+    not retried (a retry would fail the same way) and the run's other chunks go on.
     """
     try:
         return metric_chunk_compute(chunk_id=chunk_id)
     except SoftTimeLimitExceeded:
         metric_chunk_fail(
             chunk_id=chunk_id, message=f"took longer than {CHUNK_SOFT_TIME_LIMIT} s and was stopped"
+        )
+        return "failed"
+    except TRANSIENT_ERRORS:
+        raise  # autoretry_for retries them
+    except Exception as exc:
+        log.exception("metric chunk %s failed on an unexpected error", chunk_id)
+        metric_chunk_fail(
+            chunk_id=chunk_id,
+            message=f"internal error, not a data problem ({type(exc).__name__}: {exc}); see the worker log",
         )
         return "failed"

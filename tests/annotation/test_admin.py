@@ -30,7 +30,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services import work
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from core.access import PROJECT_MANAGERS, RESEARCHERS, roles_ensure
 from tests import factories as f
 
 MARKUP = "<script>alert(1)</script>"
@@ -56,31 +56,6 @@ def submit_batch(annotator, campaign, *, text=None, seconds=(40.0, 80.0)) -> Bat
     return work.batch_submit(
         annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex, writing_seconds=seconds[1]
     )
-
-
-@pytest.fixture
-def roles(db):
-    roles_ensure()
-
-
-@pytest.fixture
-def manager(roles):
-    user = f.UserFactory(username="pm")
-    role_grant(user=user, role=PROJECT_MANAGERS)
-    return user
-
-
-@pytest.fixture
-def researcher(roles):
-    user = f.UserFactory(username="res")
-    role_grant(user=user, role=RESEARCHERS)
-    return user
-
-
-@pytest.fixture
-def pm_client(client, manager):
-    client.force_login(manager)
-    return client
 
 
 @pytest.fixture

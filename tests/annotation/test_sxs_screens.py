@@ -12,7 +12,6 @@ from django.urls import reverse
 from annotation.assignment.engine import batch_request
 from annotation.models import Assignment, Batch, BatchStage, CampaignKind, Rating, SxsJudgment
 from annotation.services import work
-from annotation.services.campaigns import campaign_open, rating_campaign_create
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -23,15 +22,6 @@ MARKUP = '<script>alert("x")</script>'
 @pytest.fixture
 def sxs_campaign(german):
     return f.open_sxs_campaign(images=4, batch_size=4, replication=3, language=german, name="Vergleich")
-
-
-@pytest.fixture
-def verification(campaign, german, annotator, other_annotator):
-    f.written_captions(
-        campaign, annotators=[annotator, other_annotator], batches=2, text=lambda a: f"Ein Bild {a.pk}"
-    )
-    created = rating_campaign_create(name="Prüfung", source_campaign_id=campaign.pk, batch_size=6)
-    return campaign_open(campaign_id=created.pk)
 
 
 def start(client, campaign) -> Batch:

@@ -24,7 +24,6 @@ from annotation.models import (
     Item,
     Rating,
     SxsJudgment,
-    WrittenCaption,
 )
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
@@ -380,14 +379,6 @@ def test_late_judgments_are_kept_and_counted_again(sxs_batch, annotator):
 
 
 # --- Verification campaigns ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def captioned(campaign, annotator, other_annotator):
-    """The conftest caption campaign (6 images, K=2) with every image captioned twice."""
-    f.written_captions(campaign, annotators=[annotator, other_annotator], batches=2)
-    assert WrittenCaption.objects.filter(campaign=campaign).count() == 12
-    return campaign
 
 
 def test_a_verification_campaign_rates_one_random_caption_per_image_with_a_stored_seed(captioned):

@@ -34,15 +34,11 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
+from core.access import PROJECT_MANAGERS, RESEARCHERS
 from evaluation.human.selectors import sxs_results
 from evaluation.models import (
-    CaptionScore,
     CorpusScore,
     MetricRun,
-    Reference,
-    ReferenceSet,
-    ReferenceSetKind,
     RunStatus,
 )
 from evaluation.research.correlation import Comparison, correlate
@@ -53,9 +49,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "pw-for-tests-only"
 DRAFT_TEXT = "GEHEIMER ENTWURF 4711"
 UNSUBMITTED_SXS_SYSTEM = "kappa-sys"
-# From the LEFT caption's side: +3 "left much better" ... -3 "right much better".
-LEFT_CHOICE = {3: "much_better", 2: "better", 1: "slightly_better", 0: "similar", -1: "slightly_worse"}
-LEFT_CHOICE |= {-2: "worse", -3: "much_worse"}
 SYSTEMS = ["alpha-sys", "beta-sys", "gamma-sys", "delta-sys"]
 # Corpus scores per system: CIDEr grows with the system, BLEU-4 shrinks.
 # Mirroring ties ΔS×S values (+50 of one comparison, −(−50) of another): the deltas tie alike, so the
@@ -77,27 +70,18 @@ SXS_PLAN = [
 def judge(campaign, annotator, score_of_image: dict[int, int], *, submit: bool = True):
     """Judge every pair of a new batch so that its score from m2's side is ``score_of_image``, whatever
     side the server drew for m2."""
-    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
-    for a in batch.assignments.select_related("item"):
-        score = score_of_image[a.item.image_id]
-        advantage = score if a.m2_side == "left" else -score
-        work.sxs_judgment_save(
-            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, choice=LEFT_CHOICE[advantage]
-        )
-    if submit:
-        work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
-    return batch
+    return f.sxs_judged(
+        annotator, campaign=campaign, score=lambda a: score_of_image[a.item.image_id], submit=submit
+    )
 
 
 @pytest.fixture
 def world(db):
-    roles_ensure()
     german = f.LanguageFactory(code="de", name="German")
     w = SimpleNamespace(german=german)
-    w.researcher = f.UserFactory(username="res-user-q7")
-    role_grant(user=w.researcher, role=RESEARCHERS)
-    w.manager = f.UserFactory(username="pm-user-q8")
-    role_grant(user=w.manager, role=PROJECT_MANAGERS)
+    # Usernames unlike any word of the API's answers, whose leaking the tests look for.
+    w.researcher = f.RoleUserFactory(username="res-user-q7", role=RESEARCHERS)
+    w.manager = f.RoleUserFactory(username="pm-user-q8", role=PROJECT_MANAGERS)
     w.superuser = f.UserFactory(username="root-user-q9", is_staff=True, is_superuser=True)
     w.plain = f.UserFactory(username="plain-user-q0")
     w.writers = [
@@ -172,32 +156,26 @@ def world(db):
     w.open_sxs_batch = judge(w.open_sxs, w.writers[1], {image.pk: 3 for image in w.images}, submit=False)
 
     # References, and a finished run with corpus and caption scores.
-    w.references = ReferenceSet.objects.create(
-        name="refs-de", language=german, kind=ReferenceSetKind.IMPORTED
+    w.references = f.reference_set_with(
+        w.images,
+        [[f"Bild {i} Referenz {position}" for position in range(2)] for i in range(len(w.images))],
+        name="refs-de",
+        language=german,
     )
-    for i, image in enumerate(w.images):
-        for position in range(2):
-            Reference.objects.create(
-                reference_set=w.references,
-                image=image,
-                text=f"Bild {i} Referenz {position}",
-                position=position,
-            )
-    w.run = MetricRun.objects.create(
+    w.run = f.MetricRunFactory(
         name="scores",
         language=german,
         reference_set=w.references,
         metrics=["BLEU-4", "CIDEr"],
-        status=RunStatus.SUCCEEDED,
         chunks_done=4,
         chunks_total=4,
+        systems=[systems[name] for name in SYSTEMS],
     )
-    w.run.systems.set([systems[name] for name in SYSTEMS])
     for name in SYSTEMS:
-        CorpusScore.objects.create(run=w.run, system=systems[name], metric="CIDEr", value=CIDER[name])
-        CorpusScore.objects.create(run=w.run, system=systems[name], metric="BLEU-4", value=BLEU4[name])
+        f.CorpusScoreFactory(run=w.run, system=systems[name], metric="CIDEr", value=CIDER[name])
+        f.CorpusScoreFactory(run=w.run, system=systems[name], metric="BLEU-4", value=BLEU4[name])
         for i, image in enumerate(w.images):
-            CaptionScore.objects.create(
+            f.CaptionScoreFactory(
                 run=w.run, system=systems[name], image=image, metric="CIDEr", value=CIDER[name] + i / 10
             )
     return w
@@ -528,7 +506,7 @@ def test_judgments_as_seen_and_from_m2s_side(world):
         assert row["score"] == scores[row["image"]]
         assert (row["m1"], row["m2"], row["language"]) == ("beta-sys", "delta-sys", "de")
         advantage = row["score"] if row["m2_side"] == "left" else -row["score"]
-        assert row["choice"] == LEFT_CHOICE[advantage]
+        assert row["choice"] == f.CHOICE_FOR_LEFT_ADVANTAGE[advantage]
         assert row["choice_label"] == row["choice"].upper().replace("_", "-")
         assert row["annotator"] == world.judge.pseudonym and row["is_late"] is False
 
@@ -600,11 +578,9 @@ def test_correlation_options_and_refusals(world):
     closed = client.get(url, {"runs": world.run.pk}).json()
     assert world.open_sxs.pk in [s["campaign"] for s in closed["skipped"]]
 
-    twin = MetricRun.objects.create(
-        name="twin", language=world.german, reference_set=world.references, status=RunStatus.SUCCEEDED
-    )
+    twin = f.MetricRunFactory(name="twin", language=world.german, reference_set=world.references)
     for score in CorpusScore.objects.filter(run=world.run, metric="CIDEr"):
-        CorpusScore.objects.create(run=twin, system=score.system, metric="CIDEr", value=score.value)
+        f.CorpusScoreFactory(run=twin, system=score.system, metric="CIDEr", value=score.value)
     # Two runs score the same pair with CIDEr: the run given first wins, the other is listed for that metric.
     body = client.get(url, {"runs": f"{twin.pk},{world.run.pk}"}).json()
     pair = next(c for c in body["comparisons"] if (c["m1"], c["m2"]) == ("alpha-sys", "beta-sys"))
@@ -773,9 +749,7 @@ def test_the_docs_assets_are_our_own_static_files():
 
 @pytest.mark.browser
 def test_the_docs_render_in_a_browser_under_the_csp(live_server, transactional_db, page):
-    roles_ensure()
-    user = f.UserFactory(username="res-browser")
-    role_grant(user=user, role=RESEARCHERS)
+    user = f.RoleUserFactory(username="res-browser", role=RESEARCHERS)
     problems = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))

@@ -36,7 +36,6 @@ from annotation.models import (
 )
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from evaluation.metrics.references import references_import
 from evaluation.metrics.runs import platform_version
 from evaluation.metrics.text.formats import read_coco_annotations, read_coco_results, read_xm3600_captions
@@ -51,8 +50,6 @@ pytestmark = pytest.mark.django_db
 
 FORMULAS = ["=cmd|' /C calc'!A0", "+1+1", "-2-2", "@SUM(A1)", "\tTab", "\rreturn"]
 AWKWARD = ["a, b and c", 'she said "hi"', "two\nlines", "crlf\r\ninside", " leading space", "plain"]
-CHOICE_FOR_LEFT_ADVANTAGE = {3: "much_better", 2: "better", 1: "slightly_better", 0: "similar",
-                             -1: "slightly_worse", -2: "worse", -3: "much_worse"}  # fmt: skip
 
 
 def export(tmp_path: Path, *args, name: str | None = None, **options) -> tuple[bytes, dict]:
@@ -76,19 +73,6 @@ def expected_captions(campaign) -> dict[str, list[str]]:
     ):
         out[key].append(text)
     return dict(out)
-
-
-@pytest.fixture
-def captioned(campaign, annotator, other_annotator):
-    """The German caption campaign (6 images, K=2) with two captions per image, punctuation and case."""
-    f.written_captions(
-        campaign,
-        annotators=[annotator, other_annotator],
-        batches=2,
-        text=lambda a: f"Ein Bild: {a.item.image.key}, von {a.annotator.user.username.upper()}!",
-    )
-    assert WrittenCaption.objects.filter(campaign=campaign).count() == 12
-    return campaign
 
 
 # --- XM3600 captions file ----------------------------------------------------------------------------
@@ -355,23 +339,15 @@ def judge_all(campaign, annotators, score_for, *, side: str | None = None, submi
     """Each annotator takes a batch and judges every pair; ``score_for(item, n)`` is the score from
     m2's side; m2 is shown on ``side`` (or alternately left/right per annotator)."""
     for n, annotator in enumerate(annotators):
-        batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
-        this_side = side or ("left", "right")[n % 2]
-        for a in batch.assignments.select_related("item"):
-            Assignment.objects.filter(pk=a.pk).update(m2_side=this_side)
-            score = score_for(a.item, n)
-            advantage = score if this_side == "left" else -score
-            work.sxs_judgment_save(
-                annotator=annotator,
-                batch_id=batch.pk,
-                assignment_id=a.pk,
-                choice=CHOICE_FOR_LEFT_ADVANTAGE[advantage],
-                seconds=2.5,
-            )
-        if submit:
-            work.judgment_batch_submit(
-                annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex, seconds=30
-            )
+        f.sxs_judged(
+            annotator,
+            campaign=campaign,
+            score=lambda a, n=n: score_for(a.item, n),
+            side=side or ("left", "right")[n % 2],
+            submit=submit,
+            seconds=2.5,
+            screen_seconds=30,
+        )
 
 
 @pytest.fixture
@@ -590,19 +566,6 @@ def test_the_command_explains_what_is_wrong(campaign, tmp_path, args, options, m
 # --- Web downloads -------------------------------------------------------------------------------------------
 
 
-def staff_client(client, role: str, username: str):
-    roles_ensure()
-    user = f.UserFactory(username=username)
-    role_grant(user=user, role=role)
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def researcher(client):
-    return staff_client(client, RESEARCHERS, "res")
-
-
 def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: int) -> list[str]:
     from evaluation.research.urls_exports import urlpatterns
 
@@ -623,11 +586,8 @@ def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: in
 
 
 @pytest.fixture
-def all_urls(captioned, judged, german):
+def all_urls(captioned, judged, verification):
     sxs, _ = judged
-    verification = rating_campaign_create(
-        name="Prüfung", source_campaign_id=captioned.pk, sample_size=1, seed=1
-    )
     return every_export_url(captioned.pk, sxs.pk, verification.pk, sxs.base_system_id)
 
 
@@ -652,17 +612,17 @@ def test_staff_without_a_role_get_403(client, all_urls):
     assert all(client.get(url).status_code == 403 for url in all_urls)
 
 
-def test_researchers_and_project_managers_download_every_export(client, all_urls):
-    for role, name in ((RESEARCHERS, "res"), (PROJECT_MANAGERS, "pm")):
-        staff_client(client, role, name)
+def test_researchers_and_project_managers_download_every_export(client, researcher, manager, all_urls):
+    for user in (researcher, manager):
+        client.force_login(user)
         for url in all_urls:
             response = client.get(url)
             assert response.status_code == 200, url
 
 
-def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(researcher, captioned):
+def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(researcher_client, captioned):
     url = reverse("exports:captions-xm3600", args=[captioned.pk])
-    response = researcher.get(url)
+    response = researcher_client.get(url)
     assert response.status_code == 200 and response.streaming
     data = b"".join(response.streaming_content)
     assert response["Content-Type"] == "application/jsonl; charset=utf-8"
@@ -680,7 +640,7 @@ def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(res
     )
     assert dict(read_xm3600_captions(io.BytesIO(data), "de")) == expected_captions(captioned)
 
-    sidecar = researcher.get(header["provenance"])
+    sidecar = researcher_client.get(header["provenance"])
     assert sidecar.status_code == 200
     provenance = json.loads(sidecar.content)
     assert provenance["export"]["sha256"] == hashlib.sha256(data).hexdigest()
@@ -688,34 +648,35 @@ def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(res
     assert provenance["campaign"]["id"] == captioned.pk
 
 
-def test_web_usernames_only_with_the_explicit_option(researcher, judged):
+def test_web_usernames_only_with_the_explicit_option(researcher_client, judged):
     campaign, people = judged
     url = reverse("exports:judgments-csv", args=[campaign.pk])
-    plain = b"".join(researcher.get(url).streaming_content)
+    plain = b"".join(researcher_client.get(url).streaming_content)
     assert b"ann" not in plain.replace(b"annotator", b"")
-    named = researcher.get(url + "?with_usernames=1")
+    named = researcher_client.get(url + "?with_usernames=1")
     rows = csv_rows(b"".join(named.streaming_content))
     assert {r["annotator_username"] for r in rows} == {"ann", "ben"}
     assert named["X-Export-Provenance"].endswith('.provenance.json?with_usernames=1"}')
-    assert json.loads(researcher.get(url + ".provenance.json?with_usernames=1").content)["export"][
+    assert json.loads(researcher_client.get(url + ".provenance.json?with_usernames=1").content)["export"][
         "with_usernames"
     ]
 
 
-def test_exports_that_do_not_fit_the_campaign_are_404(researcher, captioned, judged):
+def test_exports_that_do_not_fit_the_campaign_are_404(researcher_client, captioned, judged):
     sxs, _ = judged
-    assert researcher.get(reverse("exports:judgments-csv", args=[captioned.pk])).status_code == 404
-    assert researcher.get(reverse("exports:captions-coco", args=[sxs.pk])).status_code == 404
-    assert researcher.get(reverse("exports:ratings-csv", args=[sxs.pk])).status_code == 404
-    assert researcher.get(reverse("exports:captions-coco", args=[987654])).status_code == 404
+    assert researcher_client.get(reverse("exports:judgments-csv", args=[captioned.pk])).status_code == 404
+    assert researcher_client.get(reverse("exports:captions-coco", args=[sxs.pk])).status_code == 404
+    assert researcher_client.get(reverse("exports:ratings-csv", args=[sxs.pk])).status_code == 404
+    assert researcher_client.get(reverse("exports:captions-coco", args=[987654])).status_code == 404
     assert (
-        researcher.get(reverse("exports:system-captions", args=[sxs.base_system_id, "xx"])).status_code == 404
+        researcher_client.get(reverse("exports:system-captions", args=[sxs.base_system_id, "xx"])).status_code
+        == 404
     )
 
 
-def test_the_exports_page_lists_each_campaigns_exports(researcher, captioned, judged):
+def test_the_exports_page_lists_each_campaigns_exports(researcher_client, captioned, judged):
     sxs, _ = judged
-    response = researcher.get(reverse("exports:index"))
+    response = researcher_client.get(reverse("exports:index"))
     page = response.content.decode()
     assert response.status_code == 200
     caption_card = page[page.index(f'data-campaign="{captioned.pk}"') :].split("</section>")[0]
@@ -732,6 +693,12 @@ def test_the_exports_page_lists_each_campaigns_exports(researcher, captioned, ju
 # --- Constant memory ---------------------------------------------------------------------------------------------
 
 
+# These two are tests, not benchmarks: they assert a bound (peak allocations that do not grow with
+# the number of rows, RELIABILITY 21), measured with tracemalloc, which counts bytes, not time, so
+# the result does not depend on the machine's load. They take seconds, so they are marked slow:
+# the README command runs every marker; `-m "not slow"` leaves them out while iterating.
+
+
 def peak_bytes(consume) -> int:
     tracemalloc.start()
     try:
@@ -741,6 +708,7 @@ def peak_bytes(consume) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_the_writers_stream_in_constant_memory():
     def rows(n):
         for i in range(n):

@@ -15,10 +15,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.assignment.engine import batch_request
-from annotation.models import Assignment, Campaign, CampaignKind, CampaignState, ControlKind
+from annotation.models import Campaign, CampaignKind, CampaignState, ControlKind
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from evaluation.human import control_pass_rates, control_passed, rating_alpha, sxs_summary
 from evaluation.human.selectors import (
     caption_statistics_rows,
@@ -29,15 +28,6 @@ from evaluation.human.selectors import (
 )
 from tests import factories as f
 
-CHOICE_FOR_LEFT_ADVANTAGE = {
-    3: "much_better",
-    2: "better",
-    1: "slightly_better",
-    0: "similar",
-    -1: "slightly_worse",
-    -2: "worse",
-    -3: "much_worse",
-}
 MARKUP = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
@@ -94,23 +84,6 @@ def test_control_pass_rates_flag_annotators_below_the_threshold():
 # --- A side-by-side campaign worked through the services -------------------------------------------
 
 
-def judge(annotator, batch, score_of_item: dict[int, int], *, side: str = "right", submit: bool = True):
-    """Judge every pair of ``batch`` so that its score from m2's side is ``score_of_item[item_id]``,
-    m2 shown on ``side``."""
-    for a in batch.assignments.all():
-        Assignment.objects.filter(pk=a.pk).update(m2_side=side)
-        score = score_of_item[a.item_id]
-        left_advantage = score if side == "left" else -score
-        work.sxs_judgment_save(
-            annotator=annotator,
-            batch_id=batch.pk,
-            assignment_id=a.pk,
-            choice=CHOICE_FOR_LEFT_ADVANTAGE[left_advantage],
-        )
-    if submit:
-        work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
-
-
 @pytest.fixture
 def judged(db, german):
     """Images A, B, C (real pairs), D (identical pair), one identical and one wrong-image control,
@@ -152,7 +125,13 @@ def judged(db, german):
         people[name] = annotator
         batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
         assert batch.assignments.count() == 6
-        judge(annotator, batch, scores, side=("left", "right")[n % 2], submit=name != "cid")
+        f.sxs_judged(
+            annotator,
+            batch=batch,
+            score=lambda a, scores=scores: scores[a.item_id],
+            side=("left", "right")[n % 2],
+            submit=name != "cid",
+        )
     return campaign, people
 
 
@@ -260,15 +239,6 @@ def test_table_1_counts_the_written_captions_per_language(campaign, annotator, o
 # --- The admin ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def pm_client(client, db):
-    roles_ensure()
-    user = f.UserFactory(username="pm")
-    role_grant(user=user, role=PROJECT_MANAGERS)
-    client.force_login(user)
-    return client
-
-
 def flat(response) -> str:
     assert response.status_code == 200
     return " ".join(response.content.decode().split())
@@ -317,18 +287,6 @@ def test_the_language_statistics_page_has_table_1_and_table_2_rows(
         assert '<td class="num">50.0</td><td class="num">50.0</td><td class="num">50.0</td>' in table2
         sxs = page[page.index('id="sxs-campaigns"') :]
         assert "Vergleich" in sxs and "33.3" in sxs and "identical pairs" in sxs
-
-
-@pytest.fixture
-def researcher_client(db):
-    from django.test import Client
-
-    roles_ensure()
-    user = f.UserFactory(username="res")
-    role_grant(user=user, role=RESEARCHERS)
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_a_project_manager_creates_and_opens_a_side_by_side_campaign_in_the_browser_forms(pm_client, german):

@@ -1,9 +1,10 @@
 """Metric runs with a real Redis broker and a real Celery worker (RELIABILITY 10, 12).
 
 Needs Redis at 127.0.0.1:6379 and PostgreSQL (the worker is another process and must see the
-test database); skipped otherwise. The worker runs with tests/evaluation/worker_settings.py:
-the test settings plus a slow chunk and a short visibility timeout, so that killing it in the
-middle of a chunk and redelivering the chunk takes seconds.
+test database); skipped otherwise. The worker runs tests/evaluation/worker_app.py (the project's
+Celery app, whose chunks sleep ``METRIC_CHUNK_TEST_DELAY`` seconds first when that is set) with
+tests/evaluation/worker_settings.py (a short visibility timeout), so that killing it in the middle
+of a chunk and redelivering the chunk takes seconds.
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ from evaluation.models import (
     ChunkStatus,
     CorpusScore,
     MetricRun,
-    Reference,
-    ReferenceSet,
     RunStatus,
 )
 from tests import factories as f
@@ -99,7 +98,7 @@ class Workers:
                 "-m",
                 "celery",
                 "-A",
-                "config",
+                "tests.evaluation.worker_app",
                 "worker",
                 "-l",
                 "warning",
@@ -153,14 +152,12 @@ def workers(broker_url, tmp_path):
 
 def make_data(german, *, systems=("sys-a",), images=6):
     pictures = [f.ImageFactory(with_file=False) for _ in range(images)]
-    reference_set = ReferenceSet.objects.create(name="refs", language=german, kind="imported")
-    for i, image in enumerate(pictures):
-        Reference.objects.create(
-            reference_set=reference_set, image=image, position=0, text=f"ein hund am strand {i}"
-        )
-        Reference.objects.create(
-            reference_set=reference_set, image=image, position=1, text=f"ein brauner hund nr {i}"
-        )
+    reference_set = f.reference_set_with(
+        pictures,
+        [[f"ein hund am strand {i}", f"ein brauner hund nr {i}"] for i in range(images)],
+        name="refs",
+        language=german,
+    )
     for name in systems:
         system = f.SystemFactory(name=name)
         for i, image in enumerate(pictures):

@@ -6,25 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from core.access import PROJECT_MANAGERS, role_grant, roles_ensure
 from core.errors import ValidationFailed
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.models import Reference, ReferenceSet, ReferenceSetKind
 from tests import factories as f
 
 ADD_URL = "/admin/evaluation/referenceset/add/"
-
-
-@pytest.fixture
-def manager_client(client, db):
-    roles_ensure()
-    user = get_user_model().objects.create_user("pm", password="pw")
-    role_grant(user=user, role=PROJECT_MANAGERS)
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -48,9 +37,9 @@ def test_service_refuses_a_campaign_without_written_captions(db):
         reference_set_from_campaign(campaign_id=sxs.pk)
 
 
-def test_admin_refuses_a_german_set_of_a_french_campaign(manager_client, french_campaign):
+def test_admin_refuses_a_german_set_of_a_french_campaign(pm_client, french_campaign):
     german = f.LanguageFactory(code="de", name="German")
-    response = manager_client.post(
+    response = pm_client.post(
         ADD_URL,
         {
             "name": "de refs",
@@ -65,8 +54,8 @@ def test_admin_refuses_a_german_set_of_a_french_campaign(manager_client, french_
     assert not ReferenceSet.objects.exists()
 
 
-def test_admin_creates_the_campaign_set_in_the_campaign_language(manager_client, french_campaign):
-    response = manager_client.post(
+def test_admin_creates_the_campaign_set_in_the_campaign_language(pm_client, french_campaign):
+    response = pm_client.post(
         ADD_URL, {"name": "", "kind": "campaign", "campaign": french_campaign.pk, "format": "auto"}
     )
     assert response.status_code == 302
@@ -74,7 +63,7 @@ def test_admin_creates_the_campaign_set_in_the_campaign_language(manager_client,
     assert (made.name, made.language.code, made.kind) == ("Légendes (written captions)", "fr", "campaign")
     # Afterwards only the name and description change; the language stays the campaign's.
     german = f.LanguageFactory(code="de", name="German")
-    manager_client.post(
+    pm_client.post(
         f"/admin/evaluation/referenceset/{made.pk}/change/",
         {"name": "fr refs", "description": "renamed", "language": german.pk},
     )
@@ -87,12 +76,12 @@ def xm3600_upload(*lines: dict) -> SimpleUploadedFile:
     return SimpleUploadedFile("captions.jsonl", body.encode(), content_type="application/json")
 
 
-def test_admin_imports_a_file_through_the_importer(manager_client, db):
+def test_admin_imports_a_file_through_the_importer(pm_client, db):
     german = f.LanguageFactory(code="de", name="German")
     f.ImageFactory(key="a1")
     f.ImageFactory(key="b2")
     record = {"image/key": "a1", "de": {"caption": ["Ein Hund.", "Ein Tier."]}}
-    response = manager_client.post(
+    response = pm_client.post(
         ADD_URL,
         {
             "name": "XM de",
@@ -111,10 +100,10 @@ def test_admin_imports_a_file_through_the_importer(manager_client, db):
     )
 
 
-def test_admin_import_of_a_bad_file_stores_nothing(manager_client, db):
+def test_admin_import_of_a_bad_file_stores_nothing(pm_client, db):
     german = f.LanguageFactory(code="de", name="German")
     f.ImageFactory(key="a1")
-    response = manager_client.post(
+    response = pm_client.post(
         ADD_URL,
         {
             "name": "XM de",
@@ -131,8 +120,8 @@ def test_admin_import_of_a_bad_file_stores_nothing(manager_client, db):
     assert not ReferenceSet.objects.exists() and not Reference.objects.exists()
 
 
-def test_admin_import_needs_file_language_and_name(manager_client, db):
-    response = manager_client.post(ADD_URL, {"name": "", "kind": "imported", "format": "auto"})
+def test_admin_import_needs_file_language_and_name(pm_client, db):
+    response = pm_client.post(ADD_URL, {"name": "", "kind": "imported", "format": "auto"})
     page = response.content.decode()
     assert response.status_code == 200
     for message in ("Upload the file of references.", "Choose the language", "Name the reference set."):

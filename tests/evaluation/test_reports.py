@@ -27,17 +27,12 @@ from annotation.models import Annotator, Assignment, Campaign, CampaignKind, Con
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, sxs_campaign_create
 from annotation.services.demo import GOOD_SYSTEM, PHOTOS, SXS_CAMPAIGN, WEAK_SYSTEM, demo_load
-from core.access import PROJECT_MANAGERS, RESEARCHERS, role_grant, roles_ensure
 from core.csp import directives_from_string
 from core.errors import NoWorkAvailable, ValidationFailed
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
-    CaptionScore,
-    CorpusScore,
     MetricRun,
-    ReferenceSet,
-    ReferenceSetKind,
     RunStatus,
 )
 from evaluation.research.caption_rows import per_caption_agreement_from_rows, per_caption_rows
@@ -47,15 +42,6 @@ from evaluation.research.correlation import Comparison
 from evaluation.research.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots
 from tests import factories as f
 
-CHOICE_FOR_LEFT_ADVANTAGE = {
-    3: "much_better",
-    2: "better",
-    1: "slightly_better",
-    0: "similar",
-    -1: "slightly_worse",
-    -2: "worse",
-    -3: "much_worse",
-}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -67,40 +53,31 @@ def judge_all(annotator, campaign, score_of_image_key, *, control_score=None):
             batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
         except NoWorkAvailable:
             return
-        for a in batch.assignments.select_related("item__image"):
-            if a.item.is_control:
-                score = control_score(a.item.control_kind)
-            else:
-                score = score_of_image_key(a.item.image.key)
-            left_advantage = score if a.m2_side == "left" else -score
-            work.sxs_judgment_save(
-                annotator=annotator,
-                batch_id=batch.pk,
-                assignment_id=a.pk,
-                choice=CHOICE_FOR_LEFT_ADVANTAGE[left_advantage],
-            )
-        work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
+        f.sxs_judged(
+            annotator,
+            batch=batch,
+            score=lambda a: (
+                control_score(a.item.control_kind)
+                if a.item.is_control
+                else score_of_image_key(a.item.image.key)
+            ),
+        )
 
 
 def succeeded_run(name, language, systems, metrics, *, reference_set=None):
-    reference_set = reference_set or ReferenceSet.objects.create(
-        name=f"refs for {name}", language=language, kind=ReferenceSetKind.IMPORTED
-    )
-    run = MetricRun.objects.create(
+    return f.MetricRunFactory(
         name=name,
         language=language,
-        reference_set=reference_set,
+        reference_set=reference_set or f.ReferenceSetFactory(name=f"refs for {name}", language=language),
         metrics=list(metrics),
-        status=RunStatus.SUCCEEDED,
+        systems=systems,
     )
-    run.systems.set(systems)
-    return run
 
 
 def corpus(run, system, **values):
     names = {"cider_d": "CIDEr-D", "bleu_4": "BLEU-4", "clipscore": "CLIPScore"}
     for key, value in values.items():
-        CorpusScore.objects.create(run=run, system=system, metric=names[key], value=value)
+        f.CorpusScoreFactory(run=run, system=system, metric=names[key], value=value)
 
 
 # --- Two side-by-side campaigns and their comparisons ----------------------------------------------
@@ -319,13 +296,9 @@ def rated(db, german):
     en_run = succeeded_run("rated en", english, [system, other], ["CLIPScore"])
     de_run = succeeded_run("rated de", german, [system], ["CLIPScore"])
     for key, image in images.items():
-        CaptionScore.objects.create(
-            run=en_run, system=system, image=image, metric="CLIPScore", value=SCORES[key]
-        )
-        CaptionScore.objects.create(run=en_run, system=other, image=image, metric="CLIPScore", value=0.0)
-        CaptionScore.objects.create(
-            run=de_run, system=system, image=image, metric="CLIPScore", value=SCORES[key]
-        )
+        f.CaptionScoreFactory(run=en_run, system=system, image=image, metric="CLIPScore", value=SCORES[key])
+        f.CaptionScoreFactory(run=en_run, system=other, image=image, metric="CLIPScore", value=0.0)
+        f.CaptionScoreFactory(run=de_run, system=system, image=image, metric="CLIPScore", value=SCORES[key])
     return {"en_run": en_run, "de_run": de_run, "campaign": campaign, "system": system}
 
 
@@ -576,8 +549,8 @@ def test_report_command_writes_per_caption_agreement(rated, tmp_path):
     assert re.search(r"CLIPScore\s+de\s+transferred\s+7\s", stdout)
 
 
-def test_report_page_shows_per_caption_agreement(rated, staff, client):
-    client.force_login(staff["researcher"])
+def test_report_page_shows_per_caption_agreement(rated, researcher, client):
+    client.force_login(researcher)
     page = client.get(reverse("reports:report"), {"runs": [rated["en_run"].pk]}).content.decode()
     assert 'id="per-caption"' in page
     expected = expected_agreement()
@@ -659,22 +632,12 @@ def test_report_on_the_demo_after_its_campaigns_are_done(db, tmp_path, django_ca
 # --- The page ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def staff(db):
-    roles_ensure()
-    researcher = f.UserFactory(username="rita")
-    role_grant(user=researcher, role=RESEARCHERS)
-    manager = f.UserFactory(username="max")
-    role_grant(user=manager, role=PROJECT_MANAGERS)
-    return {"researcher": researcher, "manager": manager}
-
-
 def page_query(world, **extra):
     return {"runs": [world["run"].pk], **extra}
 
 
-def test_report_page_shows_the_report_to_researchers_and_managers(world, staff, client):
-    for user in staff.values():
+def test_report_page_shows_the_report_to_researchers_and_managers(world, researcher, manager, client):
+    for user in (researcher, manager):
         client.force_login(user)
         response = client.get(reverse("reports:report"), page_query(world))
         assert response.status_code == 200
@@ -693,8 +656,8 @@ def test_report_page_shows_the_report_to_researchers_and_managers(world, staff, 
         assert policy["default-src"] == ["'self'"]
 
 
-def test_report_page_form_without_a_choice_and_with_a_bad_one(world, staff, client):
-    client.force_login(staff["researcher"])
+def test_report_page_form_without_a_choice_and_with_a_bad_one(world, researcher, client):
+    client.force_login(researcher)
     empty = client.get(reverse("reports:report"))
     assert empty.status_code == 200 and 'id="report-form"' in empty.content.decode()
     assert 'id="correlations"' not in empty.content.decode()
@@ -703,8 +666,8 @@ def test_report_page_form_without_a_choice_and_with_a_bad_one(world, staff, clie
     assert "Select a valid choice" in bad.content.decode()
 
 
-def test_scatter_urls_render_png_and_svg(world, staff, client):
-    client.force_login(staff["researcher"])
+def test_scatter_urls_render_png_and_svg(world, researcher, client):
+    client.force_login(researcher)
     png = client.get(
         reverse("reports:scatter", kwargs={"metric": "CIDEr-D", "fmt": "png"}), page_query(world)
     )
@@ -737,7 +700,7 @@ def test_report_page_is_closed_to_annotators_and_anonymous_visitors(world, clien
 # --- One builder: the API, the report page, `report` and `correlate` agree --------------------------
 
 
-def test_api_page_report_and_correlate_give_the_same_comparisons(world, staff, client, tmp_path):
+def test_api_page_report_and_correlate_give_the_same_comparisons(world, researcher, client, tmp_path):
     """One selection through the four doors gives the same comparisons, the same left-out list
     (an unfinished campaign, a metric two runs both score) and the same coefficients."""
     systems, german = world["systems"], world["run"].language
@@ -780,7 +743,7 @@ def test_api_page_report_and_correlate_give_the_same_comparisons(world, staff, c
     assert len(expected) == 3 and any("not finished" in reason for *_, reason in expected_skipped)
     assert any(f"run #{second.pk} (given first) is used" in reason for *_, reason in expected_skipped)
 
-    client.force_login(staff["researcher"])
+    client.force_login(researcher)
     api = client.get("/api/correlations/", {"runs": ",".join(map(str, runs)), "seed": 7}).json()
     assert [
         key(c["m1"], c["m2"], c["language"], c["delta_sxs"], c["deltas"], c["runs"])

@@ -7,6 +7,7 @@ broker and a real worker.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from contextlib import contextmanager
@@ -35,12 +36,8 @@ from evaluation.models import (
     ChunkStatus,
     ClipEmbedding,
     CorpusScore,
-    ImageSet,
     MetricChunk,
     MetricRun,
-    Reference,
-    ReferenceSet,
-    ReferenceSetKind,
     RunStatus,
 )
 from tests import factories as f
@@ -106,12 +103,7 @@ def setup(db, german):
         system = f.SystemFactory(name=name)
         for image, text in zip(images, texts):
             SystemCaption.objects.create(system=system, image=image, language=german, text=text)
-    reference_set = ReferenceSet.objects.create(
-        name="refs-de", language=german, kind=ReferenceSetKind.IMPORTED
-    )
-    for image, texts in zip(images, REFERENCES):
-        for position, text in enumerate(texts):
-            Reference.objects.create(reference_set=reference_set, image=image, text=text, position=position)
+    reference_set = f.reference_set_with(images, REFERENCES, name="refs-de", language=german)
     return {"images": images, "references": reference_set, "language": german}
 
 
@@ -198,13 +190,9 @@ def test_a_chunk_rerun_after_a_crash_leaves_no_duplicates(setup):
         status=ChunkStatus.RUNNING, attempts=1, started_at=timezone.now()
     )
     images = setup["images"]
-    CaptionScore.objects.bulk_create(
-        [
-            CaptionScore(run=run, system=chunk.system, image=image, metric="BLEU-4", value=-1.0)
-            for image in images[:3]
-        ]
-    )
-    CorpusScore.objects.create(run=run, system=chunk.system, metric="CIDEr", value=-1.0)
+    for image in images[:3]:
+        f.CaptionScoreFactory(run=run, system=chunk.system, image=image, metric="BLEU-4", value=-1.0)
+    f.CorpusScoreFactory(run=run, system=chunk.system, metric="CIDEr", value=-1.0)
 
     assert compute_metric_chunk.delay(chunk.pk).get() == "done"
 
@@ -322,8 +310,7 @@ def test_a_reference_set_without_references_is_refused(setup, german):
 
 
 def test_an_image_set_needs_every_caption(setup, german, django_capture_on_commit_callbacks):
-    image_set = ImageSet.objects.create(name="XM-tiny")
-    image_set.images.set(setup["images"][:3])
+    image_set = f.ImageSetFactory(name="XM-tiny", images=setup["images"][:3])
     SystemCaption.objects.filter(system__name="sys-b", image=setup["images"][1]).delete()
     with pytest.raises(
         ValidationFailed, match=r"“sys-b” has no de caption for 1 of the 3 images of “XM-tiny”"
@@ -459,6 +446,86 @@ def test_clip_unavailable_fails_the_run_and_keeps_text_scores(
     assert CorpusScore.objects.filter(run=run, metric="CIDEr-D").count() == 2
 
 
+# --- Bad data fails a chunk with its reason; a bug fails it as a bug; the database is retried ------
+
+
+def task_errors(caplog) -> list:
+    return [r for r in caplog.records if r.name == "evaluation.metrics.tasks" and r.levelno >= logging.ERROR]
+
+
+def test_an_unreadable_image_file_fails_its_clip_chunk_as_bad_data(
+    setup, tiny_clip, django_capture_on_commit_callbacks, caplog
+):
+    from django.core.files.storage import default_storage
+
+    broken = setup["images"][0]
+    with default_storage.open(broken.file.name, "wb") as fh:
+        fh.write(b"<html>not an image</html>")
+    run = run_now(setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"], systems=("sys-a",))
+    assert run.status == RunStatus.FAILED
+    assert f"the file of image “{broken.key}” cannot be read as an image" in run.error
+    assert "internal error" not in run.error
+    failed = run.chunks.get(status=ChunkStatus.FAILED)
+    assert failed.index == 0 and failed.error.startswith(f"the file of image “{broken.key}”")
+    assert run.chunks.get(index=1).status == ChunkStatus.DONE  # the other images are scored
+    assert task_errors(caplog) == []  # bad data is the data's fault: no traceback
+
+
+@pytest.mark.parametrize(
+    "error", [TypeError("unsupported operand"), KeyError("CIDEr-D"), ValueError("bad shape")]
+)
+def test_a_bug_in_the_scoring_code_fails_the_chunk_visibly_with_its_traceback(
+    setup, django_capture_on_commit_callbacks, monkeypatch, caplog, error
+):
+    from evaluation.metrics import chunks
+
+    real = chunks.score_texts
+
+    def buggy(candidates, references, **kwargs):
+        if "Ein Hund läuft am Meer." in candidates.values():  # sys-b only
+            raise error
+        return real(candidates, references, **kwargs)
+
+    monkeypatch.setattr(chunks, "score_texts", buggy)
+    run = run_now(setup, django_capture_on_commit_callbacks)
+    assert run.status == RunStatus.FAILED
+    kind = type(error).__name__
+    assert run.error == (
+        f"sys-b, text chunk 0: internal error, not a data problem ({kind}: {error}); see the worker log"
+    )
+    chunk = run.chunks.get(system__name="sys-b")
+    assert chunk.status == ChunkStatus.FAILED and chunk.error.startswith(
+        f"internal error, not a data problem ({kind}"
+    )
+    assert chunk.attempts == 1  # a bug is not retried: it would fail the same way
+    assert run.chunks.get(system__name="sys-a").status == ChunkStatus.DONE
+    (record,) = task_errors(caplog)
+    assert record.exc_info[0] is type(error) and f"metric chunk {chunk.pk}" in record.getMessage()
+
+
+def test_a_database_error_is_retried_not_marked_failed(setup, monkeypatch):
+    from django.db import OperationalError
+
+    from evaluation.metrics import chunks
+
+    run = create(setup, enqueue=False)
+    chunk = run.chunks.get(system__name="sys-a")
+    real, calls = chunks.score_texts, []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(chunks, "score_texts", flaky)
+    # Run eagerly, without raising the Retry, Celery runs the retry at once.
+    assert compute_metric_chunk.apply(args=[chunk.pk], throw=False).get() == "done"
+    chunk.refresh_from_db()
+    assert (chunk.status, chunk.attempts, chunk.error, len(calls)) == (ChunkStatus.DONE, 2, "", 2)
+    assert CaptionScore.objects.filter(run=run, system=chunk.system).count() == 4 * len(TEXT_METRICS)
+
+
 # --- Enqueue on commit, broker down (RELIABILITY 9, 11) --------------------------------------------
 
 
@@ -466,12 +533,9 @@ def test_clip_unavailable_fails_the_run_and_keeps_text_scores(
 def test_a_rolled_back_run_enqueues_nothing(german):
     images = [f.ImageFactory() for _ in range(2)]
     system = f.SystemFactory(name="sys-a")
-    reference_set = ReferenceSet.objects.create(name="refs", language=german, kind=ReferenceSetKind.IMPORTED)
+    reference_set = f.reference_set_with(images, [["ein hund am strand"]] * 2, name="refs", language=german)
     for image in images:
         SystemCaption.objects.create(system=system, image=image, language=german, text="ein hund")
-        Reference.objects.create(
-            reference_set=reference_set, image=image, text="ein hund am strand", position=0
-        )
     kwargs = {
         "name": "r",
         "language_code": "de",
@@ -675,8 +739,7 @@ def test_admin_pages_of_the_other_models_render(
     setup, admin_client, tiny_clip, django_capture_on_commit_callbacks
 ):
     run_now(setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"])
-    image_set = ImageSet.objects.create(name="XM-tiny")
-    image_set.images.set(setup["images"])
+    f.ImageSetFactory(name="XM-tiny", images=setup["images"])
     for model in ("referenceset", "imageset", "clipembedding"):
         response = admin_client.get(f"/admin/evaluation/{model}/")
         assert response.status_code == 200, model

@@ -1,8 +1,8 @@
 """Settings of the real Celery worker that tests/evaluation/test_jobs_redis.py starts.
 
-The test settings, plus what only those tests need: a chunk that takes a while (so the worker
-can be killed in the middle of it) and a short broker visibility timeout (so the message of a
-killed worker is delivered again within seconds instead of the production hour).
+The test settings, plus a short broker visibility timeout (so the message of a killed worker is
+delivered again within seconds instead of the production hour). The slow chunk those tests also
+need comes from tests/evaluation/worker_app.py, the worker's Celery entry point.
 """
 
 import os
@@ -10,7 +10,6 @@ import os
 from config.settings.test import *  # noqa: F403
 from config.settings.test import CELERY_BROKER_TRANSPORT_OPTIONS
 
-METRIC_CHUNK_TEST_DELAY = float(os.environ.get("METRIC_CHUNK_TEST_DELAY", "0"))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     **CELERY_BROKER_TRANSPORT_OPTIONS,
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
