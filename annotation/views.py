@@ -25,7 +25,7 @@ from annotation.selectors import (
     verification_rows,
 )
 from core.errors import DomainError, NotFound
-from core.scales import SXS_SCALE
+from core.scales import RATING, SXS
 
 
 def annotator_required(view):
@@ -117,7 +117,7 @@ def screen1(request, batch_id: int):
     context = _screen_context(request, batch)
     context.update(
         rows=screen1_rows(batch),
-        scale=guidelines.RATING_SCALE,
+        scale=RATING,
         guidelines=guidelines.rating_guidelines(batch.campaign),
     )
     return render(request, "annotation/screen1.html", context)
@@ -147,9 +147,7 @@ def sxs_screen(request, batch_id: int):
     if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.SIDE_BY_SIDE:
         return redirect("annotation:batch", batch_id=batch.pk)
     context = _screen_context(request, batch)
-    context.update(
-        rows=sxs_rows(batch), scale=SXS_SCALE, guidelines=guidelines.sxs_guidelines(batch.campaign)
-    )
+    context.update(rows=sxs_rows(batch), scale=SXS, guidelines=guidelines.sxs_guidelines(batch.campaign))
     return render(request, "annotation/sxs.html", context)
 
 
@@ -162,7 +160,7 @@ def verification_screen(request, batch_id: int):
     context = _screen_context(request, batch)
     context.update(
         rows=verification_rows(batch),
-        scale=guidelines.RATING_SCALE,
+        scale=RATING,
         guidelines=guidelines.verification_guidelines(batch.campaign),
     )
     return render(request, "annotation/verify.html", context)

@@ -10,7 +10,7 @@
   const submitUrl = list.dataset.submitUrl;
   const batchId = list.dataset.batch;
   const submitBtn = document.getElementById("submit");
-  const countEl = document.getElementById("written-count");
+  const countEl = document.getElementById("done-count");
   const watch = new Annot.Stopwatch();
   const pageStart = performance.now();
   const state = new Map(); // assignment -> {revision, saved, timer, inflight}
