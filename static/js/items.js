@@ -95,20 +95,11 @@
     refresh();
     watch.stop();
     try {
-      const data = { submit_key: Annot.submitKey(batchId) };
+      const data = {};
       data[secondsField] = (performance.now() - pageStart) / 1000;
-      const body = await Annot.postJSON(submitUrl, data, {
-        retries: 6,
-        onRetry: () => Annot.status("Submitting: cannot reach the server, retrying…", "warn"),
-      });
-      Annot.forgetSubmitKey(batchId);
-      window.location.assign(body.next);
+      await Annot.submitBatch(submitUrl, batchId, data);
     } catch (err) {
-      const details = (err.body && err.body.details) || {};
-      let first = -1;
-      items.forEach((li, i) => {
-        if (details[li.dataset.assignment]) { li.classList.add("invalid"); if (first < 0) first = i; }
-      });
+      const first = Annot.markDetails(items, err, (li) => li.classList.add("invalid"));
       if (first >= 0) select(first);
       Annot.status(err.message, "error");
       submitting = false;
