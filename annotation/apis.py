@@ -7,6 +7,7 @@ Fields a client must not set (annotator, state, item) are simply not part of any
 
 from __future__ import annotations
 
+from django.urls import reverse
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -64,7 +65,9 @@ class WritingOpenAPI(AnnotatorAPI):
         batch = work.writing_open(
             annotator=request.annotator, batch_id=batch_id, rating_seconds=data.get("rating_seconds")
         )
-        return Response({"batch": batch.pk, "stage": batch.stage, "next": f"/work/batch/{batch.pk}/write/"})
+        return Response(
+            {"batch": batch.pk, "stage": batch.stage, "next": reverse("annotation:screen2", args=[batch.pk])}
+        )
 
 
 class DraftSaveAPI(AnnotatorAPI):
@@ -107,7 +110,7 @@ class BatchSubmitAPI(AnnotatorAPI):
                 "batch": batch.pk,
                 "stage": batch.stage,
                 "late": batch.is_late,
-                "next": f"/work/batch/{batch.pk}/",
+                "next": reverse("annotation:batch", args=[batch.pk]),
             }
         )
 
@@ -153,6 +156,6 @@ class JudgmentSubmitAPI(AnnotatorAPI):
                 "batch": batch.pk,
                 "stage": batch.stage,
                 "late": batch.is_late,
-                "next": f"/work/batch/{batch.pk}/",
+                "next": reverse("annotation:batch", args=[batch.pk]),
             }
         )

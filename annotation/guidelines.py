@@ -2,8 +2,17 @@
 
 A campaign may replace any of these texts; an empty campaign field means the built-in one.
 The side-by-side guidelines apply the rating criteria of appendix B to a choice between two
-captions (sec. 3.3). Rating keys are listed here too so that the page and the help agree.
+captions (sec. 3.3). The keys named here come from ``core.scales``, as the page's do, so the page
+and the help agree.
 """
+
+from core.scales import RATING, SXS
+
+
+def _rated(label: str) -> str:
+    point = RATING.point(label)
+    return f"{point.paper_label} (key {point.key})"
+
 
 _RATING_INTRO = """\
 Picture a friend who cannot see, and imagine reading them the caption in place of the image. \
@@ -13,23 +22,23 @@ Rate each {what} on this scale. When you hesitate between two ratings, choose th
 
 """
 
-_RATING_SCALE_TEXT = """\
-EXCELLENT (key 1): the caption covers the whole image: all the main objects, what they are doing, \
+_RATING_SCALE_TEXT = f"""\
+{_rated("EXCELLENT")}: the caption covers the whole image: all the main objects, what they are doing, \
 and how they relate to each other.
 
-GOOD (key 2): the caption explains most of the main objects, activities and their relationships.
+{_rated("GOOD")}: the caption explains most of the main objects, activities and their relationships.
 
-MEDIUM (key 3): the caption names some objects or activities but leaves out something essential: \
+{_rated("MEDIUM")}: the caption names some objects or activities but leaves out something essential: \
 an important person or object, the main activity, or a modifier that matters.
 
-BAD (key 4): the caption has at least one of these problems:
+{_rated("BAD")}: the caption has at least one of these problems:
   • it misses the main subject of the image;
   • it has serious grammar problems (unfinished, words in the wrong order, …) — ignore capital \
 letters and punctuation;
   • it breaks the "no hallucination" rule: it mentions an object, activity or relationship that is \
 certainly not in the image. Apply this rule only when you are sure the thing is not there or implied.
 
-NOT-ENOUGH-INFO (key 5): you cannot judge the caption from what you see. Use this as rarely as \
+{_rated("NOT-ENOUGH-INFO")}: you cannot judge the caption from what you see. Use this as rarely as \
 possible; when something cannot be checked, give the caption the benefit of the doubt."""
 
 RATING_GUIDELINES = _RATING_INTRO.format(what="English caption") + _RATING_SCALE_TEXT
@@ -37,14 +46,15 @@ RATING_GUIDELINES = _RATING_INTRO.format(what="English caption") + _RATING_SCALE
 VERIFICATION_GUIDELINES = (
     _RATING_INTRO.format(what="caption (written by another annotator)")
     + _RATING_SCALE_TEXT
-    + """
+    + f"""
 
 Rate the caption as it is written, in its own language: its grammar counts, capital letters and \
-punctuation do not. Keys: 1–5 rate the selected image and move on, ↑/↓ (or k/j) move, Enter submits \
+punctuation do not. Keys: {RATING.first.key}–{RATING.last.key} rate the selected image and move on, ↑/↓ (or k/j) move, Enter submits \
 once every caption is rated."""
 )
 
-SXS_GUIDELINES = """\
+_SXS_POINTS = [f"{point.key} {point.label}" for point in SXS]
+SXS_GUIDELINES = f"""\
 Each image comes with two captions, one on the left and one on the right. Imagine describing the \
 image to a friend who cannot see it: which caption would tell them better what the picture shows?
 
@@ -55,15 +65,15 @@ Judge both captions by the same criteria as when rating captions:
   • is it grammatical and complete? Ignore capital letters and punctuation.
 
 Then choose one of seven points, from the left caption's side:
-  1 Left much better · 2 Left better · 3 Left slightly better · 4 Similar ·
-  5 Right slightly better · 6 Right better · 7 Right much better
+  {" · ".join(_SXS_POINTS[:4])} ·
+  {" · ".join(_SXS_POINTS[4:])}
 
 Use "Similar" when neither caption would serve your friend better, also when both are equally \
 good or equally bad. Use "much better" when one caption is right and the other misses the main \
 subject or describes something that is not there. Which caption is on which side is random and \
 means nothing; judge each pair on its own.
 
-Keys: 1–7 judge the selected pair and move on, ↑/↓ (or k/j) move, ? shows or hides these \
+Keys: {SXS.first.key}–{SXS.last.key} judge the selected pair and move on, ↑/↓ (or k/j) move, ? shows or hides these \
 guidelines, Enter submits once every pair is judged."""
 
 WRITING_GUIDELINES = """\
@@ -86,15 +96,6 @@ A way to build the caption (not every step fits every image):
 
 Reasonable assumptions are fine as long as nothing in the image contradicts them (say "families" \
 when a group seems to mix children and adults; "people" is fine too)."""
-
-RATING_SCALE = [
-    # (stored value, label, key)
-    ("excellent", "EXCELLENT", "1"),
-    ("good", "GOOD", "2"),
-    ("medium", "MEDIUM", "3"),
-    ("bad", "BAD", "4"),
-    ("nei", "NOT-ENOUGH-INFO", "5"),
-]
 
 
 def rating_guidelines(campaign) -> str:

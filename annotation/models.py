@@ -21,6 +21,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from core.models import TimeStamped
+from core.scales import RATING, SXS, Scale, canonical
 
 # --- Languages ----------------------------------------------------------------------------
 
@@ -433,13 +434,15 @@ class Assignment(TimeStamped):
         return f"{self.item} → {self.annotator}"
 
 
-class RatingValue(models.TextChoices):
-    # The order is the scale from best to worst; NOT-ENOUGH-INFO stands apart.
-    EXCELLENT = "excellent", "EXCELLENT"
-    GOOD = "good", "GOOD"
-    MEDIUM = "medium", "MEDIUM"
-    BAD = "bad", "BAD"
-    NOT_ENOUGH_INFO = "nei", "NOT-ENOUGH-INFO"
+def _choices(name: str, scale: Scale) -> type[models.TextChoices]:
+    """TextChoices built from a scale of ``core.scales``: the stored code and the label the
+    annotator sees; member names from the paper's labels (NOT_ENOUGH_INFO, MUCH_BETTER, …)."""
+    members = [(canonical(p.paper_label).replace("-", "_"), (p.code, p.label)) for p in scale]
+    return models.TextChoices(name, members)
+
+
+# The 5-level scale from best to worst, NOT-ENOUGH-INFO apart (core.scales.RATING).
+RatingValue = _choices("RatingValue", RATING)
 
 
 class Rating(TimeStamped):
@@ -490,17 +493,9 @@ class WrittenCaption(TimeStamped):
 # --- Side-by-side judgments ---------------------------------------------------------------------
 
 
-class SxsChoice(models.TextChoices):
-    """The 7 points as the annotator sees them, read from the LEFT caption's side (seed 000,
-    sec. 3.3: MUCH-BETTER … MUCH-WORSE). The stored values normalise to the paper's labels."""
-
-    MUCH_BETTER = "much_better", "left is much better"
-    BETTER = "better", "left is better"
-    SLIGHTLY_BETTER = "slightly_better", "left is slightly better"
-    SIMILAR = "similar", "similar"
-    SLIGHTLY_WORSE = "slightly_worse", "right is slightly better"
-    WORSE = "worse", "right is better"
-    MUCH_WORSE = "much_worse", "right is much better"
+# The 7 points as the annotator sees them, read from the LEFT caption's side (core.scales.SXS;
+# seed 000, sec. 3.3: MUCH-BETTER … MUCH-WORSE).
+SxsChoice = _choices("SxsChoice", SXS)
 
 
 class SxsJudgment(TimeStamped):

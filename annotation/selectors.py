@@ -105,7 +105,7 @@ def screen1_rows(batch: Batch) -> list[dict]:
                 "image_id": a.item.image_id,
                 "image": a.item.image,
                 "caption": a.item.prompt_caption.text if a.item.prompt_caption_id else "",
-                "rating": rating.value if rating else "",
+                "value": rating.value if rating else "",
             }
         )
     return rows
@@ -148,7 +148,7 @@ def sxs_rows(batch: Batch) -> list[dict]:
                 "image_id": a.item.image_id,
                 "left": left,
                 "right": right,
-                "choice": judgment.choice if judgment else "",
+                "value": judgment.choice if judgment else "",
             }
         )
     return rows
@@ -166,7 +166,7 @@ def verification_rows(batch: Batch) -> list[dict]:
                 "position": a.position + 1,
                 "image_id": a.item.image_id,
                 "caption": a.item.written_caption.text if a.item.written_caption_id else "",
-                "rating": rating.value if rating else "",
+                "value": rating.value if rating else "",
             }
         )
     return rows

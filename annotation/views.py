@@ -26,7 +26,7 @@ from annotation.selectors import (
 )
 from core.access import is_annotator, role_required
 from core.errors import DomainError, NotFound
-from core.scales import SXS_SCALE
+from core.scales import RATING, SXS
 
 
 def _not_annotator(request):
@@ -120,7 +120,7 @@ def screen1(request, batch_id: int):
     context = _screen_context(request, batch)
     context.update(
         rows=screen1_rows(batch),
-        scale=guidelines.RATING_SCALE,
+        scale=RATING,
         guidelines=guidelines.rating_guidelines(batch.campaign),
     )
     return render(request, "annotation/screen1.html", context)
@@ -150,9 +150,7 @@ def sxs_screen(request, batch_id: int):
     if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.SIDE_BY_SIDE:
         return redirect("annotation:batch", batch_id=batch.pk)
     context = _screen_context(request, batch)
-    context.update(
-        rows=sxs_rows(batch), scale=SXS_SCALE, guidelines=guidelines.sxs_guidelines(batch.campaign)
-    )
+    context.update(rows=sxs_rows(batch), scale=SXS, guidelines=guidelines.sxs_guidelines(batch.campaign))
     return render(request, "annotation/sxs.html", context)
 
 
@@ -165,7 +163,7 @@ def verification_screen(request, batch_id: int):
     context = _screen_context(request, batch)
     context.update(
         rows=verification_rows(batch),
-        scale=guidelines.RATING_SCALE,
+        scale=RATING,
         guidelines=guidelines.verification_guidelines(batch.campaign),
     )
     return render(request, "annotation/verify.html", context)

@@ -30,6 +30,8 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.scales import RATING
+
 __all__ = [
     "QUALITY_COLUMNS",
     "RATING_SCALE",
@@ -41,26 +43,22 @@ __all__ = [
     "rating_number",
 ]
 
-# The ordinal scale; NOT-ENOUGH-INFO ("nei") is deliberately not on it.
-RATING_SCALE: dict[str, int] = {"excellent": 4, "good": 3, "medium": 2, "bad": 1}
-NEI = "nei"
-EXCELLENT, GOOD, MEDIUM, BAD = 4, 3, 2, 1
-_ALIASES = {"not-enough-info": NEI, "not_enough_info": NEI, "not enough info": NEI}
+# The ordinal scale of core.scales.RATING (defined there once); NOT-ENOUGH-INFO ("nei", the point
+# without a number) is deliberately not on it.
+RATING_SCALE: dict[str, int] = {point.code: point.value for point in RATING if point.value is not None}
+NEI = next(point.code for point in RATING if point.value is None)
+EXCELLENT, GOOD, MEDIUM, BAD = (RATING.point(label).value for label in ("EXCELLENT", "GOOD", "MEDIUM", "BAD"))
 
 
 def normalise_rating(value: str) -> str:
     """The stored value ('excellent', 'good', 'medium', 'bad', 'nei') for a value or its label
     ('EXCELLENT', 'NOT-ENOUGH-INFO', ...). Raises ``ValueError`` for anything else."""
-    key = str(value).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key != NEI and key not in RATING_SCALE:
-        raise ValueError(f"unknown rating {value!r}; expected excellent, good, medium, bad or nei")
-    return key
+    return RATING.point(value).code
 
 
 def rating_number(value: str) -> int | None:
     """4 for EXCELLENT ... 1 for BAD, None for NOT-ENOUGH-INFO."""
-    return RATING_SCALE.get(normalise_rating(value))
+    return RATING.point(value).value
 
 
 def lower_median(values: Iterable[int]) -> int | None:

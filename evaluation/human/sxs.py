@@ -50,6 +50,9 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from core import scales
+from core.scales import SXS
+
 from .agreement import alpha_from_unit_values
 
 __all__ = [
@@ -70,24 +73,15 @@ __all__ = [
     "sxs_summary",
 ]
 
-# The 7-point scale as shown, read from the LEFT caption's side, best to worst.
-SXS_LABELS: tuple[str, ...] = (
-    "MUCH-BETTER",
-    "BETTER",
-    "SLIGHTLY-BETTER",
-    "SIMILAR",
-    "SLIGHTLY-WORSE",
-    "WORSE",
-    "MUCH-WORSE",
-)
-# How much better the LEFT caption is, for each label: MUCH-BETTER +3 ... MUCH-WORSE −3.
-LEFT_ADVANTAGE: dict[str, int] = {label: 3 - index for index, label in enumerate(SXS_LABELS)}
-SXS_SCORES: tuple[int, ...] = (-3, -2, -1, 0, 1, 2, 3)
+# The 7-point scale is core.scales.SXS (pure data, defined once); these are its paper labels and numbers.
+SXS_LABELS: tuple[str, ...] = tuple(point.paper_label for point in SXS)
+# How much better the LEFT caption is, for each paper label: MUCH-BETTER +3 ... MUCH-WORSE −3.
+LEFT_ADVANTAGE: dict[str, int] = {point.paper_label: point.value for point in SXS}
+SXS_SCORES: tuple[int, ...] = tuple(sorted(LEFT_ADVANTAGE.values()))
 DEFAULT_N_BOOT = 10_000
 
 M2Side = Literal["left", "right"]
 Outcome = Literal["win", "loss", "tie"]
-_SIDES = ("left", "right")
 
 
 class SxsJudgment(NamedTuple):
@@ -103,17 +97,10 @@ class SxsJudgment(NamedTuple):
 def normalise_choice(choice: str) -> str:
     """The canonical label for ``choice``: case, ``_`` and spaces are forgiven ("much_better",
     "Much better" -> "MUCH-BETTER"). Raises ``ValueError`` for anything else."""
-    label = "-".join(str(choice).strip().upper().replace("_", " ").replace("-", " ").split())
-    if label not in LEFT_ADVANTAGE:
-        raise ValueError(f"unknown side-by-side choice {choice!r}; expected one of {', '.join(SXS_LABELS)}")
-    return label
+    return SXS.point(choice).paper_label
 
 
-def _check_side(m2_side: str) -> str:
-    side = str(m2_side).strip().lower()
-    if side not in _SIDES:
-        raise ValueError(f"m2_side must be 'left' or 'right', not {m2_side!r}")
-    return side
+_check_side = scales.check_side
 
 
 def _check_score(score: object) -> int:
@@ -128,16 +115,13 @@ def choice_to_score(choice: str, m2_side: str) -> int:
     ``choice_to_score("BETTER", "left") == 2`` (m2 was on the left and the left was better);
     ``choice_to_score("BETTER", "right") == -2``.
     """
-    advantage = LEFT_ADVANTAGE[normalise_choice(choice)]
-    return advantage if _check_side(m2_side) == "left" else -advantage
+    return scales.choice_to_score(choice, m2_side)
 
 
 def score_to_choice(score: int, m2_side: str) -> str:
     """The label the annotator picked, from the score from m2's side and m2's side (the inverse of
     :func:`choice_to_score`)."""
-    score = _check_score(score)
-    advantage = score if _check_side(m2_side) == "left" else -score
-    return SXS_LABELS[3 - advantage]
+    return scales.score_to_choice(_check_score(score), m2_side).paper_label
 
 
 def left_preferred(score: int, m2_side: str) -> bool | None:

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from core.scales import RATING
 from evaluation.research.correlation import MIN_COMPARISONS, _coefficients
 
-RATING_VALUES = {"EXCELLENT": 4, "GOOD": 3, "MEDIUM": 2, "BAD": 1}
-NOT_ENOUGH_INFO = ("NOT-ENOUGH-INFO", "NEI")
+# EXCELLENT=4 … BAD=1 by paper label, from core.scales.RATING (NOT-ENOUGH-INFO has no number).
+RATING_VALUES = {point.paper_label: point.value for point in RATING if point.value is not None}
 
 
 def rating_value(rating: str) -> int | None:
@@ -29,15 +30,7 @@ def rating_value(rating: str) -> int | None:
     Accepts the labels and the stored values in any case (``"excellent"``, ``"nei"``,
     ``"NOT_ENOUGH_INFO"``); raises ``ValueError`` for anything else.
     """
-    label = str(rating).strip().upper().replace("_", "-")
-    if label in NOT_ENOUGH_INFO:
-        return None
-    try:
-        return RATING_VALUES[label]
-    except KeyError:
-        raise ValueError(
-            f"unknown rating {rating!r}; expected EXCELLENT, GOOD, MEDIUM, BAD or NOT-ENOUGH-INFO"
-        ) from None
+    return RATING.point(rating).value
 
 
 def per_caption_agreement(

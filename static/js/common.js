@@ -112,5 +112,28 @@ window.Annot = (function () {
     sessionStorage.removeItem("submit-key-" + batchId);
   }
 
-  return { postJSON, status, setupGuidelines, Stopwatch, HttpError, submitKey, forgetSubmitKey };
+  // Submit a batch: the idempotency key plus `data`, retried longer than a save; on success the
+  // key is forgotten and the page goes where the server says. Errors are thrown to the caller.
+  async function submitBatch(url, batchId, data) {
+    const body = await postJSON(url, Object.assign({ submit_key: submitKey(batchId) }, data), {
+      retries: 6,
+      onRetry: () => status("Submitting: cannot reach the server, retrying…", "warn"),
+    });
+    forgetSubmitKey(batchId);
+    window.location.assign(body.next);
+  }
+
+  // The index of the first item the server's error details name (-1 if none), calling
+  // mark(li, detail) on each of them.
+  function markDetails(items, err, mark) {
+    const details = (err.body && err.body.details) || {};
+    let first = -1;
+    items.forEach((li, i) => {
+      const d = details[li.dataset.assignment];
+      if (d) { mark(li, d); if (first < 0) first = i; }
+    });
+    return first;
+  }
+
+  return { postJSON, status, setupGuidelines, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails };
 })();

@@ -10,7 +10,7 @@
   const submitUrl = list.dataset.submitUrl;
   const batchId = list.dataset.batch;
   const submitBtn = document.getElementById("submit");
-  const countEl = document.getElementById("written-count");
+  const countEl = document.getElementById("done-count");
   const watch = new Annot.Stopwatch();
   const pageStart = performance.now();
   const state = new Map(); // assignment -> {revision, saved, timer, inflight}
@@ -103,19 +103,9 @@
       await Promise.all(items.map((li) => save(li)));
       if (unsaved()) throw new Annot.HttpError(0, { message: "Some text is not saved yet; try again in a moment." });
       watch.stop();
-      const body = await Annot.postJSON(submitUrl, { submit_key: Annot.submitKey(batchId), writing_seconds: (performance.now() - pageStart) / 1000 }, {
-        retries: 6,
-        onRetry: () => Annot.status("Submitting: cannot reach the server, retrying…", "warn"),
-      });
-      Annot.forgetSubmitKey(batchId);
-      window.location.assign(body.next);
+      await Annot.submitBatch(submitUrl, batchId, { writing_seconds: (performance.now() - pageStart) / 1000 });
     } catch (err) {
-      const details = (err.body && err.body.details) || {};
-      let first = -1;
-      items.forEach((li, i) => {
-        const d = details[li.dataset.assignment];
-        if (d) { fieldError(li, d.message); if (first < 0) first = i; }
-      });
+      const first = Annot.markDetails(items, err, (li, d) => fieldError(li, d.message));
       if (first >= 0) focusItem(first);
       Annot.status(err.message, "error");
       submitting = false;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -186,3 +187,73 @@ def test_returning_annotator_gets_their_open_batch_back(annotator_client, campai
     assert first.pk == again.pk
     page = annotator_client.get(reverse("annotation:dashboard")).content.decode()
     assert "Continue your batch" in page
+
+
+# --- The scale on the pages comes from core.scales ------------------------------------------------
+
+BUTTON = re.compile(
+    r'class="choice" data-value="([^"]*)" data-key="([^"]*)"[^>]*><kbd>([^<]*)</kbd> ([^<]*)</button>'
+)
+
+
+def first_item_buttons(page: str, n: int) -> list[tuple[str, str, str, str]]:
+    return BUTTON.findall(page)[:n]
+
+
+def test_screen1_buttons_and_keys_are_the_rating_scale_of_core_scales(annotator_client, campaign):
+    from core.scales import RATING
+
+    batch = start_batch(annotator_client, campaign)
+    page = annotator_client.get(reverse("annotation:screen1", args=[batch.pk])).content.decode()
+    assert len(BUTTON.findall(page)) == len(RATING) * campaign.batch_size
+    assert first_item_buttons(page, len(RATING)) == [(p.code, p.key, p.key, p.label) for p in RATING]
+    intro = re.search(r'<p class="intro">(.*?)</p>', page, re.S).group(1)
+    assert ", ".join(f"<kbd>{p.key}</kbd> {p.label}" for p in RATING) in intro
+    # One script drives every item list; the URLs it calls come from the page.
+    assert 'src="/static/js/items.js"' in page
+    assert f'data-save-url="{reverse("annotation:api_rating", args=[batch.pk])}"' in page
+    assert f'data-submit-url="{reverse("annotation:api_open_writing", args=[batch.pk])}"' in page
+    assert 'data-seconds-field="rating_seconds"' in page
+
+
+def test_the_side_by_side_and_verification_buttons_are_the_scales_of_core_scales(annotator_client, german):
+    from core.scales import SXS
+
+    campaign = f.open_sxs_campaign(images=2, batch_size=2, replication=3, language=german)
+    batch = start_batch(annotator_client, campaign)
+    page = annotator_client.get(reverse("annotation:sxs", args=[batch.pk])).content.decode()
+    assert first_item_buttons(page, len(SXS)) == [(p.code, p.key, p.key, p.label) for p in SXS]
+    assert (
+        "from <kbd>1</kbd> left much better through <kbd>4</kbd> similar to <kbd>7</kbd> right much better"
+        in page
+    )
+
+
+def test_the_scripts_hold_no_copy_of_a_scale_and_no_url(client):
+    """The keys, the stored values and the URLs reach the scripts through the page only."""
+    from django.contrib.staticfiles import finders
+
+    from core.scales import RATING, SXS
+
+    for name in ("js/common.js", "js/items.js", "js/screen2.js"):
+        source = Path(finders.find(name)).read_text(encoding="utf-8")
+        for point in (*RATING, *SXS):
+            assert f'"{point.code}"' not in source and f"'{point.code}'" not in source, (name, point.code)
+            assert point.paper_label not in source, (name, point.paper_label)
+        assert "/work/" not in source and "/api/" not in source, name
+    assert finders.find("js/screen1.js") is None and finders.find("js/judge.js") is None
+
+
+def test_the_next_urls_the_api_answers_are_the_named_routes(annotator_client, campaign):
+    batch = start_batch(annotator_client, campaign)
+    rate_all(annotator_client, batch)
+    assert open_writing(annotator_client, batch).json()["next"] == reverse(
+        "annotation:screen2", args=[batch.pk]
+    )
+    write_all(annotator_client, batch)
+    r = annotator_client.post(
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {"submit_key": "n" * 16},
+        content_type="application/json",
+    )
+    assert r.status_code == 200 and r.json()["next"] == reverse("annotation:batch", args=[batch.pk])

@@ -114,7 +114,7 @@ def test_no_system_name_and_no_side_reach_the_page_or_the_api(annotator_client, 
     # The only data the items carry: ids, the choice as seen, and the keys.
     attributes = set(re.findall(r"\sdata-([a-z-]+)=", page))
     assert attributes == {"batch", "field", "save-url", "submit-url", "assignment", "value", "key"}
-    script = annotator_client.get("/static/js/judge.js")
+    script = annotator_client.get("/static/js/items.js")
     body = b"".join(script.streaming_content) if script.streaming else script.content
     assert b"m1" not in body and b"m2" not in body and b"score" not in body
 

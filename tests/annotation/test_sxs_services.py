@@ -28,7 +28,7 @@ from annotation.models import (
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
 from core.errors import Conflict, NotFound, ValidationFailed
-from core.scales import LEFT_ADVANTAGE, SXS_SCALE
+from core.scales import LEFT_ADVANTAGE, SXS
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -273,9 +273,9 @@ def test_the_annotation_scale_agrees_with_the_evaluation_functions():
     from evaluation.human import SXS_LABELS, choice_to_score
     from evaluation.human.sxs import normalise_choice
 
-    assert [value for value, _, _ in SXS_SCALE] == list(LEFT_ADVANTAGE) == SxsChoice.values
+    assert list(SXS.codes) == list(LEFT_ADVANTAGE) == SxsChoice.values
     assert [normalise_choice(value) for value in SxsChoice.values] == list(SXS_LABELS)
-    assert [key for _, _, key in SXS_SCALE] == [str(k) for k in range(1, 8)]
+    assert [point.key for point in SXS] == [str(k) for k in range(1, 8)]
     for value in SxsChoice.values:
         for side in ("left", "right"):
             assert here(value, side) == choice_to_score(normalise_choice(value), side)

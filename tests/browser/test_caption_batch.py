@@ -39,11 +39,11 @@ def test_annotator_completes_a_batch_with_the_keyboard(live_server, page, screen
     for text in english:
         assert text in page.content()
     screenshot("screen1-start")
-    continue_button = page.locator("#continue")
+    continue_button = page.locator("#submit")
     assert continue_button.is_disabled()
     for key in ["1", "2", "3", "2"]:
         page.keyboard.press(key)
-    expect(page.locator("#rated-count")).to_have_text("4")
+    expect(page.locator("#done-count")).to_have_text("4")
     expect(continue_button).to_be_enabled()
     screenshot("screen1-rated")
     page.keyboard.press("Enter")

@@ -1,7 +1,11 @@
-// One-screen batches: side-by-side judgments (keys 1-7) and verification ratings (keys 1-5).
-// Keyboard-first. Each choice is saved as it is given; Enter submits once every item is
-// judged. The submit carries a key kept in sessionStorage, so a retry or double press
-// stores one result. The page knows only the choice as seen: never a system or a side.
+// Item lists where each item gets one point of a scale: screen 1 ratings, side-by-side
+// judgments, verification ratings. Keyboard-first. Everything comes from the page: the list's
+// data attributes (save and submit URLs, the field the choice is sent as, the name of the
+// seconds field), and each button's stored value and key, rendered from core.scales, so this
+// script holds no scale of its own. Each choice is saved as it is given; Enter submits (on
+// screen 1: goes on to writing) once every item has its answer, or once the last answers are
+// saved. The submit carries a key kept in sessionStorage, so a retry or double press stores
+// one result. The page knows only the choice as seen: never a system or a side.
 "use strict";
 
 (function () {
@@ -10,6 +14,7 @@
   const saveUrl = list.dataset.saveUrl;
   const submitUrl = list.dataset.submitUrl;
   const field = list.dataset.field;
+  const secondsField = list.dataset.secondsField || "seconds";
   const batchId = list.dataset.batch;
   const submitBtn = document.getElementById("submit");
   const countEl = document.getElementById("done-count");
@@ -81,7 +86,7 @@
       // Everything judged, the last answers still on their way: submit once they are saved.
       if (!submitting && doneCount() === items.length && pending.size > 0) {
         submitWhenSaved = true;
-        Annot.status("Saving the last answers, then submitting…", "");
+        Annot.status("Saving the last answers, then going on…", "");
       }
       return;
     }
@@ -90,18 +95,11 @@
     refresh();
     watch.stop();
     try {
-      const body = await Annot.postJSON(submitUrl, { submit_key: Annot.submitKey(batchId), seconds: (performance.now() - pageStart) / 1000 }, {
-        retries: 6,
-        onRetry: () => Annot.status("Submitting: cannot reach the server, retrying…", "warn"),
-      });
-      Annot.forgetSubmitKey(batchId);
-      window.location.assign(body.next);
+      const data = {};
+      data[secondsField] = (performance.now() - pageStart) / 1000;
+      await Annot.submitBatch(submitUrl, batchId, data);
     } catch (err) {
-      const details = (err.body && err.body.details) || {};
-      let first = -1;
-      items.forEach((li, i) => {
-        if (details[li.dataset.assignment]) { li.classList.add("invalid"); if (first < 0) first = i; }
-      });
+      const first = Annot.markDetails(items, err, (li) => li.classList.add("invalid"));
       if (first >= 0) select(first);
       Annot.status(err.message, "error");
       submitting = false;
