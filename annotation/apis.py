@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from annotation.selectors import annotator_for_user
 from annotation.services import work
 from core.access import is_annotator
+from core.bounds import counter_field, id_field, seconds_field
 
 
 class IsAnnotator(permissions.BasePermission):
@@ -40,9 +41,9 @@ class AnnotatorAPI(APIView):
 
 class RatingSaveAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
-        assignment = serializers.IntegerField()
+        assignment = id_field()
         value = serializers.CharField(max_length=20)
-        seconds = serializers.FloatField(required=False, allow_null=True)
+        seconds = seconds_field()
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -58,7 +59,7 @@ class RatingSaveAPI(AnnotatorAPI):
 
 class WritingOpenAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
-        rating_seconds = serializers.FloatField(required=False, allow_null=True)
+        rating_seconds = seconds_field()
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -72,12 +73,12 @@ class WritingOpenAPI(AnnotatorAPI):
 
 class DraftSaveAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
-        assignment = serializers.IntegerField()
+        assignment = id_field()
         text = serializers.CharField(
             allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
         )
-        revision = serializers.IntegerField(min_value=0)
-        seconds = serializers.FloatField(required=False, allow_null=True)
+        revision = counter_field()
+        seconds = seconds_field()
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -95,7 +96,7 @@ class DraftSaveAPI(AnnotatorAPI):
 class BatchSubmitAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
         submit_key = serializers.CharField(max_length=64)
-        writing_seconds = serializers.FloatField(required=False, allow_null=True)
+        writing_seconds = seconds_field()
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -120,9 +121,9 @@ class SxsJudgmentSaveAPI(AnnotatorAPI):
     would tell the page which side m2 is on."""
 
     class Input(serializers.Serializer):
-        assignment = serializers.IntegerField()
+        assignment = id_field()
         choice = serializers.CharField(max_length=20)
-        seconds = serializers.FloatField(required=False, allow_null=True)
+        seconds = seconds_field()
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -141,7 +142,7 @@ class JudgmentSubmitAPI(AnnotatorAPI):
 
     class Input(serializers.Serializer):
         submit_key = serializers.CharField(max_length=64)
-        seconds = serializers.FloatField(required=False, allow_null=True)
+        seconds = seconds_field()
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)

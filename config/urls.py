@@ -1,12 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.generic import RedirectView
 
 from core import views as core_views
+from evaluation.research import views_home as research_views
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="annotation:dashboard", permanent=False)),
+    path("", core_views.home, name="home"),
     path("accounts/login/", core_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("work/", include("annotation.urls")),
@@ -14,5 +14,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("evaluation.research.api.urls")),
     path("reports/", include("evaluation.research.urls_reports")),
+    path("research/", research_views.research_home, name="research-home"),
     path("healthz", core_views.healthz, name="healthz"),
+    # Browsers ask for /favicon.ico on pages that name no icon (the admin's): answer, don't 404.
+    path("favicon.ico", core_views.favicon),
 ]

@@ -202,3 +202,37 @@ class ResearchAccess(BasePermission):
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return can_read_research(request.user)
         return can_start_metric_run(request.user)
+
+
+# --- Where each role works -----------------------------------------------------------------------------
+# (URL name, label, predicate): the areas of the platform. The home page sends a user to the first one
+# that is theirs; the top bar links to every one that is theirs, and to nothing else.
+
+
+def can_use_admin(user) -> bool:
+    """Project managers (write) and researchers (read) work in the admin; superusers too."""
+    return _signed_in(user) and user.is_staff and (user.is_superuser or bool(user_roles(user)))
+
+
+AREAS = (
+    ("annotation:dashboard", "Work", is_annotator),
+    ("admin:index", "Admin", can_use_admin),
+    ("research-home", "Research", can_read_research),
+)
+
+
+def areas_for(user) -> list[tuple[str, str]]:
+    """(URL name, label) of every area ``user`` may open, in the order of :data:`AREAS`."""
+    return [(name, label) for name, label, allowed in AREAS if allowed(user)]
+
+
+def home_for(user) -> str | None:
+    """The URL name of the page a signed-in user lands on: the project manager's admin first (they also
+    read research), then the annotator's work, then the researcher's home; None for an account with no role."""
+    if is_project_manager(user) or (_signed_in(user) and user.is_superuser):
+        return "admin:index"
+    if is_annotator(user):
+        return "annotation:dashboard"
+    if can_read_research(user):
+        return "research-home"
+    return None

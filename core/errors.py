@@ -75,4 +75,12 @@ def api_exception_handler(exc, context):
     if response is not None and isinstance(exc, drf_exceptions.ValidationError):
         # Same shape as domain errors, so the pages can always show ``message``.
         response.data = {"error": "invalid", "message": _first_message(exc.detail), "details": exc.detail}
+    elif response is not None and isinstance(exc, drf_exceptions.APIException):
+        # Parse errors, 401/403/405/413/429: ``message`` too (``detail`` stays for existing clients).
+        detail = str(exc.detail)
+        response.data = {
+            "error": exc.get_codes() if isinstance(exc.get_codes(), str) else "error",
+            "message": detail,
+            "detail": detail,
+        }
     return response

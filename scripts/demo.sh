@@ -6,6 +6,11 @@ venv_install requirements.txt
 PORT="${PORT:-8000}"
 .venv/bin/python manage.py migrate --noinput -v 0
 .venv/bin/python manage.py load_demo --url "http://127.0.0.1:${PORT}/"
+# The server is what a user meets: DEBUG off, so errors show the platform's own pages, never Django's
+# debug pages (load_demo above runs with the default DEBUG: it refuses to seed its published demo
+# passwords where DEBUG is off). WhiteNoise serves the collected static files.
+export DJANGO_DEBUG="${DJANGO_DEBUG:-false}"
+.venv/bin/python manage.py collectstatic --noinput -v 0
 echo
 echo "Serving on http://127.0.0.1:${PORT}/ ... Ctrl+C stops."
 exec .venv/bin/python manage.py runserver "127.0.0.1:${PORT}" --noreload

@@ -94,6 +94,25 @@ class AnnotatorAdmin(StyledModelAdmin):
             .prefetch_related("skills__language")
         )
 
+    # A read-only foreign key is drawn as a link to the user's admin page, which a researcher may not
+    # open (they have no view permission on accounts): show the user name as text to them instead.
+    def _sees_accounts(self, request) -> bool:
+        return request.user.has_perm("auth.view_user")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if self._sees_accounts(request) else [*fields, "account"]
+
+    def get_fields(self, request, obj=None):
+        fields = [name for name in super().get_fields(request, obj) if name != "account"]
+        if self._sees_accounts(request):
+            return fields
+        return ["account" if name == "user" else name for name in fields]
+
+    @admin.display(description="user")
+    def account(self, obj):
+        return obj.user.get_username()
+
     @admin.display(description="languages")
     def languages(self, obj):
         return ", ".join(f"{s.language.code} ({s.level})" for s in obj.skills.all())

@@ -70,6 +70,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "core.views.nav",
             ],
         },
     },
@@ -114,7 +115,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 AUTHENTICATION_BACKENDS = ["annotation.auth.AnnotatorAwareBackend"]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "annotation:dashboard"
+LOGIN_REDIRECT_URL = "home"  # sends each role to its own area (core.views.home)
 LOGOUT_REDIRECT_URL = "login"
 
 # --- i18n -------------------------------------------------------------------------------
@@ -144,6 +145,9 @@ IMAGE_MAX_BYTES = env.int("IMAGE_MAX_BYTES", default=25 * 1024 * 1024)
 IMAGE_MAX_PIXELS = env.int("IMAGE_MAX_PIXELS", default=40_000_000)
 IMAGE_ALLOWED_FORMATS = env.list("IMAGE_ALLOWED_FORMATS", default=["JPEG", "PNG", "WEBP", "GIF"])
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# JSON bodies of the API endpoints (core.parsers): a caption batch is a few KB.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
+API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 
 # --- Celery -----------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
@@ -181,6 +185,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
+    # Bounded size and nesting, checked before parsing (core.parsers).
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
 }

@@ -66,6 +66,7 @@ class ReportForm(forms.Form):
         .order_by("language__code", "-pk"),
         widget=forms.CheckboxSelectMultiple,
         label="Metric runs",
+        error_messages={"required": "Tick at least one metric run."},
         help_text="Δmetric of a campaign comes from a run in its language that scores both systems; "
         "when several do, the one listed first.",
     )
@@ -122,6 +123,7 @@ def report_page(request):
         "form": form,
         "report": report,
         "n_boot": CORRELATION_N_BOOT,
+        "has_runs": form.fields["runs"].queryset.exists(),
         "query": request.GET.urlencode(),
     }
     if report is not None:

@@ -508,6 +508,7 @@ def test_judgments_as_seen_and_from_m2s_side(world):
         advantage = row["score"] if row["m2_side"] == "left" else -row["score"]
         assert row["choice"] == f.CHOICE_FOR_LEFT_ADVANTAGE[advantage]
         assert row["choice_label"] == row["choice"].upper().replace("_", "-")
+        assert row["choice_as_seen"].startswith(("Left", "Right", "Similar"))
         assert row["annotator"] == world.judge.pseudonym and row["is_late"] is False
 
 

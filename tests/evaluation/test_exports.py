@@ -401,6 +401,7 @@ def test_judgments_resolve_sides_scores_and_controls(judged, tmp_path):
         else:
             assert (r["left_system"], r["right_system"]) == ("base-sys", "test-sys")
             assert (r["choice"], r["choice_label"]) == ("worse", "WORSE")  # right (m2) better
+            assert r["choice_as_seen"] == "Right better"  # what the annotator clicked
         m1_text, m2_text = next(c for c in captions.values() if r["left_caption"] in c)
         assert {r["left_caption"], r["right_caption"]} == {m1_text, m2_text}
         assert (r["left_caption"] == m2_text) == (r["m2_side"] == "left")

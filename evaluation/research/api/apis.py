@@ -8,6 +8,7 @@ responses in ``core.errors.api_exception_handler`` (a broker that is down: 503).
 
 from __future__ import annotations
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.selectors import campaigns_progress
 from core.access import ResearchAccess
+from core.bounds import BIGINT_MAX, id_field
 from core.errors import ValidationFailed
 from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
@@ -64,6 +66,39 @@ class ResearchApi(APIView):
         serializer = serializer_class(data=data)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
+
+
+# (URL name, what it lists) of the root's index, in reading order.
+API_INDEX = (
+    ("api:language-list", "languages"),
+    ("api:system-list", "captioning systems"),
+    ("api:reference-set-list", "reference sets"),
+    ("api:image-set-list", "image sets"),
+    ("api:campaign-list", "campaigns with their progress (a detail adds ΔS×S, agreement, controls)"),
+    ("api:caption-list", "submitted captions"),
+    ("api:judgment-list", "side-by-side judgments"),
+    ("api:rating-list", "ratings"),
+    ("api:metric-run-list", "metric runs (POST starts one)"),
+    ("api:correlations", "correlation of metrics with ΔS×S (?runs=1,2)"),
+    ("api:schema", "the OpenAPI schema"),
+    ("api:docs", "browsable documentation"),
+)
+
+
+class ApiRootApi(ResearchApi):
+    @extend_schema(exclude=True)
+    def get(self, request):
+        """What the API has, with absolute links: the answer at ``/api/`` instead of a 404."""
+        return Response(
+            {
+                "endpoints": [
+                    {"url": request.build_absolute_uri(reverse(name)), "what": what}
+                    for name, what in API_INDEX
+                ],
+                "authentication": "Token (Authorization: Token <key>) or the signed-in session; "
+                "researchers and project managers only.",
+            }
+        )
 
 
 class ResearchListApi(ResearchApi):
@@ -320,9 +355,8 @@ class MetricRunCreateApi(ResearchApi):
             max_length=100,
             help_text="System names.",
         )
-        reference_set = serializers.IntegerField(min_value=1, help_text="Reference set id.")
-        image_set = serializers.IntegerField(
-            min_value=1,
+        reference_set = id_field(help_text="Reference set id.")
+        image_set = id_field(
             required=False,
             allow_null=True,
             default=None,
@@ -416,7 +450,7 @@ class CorrelationApi(ResearchApi):
             default=CORRELATION_N_BOOT,
             help_text="0: no intervals.",
         )
-        seed = serializers.IntegerField(required=False, min_value=0, default=0)
+        seed = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT_MAX, default=0)
 
     @extend_schema(
         summary="Correlation of metrics with ΔS×S",

@@ -27,6 +27,7 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
+from core.bounds import BIGINT_MAX
 from evaluation.models import CaptionScore, ImageSet, Metric, MetricRun, ReferenceSet, RunStatus
 from evaluation.research.api.selectors import RATING_KINDS
 from evaluation.research.api.serializers import COMMON_QUERY_PARAMETERS
@@ -70,6 +71,7 @@ class IdFilter(django_filters.NumberFilter):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", BIGINT_MAX)  # what the id column holds
         super().__init__(*args, **kwargs)
 
 

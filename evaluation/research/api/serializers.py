@@ -15,6 +15,8 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from annotation.models import AssignmentState, CampaignKind, CampaignState, RatingValue, Side, SxsChoice
+from core.bounds import BIGINT_MAX
+from core.scales import SXS
 from evaluation.human.sxs import normalise_choice
 
 # Query parameters every list endpoint accepts besides its filters.
@@ -69,7 +71,7 @@ class CommaSeparatedIdsField(serializers.Field):
         parts = [part.strip() for part in data.split(",") if part.strip()]
         if not parts:
             self.fail("empty")
-        if not all(part.isascii() and part.isdigit() and int(part) > 0 for part in parts):
+        if not all(part.isascii() and part.isdigit() and 0 < int(part) <= BIGINT_MAX for part in parts):
             self.fail("invalid")
         ids = list(dict.fromkeys(int(part) for part in parts))
         if len(ids) > self.max_ids:
@@ -318,13 +320,21 @@ class SxsJudgmentSerializer(serializers.Serializer):
     choice = serializers.ChoiceField(
         choices=SxsChoice.choices, help_text="As seen, from the LEFT caption's side (much_better: left)."
     )
-    choice_label = serializers.SerializerMethodField(help_text="The paper's label, from the left side.")
+    choice_as_seen = serializers.SerializerMethodField(
+        help_text="The label the annotator clicked, e.g. “Right much better”."
+    )
+    choice_label = serializers.SerializerMethodField(
+        help_text="The paper's label, read from the LEFT caption's side (MUCH-WORSE: right much better)."
+    )
     m2_side = serializers.ChoiceField(source="assignment.m2_side", choices=Side.choices)
     score = serializers.IntegerField(help_text="From m2's side, −3..+3 (+3: m2 much better).")
     annotator = _pseudonym_field()
     seconds = serializers.FloatField(allow_null=True)
     is_late = serializers.SerializerMethodField()
     submitted_at = serializers.DateTimeField(source="assignment.batch.submitted_at", allow_null=True)
+
+    def get_choice_as_seen(self, judgment) -> str:
+        return SXS.point(judgment.choice).label
 
     def get_choice_label(self, judgment) -> str:
         return normalise_choice(judgment.choice)

@@ -7,6 +7,7 @@ from evaluation.research.api import apis, docs
 app_name = "api"
 
 urlpatterns = [
+    path("", apis.ApiRootApi.as_view(), name="root"),
     path("languages/", apis.LanguageListApi.as_view(), name="language-list"),
     path("systems/", apis.SystemListApi.as_view(), name="system-list"),
     path("reference-sets/", apis.ReferenceSetListApi.as_view(), name="reference-set-list"),

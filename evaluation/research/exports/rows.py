@@ -25,6 +25,7 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
+from core.scales import SXS
 from evaluation.human.quality import RATING_SCALE
 from evaluation.human.selectors import DONE_STATES
 from evaluation.human.sxs import normalise_choice
@@ -236,6 +237,7 @@ JUDGMENT_COLUMNS = (
     "language",
     "annotator",
     "choice",
+    "choice_as_seen",
     "choice_label",
     "m2_side",
     "score",
@@ -329,6 +331,7 @@ def judgments(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "annotator": pseudonym,
             "annotator_username": username,
             "choice": choice,
+            "choice_as_seen": SXS.point(choice).label,
             "choice_label": normalise_choice(choice),
             "m2_side": side,
             "score": score,

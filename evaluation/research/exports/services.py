@@ -97,7 +97,9 @@ NOTES: dict[tuple[str, str], list[str]] = {
     ("judgments", "csv"): [
         SUBMITTED_ONLY,
         PSEUDONYMS,
-        "choice / choice_label: the point as the annotator saw it, read from the LEFT caption's side. "
+        "choice: the point as the annotator saw it (a code); choice_as_seen: its label on the screen "
+        "(e.g. “Right much better”); choice_label: the paper's label of that point, read from the LEFT "
+        "caption's side (MUCH-BETTER = left much better … MUCH-WORSE = right much better). "
         "m2_side: the side the test system m2 was shown on. score: from m2's side, -3..+3 (+3: m2 much "
         "better). left_system / right_system: the systems whose captions were shown on each side.",
         "Control items (is_control) never enter ΔS×S; identical pairs are reported apart.",
