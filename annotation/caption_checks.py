@@ -77,10 +77,50 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
     "si": ("Sinhala",),
     **{
         code: ("Latin",)
-        for code in (
-            "en de fr es it pt nl sv da no nb nn fi pl cs sk sl hr ro hu tr id ms vi tl fil sw "
-            "et lv lt mi quz eu ca gl cy ga is af sq az uz"
-        ).split()
+        for code in [
+            "en",
+            "de",
+            "fr",
+            "es",
+            "it",
+            "pt",
+            "nl",
+            "sv",
+            "da",
+            "no",
+            "nb",
+            "nn",
+            "fi",
+            "pl",
+            "cs",
+            "sk",
+            "sl",
+            "hr",
+            "ro",
+            "hu",
+            "tr",
+            "id",
+            "ms",
+            "vi",
+            "tl",
+            "fil",
+            "sw",
+            "et",
+            "lv",
+            "lt",
+            "mi",
+            "quz",
+            "eu",
+            "ca",
+            "gl",
+            "cy",
+            "ga",
+            "is",
+            "af",
+            "sq",
+            "az",
+            "uz",
+        ]
     },
 }
 _SCRIPT_NAMES = {"Arabic": "Arabic", "Han": "Chinese characters", "Latin": "Latin", "Cyrillic": "Cyrillic"}

@@ -40,7 +40,9 @@ django.setup()
 from annotation import caption_checks as cc  # noqa: E402
 from annotation.services.demo import PHOTOS  # noqa: E402
 
-COCO = ROOT.parent / "shared" / "data" / "coco-fakecap" / "captions_val2014_fakecap_subset_refs_tokenized.json"
+COCO = (
+    ROOT.parent / "shared" / "data" / "coco-fakecap" / "captions_val2014_fakecap_subset_refs_tokenized.json"
+)
 THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
 PER_CHARACTER = {"ja"}
 SWAPS = {
@@ -100,7 +102,10 @@ def main() -> None:
         wrong = [v[1] if v else 0.0 for v in verdicts]
         caught = [(cc.language_verdict(t, code) or ("", 0.0))[1] for t in english]
         print(f"   {code}: {len(texts)} right captions, max other-language probability {max(wrong):.3f}")
-        print("      wrongly refused: " + "  ".join(f"{t}: {share(wrong, lambda p, t=t: p >= t)}" for t in THRESHOLDS))
+        print(
+            "      wrongly refused: "
+            + "  ".join(f"{t}: {share(wrong, lambda p, t=t: p >= t)}" for t in THRESHOLDS)
+        )
         print(
             f"      {len(english)} English COCO captions caught: "
             + "  ".join(f"{t}: {share(caught, lambda p, t=t: p >= t)}" for t in THRESHOLDS)
