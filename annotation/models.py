@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotation import caption_checks
 from core.models import TimeStamped
 from core.scales import RATING, SXS, Scale, canonical
 
@@ -236,6 +237,31 @@ class Campaign(TimeStamped):
         default=0.75,
         help_text="Side by side: annotators who pass a smaller share of control items are flagged.",
     )
+    # Caption checks on submit (annotation.caption_checks; defaults measured, see the README).
+    min_caption_length = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text=(
+            "Shortest caption accepted, in words, or in characters for languages written without "
+            "spaces (zh, ja, th, ...). Empty: the language's default (3 words; ja 5, zh 4, th 6 characters)."
+        ),
+    )
+    language_check = models.BooleanField(
+        default=True,
+        help_text="Refuse captions that the language identifier attributes to another language.",
+    )
+    language_check_threshold = models.FloatField(
+        default=caption_checks.DEFAULT_LANGUAGE_THRESHOLD,
+        help_text=(
+            "Refuse when another language gets at least this probability (0.5 to 1; higher refuses less)."
+        ),
+    )
+    near_copy_threshold = models.FloatField(
+        default=caption_checks.DEFAULT_NEAR_COPY_THRESHOLD,
+        help_text=(
+            "Refuse captions at least this similar to the English prompt caption (0.5 to 1; 1: exact copies only)."
+        ),
+    )
     rating_guidelines = models.TextField(
         blank=True, help_text="Shown on screen 1 and on the verification screen; empty: the built-in text."
     )
@@ -273,6 +299,18 @@ class Campaign(TimeStamped):
             models.CheckConstraint(
                 condition=Q(control_pass_threshold__gte=0, control_pass_threshold__lte=1),
                 name="campaign_control_pass_threshold",
+            ),
+            models.CheckConstraint(
+                condition=Q(language_check_threshold__gte=0.5, language_check_threshold__lte=1),
+                name="campaign_language_check_threshold",
+            ),
+            models.CheckConstraint(
+                condition=Q(near_copy_threshold__gte=0.5, near_copy_threshold__lte=1),
+                name="campaign_near_copy_threshold",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_caption_length__isnull=True) | Q(min_caption_length__gte=1),
+                name="campaign_min_caption_length",
             ),
         ]
 

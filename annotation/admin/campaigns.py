@@ -147,14 +147,28 @@ class CampaignAdmin(StyledModelAdmin):
     actions = ["open_campaigns", "close_campaigns", "expire_stale_leases", "verify_captions"]
     change_list_template = "admin/annotation/campaign/change_list.html"
     work_fieldset = ("Work", {"fields": ["batch_size", "replication", "lease_minutes"]})
+    # annotation.caption_checks; defaults and their measured figures in the README ("Caption checks").
+    checks_fieldset = (
+        "Caption checks",
+        {
+            "fields": [
+                "min_caption_length",
+                "language_check",
+                "language_check_threshold",
+                "near_copy_threshold",
+            ]
+        },
+    )
     fieldsets = [
         (None, {"fields": ["name", "kind", "language", "state", "prompt_system"]}),
         work_fieldset,
+        checks_fieldset,
         ("Guidelines", {"classes": ["collapse"], "fields": ["rating_guidelines", "writing_guidelines"]}),
     ]
     add_fieldsets = [
         (None, {"fields": ["name", "language", "prompt_system"]}),
         work_fieldset,
+        checks_fieldset,
         ("Guidelines", {"classes": ["collapse"], "fields": ["rating_guidelines", "writing_guidelines"]}),
     ]
     sxs_fieldsets = [

@@ -6,6 +6,8 @@ Guarantees, on PostgreSQL under any concurrency (proven by tests/annotation/test
   item rows are locked with ``SELECT ... FOR UPDATE SKIP LOCKED`` and their counter is raised
   in the same transaction, so two annotators never take the same last slot;
 - an annotator never gets the same item twice (unique constraint on (item, annotator));
+- nobody rates their own caption in a verification campaign: the author is left out of the
+  candidate pool (proven under the same stress in tests/annotation/test_concurrency.py);
 - an annotator holds at most one open batch per campaign: requests of one annotator are
   serialised by a transaction-scoped advisory lock, backed by a partial unique constraint;
 - no deadlock: handing out never waits (SKIP LOCKED), expiry skips batches others hold, and
@@ -149,6 +151,11 @@ def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
         .filter(~Exists(already))
         .order_by("active_count", "shuffle_key", "pk")
     )
+    if campaign.kind == CampaignKind.RATING:
+        # Nobody verifies their own caption. Excluded here, in the pool itself, so that an
+        # item only its author could still take is not fillable for them: they are told
+        # there is no work rather than waiting on rows they may not have.
+        pool = pool.exclude(written_caption__annotator=annotator)
     window = campaign.batch_size * _CANDIDATE_WINDOW
     deadline = time.monotonic() + _LOCKED_PATIENCE_SECONDS
     attempt = 0

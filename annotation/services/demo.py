@@ -324,6 +324,9 @@ ACCOUNTS: tuple[DemoAccount, ...] = (
     DemoAccount("ben-de", "annotator", (("de", SkillLevel.FLUENT),)),
     # A third German speaker, so the side-by-side campaign can reach K = 3.
     DemoAccount("clara-de", "annotator", (("de", SkillLevel.NATIVE),)),
+    # A fourth, so a verification campaign with K = 3 can be filled: nobody rates their own
+    # caption, so a caption written by anna-de needs three raters among the other three.
+    DemoAccount("dora-de", "annotator", (("de", SkillLevel.NATIVE),)),
     DemoAccount("omar-ar", "annotator", (("ar", SkillLevel.NATIVE),)),
     DemoAccount("layla-ar", "annotator", (("ar", SkillLevel.NATIVE),)),
     DemoAccount("yuki-ja", "annotator", (("ja", SkillLevel.NATIVE),)),
@@ -468,6 +471,6 @@ def demo_load() -> DemoSummary:
             f"“{SXS_CAMPAIGN}” compares {WEAK_SYSTEM} (m1) with {GOOD_SYSTEM} (m2), each pair judged by "
             f"{SXS_REPLICATION} annotators: log in as {speakers} in turn to fill it. A verification campaign is "
             "created by the manager in the admin (Campaigns › Add verification campaign) once a caption "
-            "campaign has captions."
+            "campaign has captions; nobody rates their own caption, so with K = 3 it takes all four."
         )
     return summary

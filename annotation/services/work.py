@@ -18,18 +18,21 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.assignment.engine import item_counters_add
+from annotation.caption_checks import CaptionRules, caption_rules_problem
 from annotation.models import (
     Annotator,
     Assignment,
     AssignmentState,
     Batch,
     BatchStage,
+    Campaign,
     CampaignKind,
     CaptionDraft,
     Rating,
     RatingValue,
     SxsChoice,
     SxsJudgment,
+    Tokenizer,
     WrittenCaption,
 )
 from core.errors import Conflict, NotFound, ValidationFailed
@@ -242,14 +245,32 @@ def _comparable(text: str) -> str:
     return " ".join(text.split())
 
 
-def caption_problem(text: str, prompt_text: str | None) -> str | None:
-    """Why a written caption cannot be accepted, or None."""
+def caption_rules(campaign: Campaign) -> CaptionRules:
+    """The caption checks of ``campaign`` (its settings, the language's tokeniser), as plain data."""
+    return CaptionRules(
+        language=campaign.language.code,
+        per_character=campaign.language.tokenizer == Tokenizer.CHARACTER,
+        min_length=campaign.min_caption_length,
+        language_check=campaign.language_check,
+        language_threshold=campaign.language_check_threshold,
+        near_copy_threshold=campaign.near_copy_threshold,
+    )
+
+
+def caption_problem(text: str, prompt_text: str | None, rules: CaptionRules | None = None) -> str | None:
+    """Why a written caption cannot be accepted, or None.
+
+    Empty, over-long and exact copies of the prompt always; with ``rules`` also the
+    campaign's checks (script, language, length, near copy: annotation.caption_checks).
+    """
     if not text.strip():
         return "Write a caption for this image."
     if len(text) > CAPTION_MAX_CHARS:
         return f"A caption can be at most {CAPTION_MAX_CHARS} characters."
     if prompt_text and _comparable(text) == _comparable(prompt_text):
         return "This repeats the English caption from screen 1. Describe the image in your own words."
+    if rules is not None:
+        return caption_rules_problem(text, prompt_text, rules)
     return None
 
 
@@ -285,10 +306,11 @@ def batch_submit(
             )
         )
         problems = {}
+        rules = caption_rules(batch.campaign)
         for a in assignments:
             draft = getattr(a, "draft", None)
             prompt = a.item.prompt_caption.text if a.item.prompt_caption_id else None
-            problem = caption_problem(draft.text if draft else "", prompt)
+            problem = caption_problem(draft.text if draft else "", prompt, rules)
             if problem:
                 problems[str(a.pk)] = {"position": a.position + 1, "message": problem}
         if problems:

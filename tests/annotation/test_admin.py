@@ -290,7 +290,8 @@ def test_markup_in_captions_and_names_is_escaped_everywhere_in_the_admin(pm_clie
     SystemCaption.objects.filter(image__items__campaign=campaign).update(text=f"prompt {MARKUP}")
     CaptioningSystem.objects.filter(pk=campaign.prompt_system_id).update(name=f"sys {MARKUP}")
     Image.objects.filter(items__campaign=campaign).update(license=f"lic {MARKUP}")
-    submit_batch(annotator, campaign, text=lambda a: f"{MARKUP} {a.pk}")
+    # Enough of its own words not to be a near copy of the prompt (annotation.caption_checks).
+    submit_batch(annotator, campaign, text=lambda a: f"Ein Hund im Garten neben dem Haus {MARKUP} {a.pk}")
     Annotator.objects.filter(pk=annotator.pk).update(pseudonym="A-<b>x</b>")
     caption = WrittenCaption.objects.first()
     batch = Batch.objects.first()

@@ -285,3 +285,28 @@ def test_lease_expiry_returns_unfinished_images_and_keeps_late_work(german):
         )
     )
     assert max(per_item.values()) == 1  # ... never through assignment
+
+
+# --- Verification: nobody rates their own caption (issue 9, item 6) --------------------------------
+
+
+@pytest.mark.django_db
+def test_a_verification_batch_never_holds_its_raters_own_captions(captioned, annotator, other_annotator):
+    from annotation.services.campaigns import campaign_open, rating_campaign_create
+
+    # Each of the two writers captioned every image once; one caption per image is drawn, so
+    # each writer is the author of some items and may rate only the others.
+    created = rating_campaign_create(name="Prüfung", source_campaign_id=captioned.pk, batch_size=15, seed=4)
+    campaign = campaign_open(campaign_id=created.pk)
+    authors = dict(campaign.items.values_list("pk", "written_caption__annotator"))
+    assert set(authors.values()) == {annotator.pk, other_annotator.pk}
+
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    got = set(batch.assignments.values_list("item_id", flat=True))
+    assert got == {pk for pk, author in authors.items() if author != annotator.pk}
+    # What is left for them is only their own captions: no work, at once (not "fillable" by them).
+    for pk in batch.assignments.values_list("pk", flat=True):
+        work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=pk, value="good")
+    work.judgment_batch_submit(annotator=annotator, batch_id=batch.pk, submit_key="k" * 16)
+    with pytest.raises(NoWorkAvailable):
+        batch_request(annotator=annotator, campaign_id=campaign.pk)

@@ -21,7 +21,7 @@ import pytest
 from django.core.management import call_command
 from django.db import Error as DatabaseLayerError
 from django.db import close_old_connections, connection
-from django.db.models import Count
+from django.db.models import Count, F
 from django.test import Client
 from django.utils import timezone
 
@@ -37,6 +37,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services import work
+from annotation.services.campaigns import campaign_open, rating_campaign_create
 from core.errors import NoWorkAvailable
 from tests import factories as f
 from tests.annotation.parallel import fail_on_db_errors, postgres_only, run_threads  # noqa: F401
@@ -151,6 +152,60 @@ def test_parallel_annotators_fill_the_campaign_exactly_k_times(german, replicati
     assert Batch.objects.values("annotator").distinct().count() > 5  # the work really was shared
     assert_counters_consistent(campaign)
     assert_submitted_batches_complete()
+
+
+def test_parallel_raters_fill_a_verification_campaign_and_nobody_rates_their_own_caption(german):
+    """Issue 9, item 6: the author is left out at candidate selection, under the claim stress."""
+    images, replication, batch_size, workers = 20, 3, 5, 22
+    source = f.open_caption_campaign(images=images, batch_size=batch_size, replication=2, language=german)
+    people = annotators(german, workers)
+    writers = people[:8]  # 8 writers x 5 images = every image captioned twice
+    f.written_captions(source, annotators=writers)
+    verification = rating_campaign_create(
+        name="verify", source_campaign_id=source.pk, seed=3, replication=replication, batch_size=batch_size
+    )
+    verification = campaign_open(campaign_id=verification.pk)
+    barrier = threading.Barrier(workers)
+    retried_no_work = Counter()
+
+    def rate(annotator_id: int):
+        annotator = Annotator.objects.get(pk=annotator_id)
+        barrier.wait()
+        n = 0
+        while True:
+            try:
+                batch, _ = batch_request(annotator=annotator, campaign_id=verification.pk)
+            except NoWorkAvailable:
+                left = (
+                    Item.objects.filter(campaign=verification, active_count__lt=replication)
+                    .exclude(assignments__annotator=annotator)
+                    .exclude(written_caption__annotator=annotator)
+                    .exists()
+                )
+                if left and retried_no_work[annotator_id] < 50:
+                    retried_no_work[annotator_id] += 1
+                    time.sleep(0.02)
+                    continue
+                return
+            n += 1
+            for pk in batch.assignments.values_list("pk", flat=True):
+                work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=pk, value="good")
+            work.judgment_batch_submit(
+                annotator=annotator, batch_id=batch.pk, submit_key=f"v-{annotator_id}-{n:04d}"
+            )
+
+    errors = run_threads([lambda pk=a.pk: rate(pk) for a in people])
+    fail_on_db_errors(errors)
+
+    rated = Assignment.objects.filter(item__campaign=verification)
+    assert rated.count() == images * replication
+    assert not rated.filter(item__written_caption__annotator=F("annotator")).exists()
+    per_item = rated.values("item").annotate(n=Count("pk"), people=Count("annotator", distinct=True))
+    assert len(per_item) == images
+    assert {(row["n"], row["people"]) for row in per_item} == {(replication, replication)}
+    # The writers took part as raters too: the exclusion was exercised, not avoided.
+    assert rated.filter(annotator__in=writers).exists()
+    assert_counters_consistent(verification)
 
 
 # --- Case 2: one annotator, many simultaneous requests ---------------------------------------

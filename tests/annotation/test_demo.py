@@ -126,8 +126,9 @@ def test_one_open_caption_campaign_per_language_with_qualified_annotators(demo):
         qualified = [
             a for a in Annotator.objects.all() if annotator_qualification_problem(a, campaign) is None
         ]
-        # German has a third annotator, for the side-by-side campaign's K = 3.
-        assert len(qualified) == (3 if campaign.language.code == "de" else 2), campaign.language.code
+        # German has a third annotator, for the side-by-side campaign's K = 3, and a fourth for a
+        # verification with K = 3 (nobody rates their own caption).
+        assert len(qualified) == (4 if campaign.language.code == "de" else 2), campaign.language.code
     assert {name for name, _code, state in demo.campaigns if state == CampaignState.OPEN} == {
         c.name for c in Campaign.objects.all()
     }
@@ -147,7 +148,7 @@ def test_an_open_side_by_side_campaign_in_german_weak_against_good(demo):
         "wrong_image",
     ]
     qualified = [a for a in Annotator.objects.all() if annotator_qualification_problem(a, campaign) is None]
-    assert sorted(a.user.username for a in qualified) == ["anna-de", "ben-de", "clara-de"]
+    assert sorted(a.user.username for a in qualified) == ["anna-de", "ben-de", "clara-de", "dora-de"]
 
 
 def test_demo_accounts_log_in_with_their_roles(client, demo):
@@ -160,7 +161,7 @@ def test_demo_accounts_log_in_with_their_roles(client, demo):
     for account in demo.accounts:
         assert client.login(username=account.username, password=DEMO_PASSWORD), account.username
     annotators = User.objects.filter(annotator__isnull=False)
-    assert annotators.count() == 7 and not annotators.filter(is_staff=True).exists()
+    assert annotators.count() == 8 and not annotators.filter(is_staff=True).exists()
 
 
 def submit_whole_batch(annotator, campaign) -> int:
@@ -171,7 +172,11 @@ def submit_whole_batch(annotator, campaign) -> int:
     work.writing_open(annotator=annotator, batch_id=batch.pk)
     for a in assignments:
         work.draft_save(
-            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=f"Bild {a.pk}", revision=1
+            annotator=annotator,
+            batch_id=batch.pk,
+            assignment_id=a.pk,
+            text=f"Auf diesem Foto sieht man das Motiv Nummer {a.pk}.",
+            revision=1,
         )
     work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
     return len(assignments)
@@ -242,6 +247,7 @@ def test_load_demo_command_prints_the_url_and_logins_every_time(db):
             "anna-de",
             "ben-de",
             "clara-de",
+            "dora-de",
             "omar-ar",
             "layla-ar",
             "yuki-ja",
@@ -251,7 +257,7 @@ def test_load_demo_command_prints_the_url_and_logins_every_time(db):
         ]:
             assert username in text
         assert DEMO_PASSWORD in text
-        assert "Demo: side by side in German" in text and "clara-de in turn" in text
+        assert "Demo: side by side in German" in text and "dora-de in turn" in text
     assert Image.objects.count() == len(PHOTOS)
 
 

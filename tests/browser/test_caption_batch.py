@@ -93,3 +93,41 @@ def test_annotator_completes_a_batch_with_the_keyboard(live_server, page, screen
     batch = written[0].assignment.batch
     assert batch.stage == BatchStage.SUBMITTED
     assert batch.rating_seconds and batch.rating_seconds > 0
+
+
+def test_a_refused_caption_is_marked_at_its_image_and_kept(live_server, page, screenshot, db):
+    """Issue 9, item 5: English typed into a German campaign and a one-word caption are refused
+    at submit; screen 2 marks each image with what to change, and the text stays in the field."""
+    german = f.LanguageFactory(code="de", name="German")
+    campaign = f.open_caption_campaign(
+        images=3, batch_size=3, language=german, language_check=True, min_caption_length=None
+    )
+    f.AnnotatorFactory(user__username="browser-anna", languages=[german])
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.locator("input[name=username]").fill("browser-anna")
+    page.locator("input[name=password]").fill("pw-for-tests-only")
+    page.locator("input[name=password]").press("Enter")
+    page.wait_for_url("**/work/")
+    assert campaign.name in page.content()
+    page.get_by_role("button", name="Start a batch").click()
+    page.wait_for_url("**/rate/")
+    for key in ["2", "2", "2"]:
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/write/")
+    fields = page.locator("textarea")
+    fields.nth(0).fill("A dog is running across a green meadow.")
+    fields.nth(1).fill("Hund.")
+    fields.nth(2).fill("Eine Katze schläft auf einem roten Sofa.")
+    fields.nth(2).press("Tab")
+    expect(page.locator("#save-status")).to_contain_text("saved")
+    fields.nth(2).press("Control+Enter")
+
+    items = page.locator("li.invalid")
+    expect(items).to_have_count(2)
+    expect(items.nth(0)).to_contain_text("This caption looks like English, not German. Write it in German.")
+    expect(items.nth(1)).to_contain_text("This caption is too short (1 of at least 3 words).")
+    screenshot("screen2-caption-checks-refused")
+    assert fields.nth(0).input_value() == "A dog is running across a green meadow."
+    assert not WrittenCaption.objects.exists()
+    assert CaptionDraft.objects.get(assignment__position=1).text == "Hund."

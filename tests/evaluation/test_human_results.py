@@ -486,7 +486,7 @@ def test_demo_side_by_side_and_verification_from_start_to_finish(db):
     caption_campaign = Campaign.objects.get(kind=CampaignKind.CAPTION, language__code="de")
     sxs_campaign = Campaign.objects.get(name=SXS_CAMPAIGN)
     clients = {}
-    for name in ("anna-de", "ben-de", "clara-de", "manager"):
+    for name in ("anna-de", "ben-de", "clara-de", "dora-de", "manager"):
         clients[name] = Client()
         assert clients[name].login(username=name, password="demo-pass-2026")
 
@@ -514,7 +514,7 @@ def test_demo_side_by_side_and_verification_from_start_to_finish(db):
                 client,
                 "api_draft",
                 batch,
-                {"assignment": a.pk, "text": f"Ein Foto, Nummer {a.pk}", "revision": 1},
+                {"assignment": a.pk, "text": f"Ein Foto mit der Nummer {a.pk} zeigt etwas.", "revision": 1},
             )
         post(client, "api_submit", batch, {"submit_key": uuid.uuid4().hex})
 
@@ -539,8 +539,9 @@ def test_demo_side_by_side_and_verification_from_start_to_finish(db):
     verification = Campaign.objects.get(kind=CampaignKind.RATING)
     assert verification.state == CampaignState.OPEN and verification.items.count() == 6
 
-    # Three German annotators rate, and fill the side-by-side campaign.
-    for name in ("anna-de", "ben-de", "clara-de"):
+    # Four German annotators rate (nobody rates their own caption, so anna's captions need
+    # ben, clara and dora), and fill the side-by-side campaign.
+    for name in ("anna-de", "ben-de", "clara-de", "dora-de"):
         client = clients[name]
         assert "Start rating" in client.get(reverse("annotation:dashboard")).content.decode()
         batch = start(client, verification)
