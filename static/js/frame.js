@@ -17,7 +17,9 @@
 
   function leaseText(ms) {
     if (ms <= 0) return ["Time is up: submit to keep your work", "expired"];
-    const minutes = Math.ceil(ms / 60000); // a fresh 30-minute lease reads "30 min"
+    // Rounded: the server's times come in whole seconds, so a fresh 30-minute lease may be a
+    // second over or under; it reads "30 min".
+    const minutes = Math.round(ms / 60000);
     if (ms >= 120000) return ["Time left: " + minutes + " min", minutes <= 5 ? "low" : ""];
     const seconds = Math.floor(ms / 1000);
     return ["Time left: " + Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0"), "low"];
