@@ -12,7 +12,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.selectors import annotator_for_user
+from annotation.selectors import annotator_for_user, batch_lease_expiry
 from annotation.services import work
 from core.access import is_annotator
 from core.bounds import counter_field, id_field, seconds_field
@@ -38,6 +38,12 @@ class AnnotatorAPI(APIView):
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
+    def saved(self, request, batch_id: int, payload: dict) -> Response:
+        """The answer of a save, plus ``lease_expires_at``: the batch's lease after the save
+        (saving renews a live lease), which the page's countdown shows."""
+        payload["lease_expires_at"] = batch_lease_expiry(request.annotator, batch_id)
+        return Response(payload)
+
 
 class RatingSaveAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
@@ -54,7 +60,7 @@ class RatingSaveAPI(AnnotatorAPI):
             value=data["value"],
             seconds=data.get("seconds"),
         )
-        return Response({"assignment": rating.assignment_id, "value": rating.value})
+        return self.saved(request, batch_id, {"assignment": rating.assignment_id, "value": rating.value})
 
 
 class WritingOpenAPI(AnnotatorAPI):
@@ -90,7 +96,11 @@ class DraftSaveAPI(AnnotatorAPI):
             revision=data["revision"],
             seconds=data.get("seconds"),
         )
-        return Response({"revision": result.revision, "saved_at": result.saved_at, "stale": result.stale})
+        return self.saved(
+            request,
+            batch_id,
+            {"revision": result.revision, "saved_at": result.saved_at, "stale": result.stale},
+        )
 
 
 class BatchSubmitAPI(AnnotatorAPI):
@@ -134,7 +144,9 @@ class SxsJudgmentSaveAPI(AnnotatorAPI):
             choice=data["choice"],
             seconds=data.get("seconds"),
         )
-        return Response({"assignment": judgment.assignment_id, "choice": judgment.choice})
+        return self.saved(
+            request, batch_id, {"assignment": judgment.assignment_id, "choice": judgment.choice}
+        )
 
 
 class JudgmentSubmitAPI(AnnotatorAPI):

@@ -91,6 +91,18 @@ def batch_for_annotator(annotator: Annotator, batch_id: int) -> Batch:
         raise NotFound("No such batch.") from None
 
 
+def batch_lease_expiry(annotator: Annotator, batch_id: int):
+    """When the lease of this annotator's batch runs out (None for a batch that is not theirs).
+
+    Read after a save, which may have renewed it, so the page's countdown follows the server.
+    """
+    return (
+        Batch.objects.filter(pk=batch_id, annotator=annotator)
+        .values_list("lease_expires_at", flat=True)
+        .first()
+    )
+
+
 def screen1_rows(batch: Batch) -> list[dict]:
     """Screen 1: each image with the prompt system's English caption and the rating so far."""
     rows = []

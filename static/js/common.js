@@ -35,7 +35,7 @@ window.Annot = (function () {
       if (response && response.status < 500) {
         let body = null;
         try { body = await response.json(); } catch (e) { body = null; }
-        if (response.ok) return body;
+        if (response.ok) { announceLease(body); return body; }
         if (response.status === 403 && body && /CSRF|credentials/i.test(body.detail || "")) {
           throw new HttpError(403, { message: "Your session has ended. Log in again in another tab, then come back: nothing you typed is lost." });
         }
@@ -57,13 +57,17 @@ window.Annot = (function () {
     el.className = "save-status" + (kind ? " " + kind : "");
   }
 
+  // The guidelines are a modal <dialog>: it opens in the middle of the view wherever the page is
+  // scrolled, Escape or the same key closes it, and focus goes back where it was.
   function setupGuidelines(keys) {
     const toggle = document.getElementById("help-toggle");
-    const panel = document.getElementById("guidelines");
+    const dialog = document.getElementById("guidelines");
     function flip() {
-      panel.hidden = !panel.hidden;
-      toggle.setAttribute("aria-expanded", String(!panel.hidden));
+      if (dialog.open) dialog.close();
+      else if (!document.querySelector("dialog[open]")) dialog.showModal();
+      toggle.setAttribute("aria-expanded", String(dialog.open));
     }
+    dialog.addEventListener("close", () => toggle.setAttribute("aria-expanded", "false"));
     toggle.addEventListener("click", flip);
     document.addEventListener("keydown", (e) => {
       if (keys.includes(e.key) && !(e.target instanceof HTMLTextAreaElement && e.key === "?")) {
@@ -71,6 +75,18 @@ window.Annot = (function () {
         flip();
       }
     });
+  }
+
+  // A dialog is open (guidelines, lease, enlarged image): the screen's keys wait until it closes.
+  function dialogOpen() {
+    return document.querySelector("dialog[open]") !== null;
+  }
+
+  // Every save answers the batch's lease after it; the page's countdown (frame.js) listens.
+  function announceLease(body) {
+    if (body && body.lease_expires_at) {
+      document.dispatchEvent(new CustomEvent("annot:lease", { detail: body.lease_expires_at }));
+    }
   }
 
   // Seconds each item is the current one, measured on the page.
@@ -135,5 +151,5 @@ window.Annot = (function () {
     return first;
   }
 
-  return { postJSON, status, setupGuidelines, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails };
+  return { postJSON, status, setupGuidelines, dialogOpen, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails };
 })();

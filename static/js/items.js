@@ -6,6 +6,10 @@
 // screen 1: goes on to writing) once every item has its answer, or once the last answers are
 // saved. The submit carries a key kept in sessionStorage, so a retry or double press stores
 // one result. The page knows only the choice as seen: never a system or a side.
+//
+// The current item and the keyboard focus are one thing: the keys act on the item that holds
+// the focus (Tab onto a button of image 3, press 2: image 3 is rated), and moving the current
+// item moves the focus. A click or a tap on a point does what its key does, moving on too.
 "use strict";
 
 (function () {
@@ -41,7 +45,8 @@
     const li = items[current];
     watch.focus(li.dataset.assignment);
     if (scroll) li.scrollIntoView({ block: "center", behavior: "smooth" });
-    li.focus({ preventScroll: true });
+    // Focus already inside this item (a button tabbed to or clicked) stays where it is.
+    if (!li.contains(document.activeElement)) li.focus({ preventScroll: true });
   }
 
   function show(li, value) {
@@ -107,21 +112,28 @@
     }
   }
 
+  // Give an item its answer and move on to the next open one: the same for a key, a click, a tap.
+  function answer(li, value) {
+    choose(li, value);
+    select(nextOpen(items.indexOf(li)));
+  }
+
   items.forEach((li, i) => {
+    // Focus entering an item (Tab, click, a screen reader) makes it the current one.
+    li.addEventListener("focusin", () => { if (current !== i) select(i, false); });
     li.addEventListener("click", (e) => {
       const btn = e.target.closest(".choice");
       if (current !== i) select(i, false);
-      if (btn) choose(li, btn.dataset.value);
+      if (btn) answer(li, btn.dataset.value);
     });
   });
 
   document.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || Annot.dialogOpen()) return;
     const btn = items[current].querySelector('.choice[data-key="' + CSS.escape(e.key) + '"]');
     if (btn) {
       e.preventDefault();
-      choose(items[current], btn.dataset.value);
-      select(nextOpen(current));
+      answer(items[current], btn.dataset.value);
     } else if (e.key === "ArrowDown" || e.key === "j") {
       e.preventDefault(); select(current + 1);
     } else if (e.key === "ArrowUp" || e.key === "k") {

@@ -58,15 +58,12 @@
     }
   }
 
-  items.forEach((li, i) => {
+  items.forEach((li) => {
     const ta = li.querySelector("textarea");
     const assignment = li.dataset.assignment;
     const rev = Number(li.dataset.revision || 0);
     state.set(assignment, { revision: rev, saved: rev, timer: null, inflight: false });
-    ta.addEventListener("focus", () => {
-      watch.focus(assignment);
-      items.forEach((other) => other.classList.toggle("selected", other === li));
-    });
+    ta.addEventListener("focus", () => watch.focus(assignment));
     ta.addEventListener("input", () => {
       const s = state.get(assignment);
       s.revision += 1;
@@ -76,11 +73,23 @@
       refresh();
     });
     ta.addEventListener("blur", () => save(li));
-    ta.addEventListener("keydown", (e) => {
-      if (e.ctrlKey && e.key === "ArrowDown") { e.preventDefault(); focusItem(i + 1); }
-      if (e.ctrlKey && e.key === "ArrowUp") { e.preventDefault(); focusItem(i - 1); }
-    });
   });
+  followFocus();
+
+  // The current image is the one holding the focus (its text or its enlarge button): it is
+  // highlighted, and Ctrl+↓/↑ move from it, wherever in the item the focus is.
+  function followFocus() {
+    let current = 0;
+    items.forEach((li, i) => li.addEventListener("focusin", () => {
+      current = i;
+      items.forEach((other) => other.classList.toggle("selected", other === li));
+    }));
+    document.addEventListener("keydown", (e) => {
+      if (!e.ctrlKey || e.altKey || e.metaKey || Annot.dialogOpen()) return;
+      if (e.key === "ArrowDown") { e.preventDefault(); focusItem(current + 1); }
+      if (e.key === "ArrowUp") { e.preventDefault(); focusItem(current - 1); }
+    });
+  }
 
   function focusItem(i) {
     const li = items[Math.max(0, Math.min(items.length - 1, i))];

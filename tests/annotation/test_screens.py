@@ -235,7 +235,7 @@ def test_the_scripts_hold_no_copy_of_a_scale_and_no_url(client):
 
     from core.scales import RATING, SXS
 
-    for name in ("js/common.js", "js/items.js", "js/screen2.js"):
+    for name in ("js/common.js", "js/frame.js", "js/items.js", "js/screen2.js"):
         source = Path(finders.find(name)).read_text(encoding="utf-8")
         for point in (*RATING, *SXS):
             assert f'"{point.code}"' not in source and f"'{point.code}'" not in source, (name, point.code)
@@ -257,3 +257,38 @@ def test_the_next_urls_the_api_answers_are_the_named_routes(annotator_client, ca
         content_type="application/json",
     )
     assert r.status_code == 200 and r.json()["next"] == reverse("annotation:batch", args=[batch.pk])
+
+
+def test_every_save_answers_the_lease_after_it_renewed_when_less_than_half_was_left(
+    annotator_client, campaign
+):
+    """The page's countdown follows the server: each save answers the batch's lease expiry,
+    renewed by the save once less than half of the lease was left."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from django.utils.dateparse import parse_datetime
+
+    batch = start_batch(annotator_client, campaign)
+    a = batch.assignments.order_by("position").first()
+    page = annotator_client.get(reverse("annotation:screen1", args=[batch.pk])).content.decode()
+    assert f'data-expires="{int(batch.lease_expires_at.timestamp())}"' in page
+    assert f"These images are kept for you for {campaign.lease_minutes} minutes" in page
+
+    def save():
+        r = annotator_client.post(
+            reverse("annotation:api_rating", args=[batch.pk]),
+            {"assignment": a.pk, "value": "good"},
+            content_type="application/json",
+        )
+        assert r.status_code == 200, r.content
+        return parse_datetime(r.json()["lease_expires_at"])
+
+    batch.refresh_from_db()
+    assert abs(save() - batch.lease_expires_at) < timedelta(milliseconds=1)  # more than half left: kept
+    soon = timezone.now() + timedelta(minutes=3)
+    Batch.objects.filter(pk=batch.pk).update(lease_expires_at=soon)
+    renewed = save()
+    batch.refresh_from_db()
+    assert abs(renewed - batch.lease_expires_at) < timedelta(milliseconds=1)
+    assert renewed > soon + timedelta(minutes=campaign.lease_minutes - 4)

@@ -103,7 +103,10 @@ def test_no_system_name_and_no_side_reach_the_page_or_the_api(annotator_client, 
         annotator_client, "api_sxs_judgment", batch.pk, {"assignment": a.pk, "choice": "better"}
     )
     assert saved.status_code == 200
-    assert saved.json() == {"assignment": a.pk, "choice": "better"}  # no score: it would give the side away
+    # No score (it would give the side away); the lease's end for the page's countdown.
+    answer = saved.json()
+    assert set(answer) == {"assignment", "choice", "lease_expires_at"}
+    assert (answer["assignment"], answer["choice"]) == (a.pk, "better")
     page = annotator_client.get(reverse("annotation:sxs", args=[batch.pk])).content.decode()
     dashboard = annotator_client.get(reverse("annotation:dashboard")).content.decode()
     # A random CSRF token could hold "m1" or "m2" by chance: leave it out of the search.
@@ -111,9 +114,14 @@ def test_no_system_name_and_no_side_reach_the_page_or_the_api(annotator_client, 
     for text in (page, dashboard, saved.content.decode()):
         for secret in (m1, m2, "m2_side", "m1", "m2", "base system", "test system", "score"):
             assert secret not in text, secret
-    # The only data the items carry: ids, the choice as seen, and the keys.
+    # The only data the items carry: ids, the choice as seen, and the keys; the page besides
+    # carries the batch's lease (its end, the server's time, its length) for the countdown.
     attributes = set(re.findall(r"\sdata-([a-z-]+)=", page))
-    assert attributes == {"batch", "field", "save-url", "submit-url", "assignment", "value", "key"}
+    assert attributes == {"batch", "field", "save-url", "submit-url", "assignment", "value", "key"} | {
+        "expires",
+        "server-now",
+        "minutes",
+    }
     script = annotator_client.get("/static/js/items.js")
     body = b"".join(script.streaming_content) if script.streaming else script.content
     assert b"m1" not in body and b"m2" not in body and b"score" not in body
