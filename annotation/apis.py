@@ -8,11 +8,12 @@ Fields a client must not set (annotator, state, item) are simply not part of any
 from __future__ import annotations
 
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.selectors import annotator_for_user
+from annotation.selectors import annotator_for_user, batch_state
 from annotation.services import work
 from core.access import is_annotator
 
@@ -31,6 +32,12 @@ class AnnotatorAPI(APIView):
     permission_classes = [permissions.IsAuthenticated, IsAnnotator]
     # Internal endpoints of the annotator pages, not part of the public research API schema.
     schema = None
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Every answer, errors included, is about one moment of a batch: never kept by a cache.
+        response = super().finalize_response(request, response, *args, **kwargs)
+        add_never_cache_headers(response)
+        return response
 
     def validated(self, serializer_class, request):
         serializer = serializer_class(data=request.data)
@@ -76,7 +83,7 @@ class DraftSaveAPI(AnnotatorAPI):
         text = serializers.CharField(
             allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
         )
-        revision = serializers.IntegerField(min_value=0)
+        base_revision = serializers.IntegerField(min_value=0)
         seconds = serializers.FloatField(required=False, allow_null=True)
 
     def post(self, request, batch_id: int):
@@ -86,24 +93,40 @@ class DraftSaveAPI(AnnotatorAPI):
             batch_id=batch_id,
             assignment_id=data["assignment"],
             text=data["text"],
-            revision=data["revision"],
+            base_revision=data["base_revision"],
             seconds=data.get("seconds"),
         )
-        return Response({"revision": result.revision, "saved_at": result.saved_at, "stale": result.stale})
+        return Response({"revision": result.revision, "saved_at": result.saved_at})
 
 
 class BatchSubmitAPI(AnnotatorAPI):
+    class Caption(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        text = serializers.CharField(
+            allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
+        )
+        base_revision = serializers.IntegerField(min_value=0)
+        seconds = serializers.FloatField(required=False, allow_null=True)
+
     class Input(serializers.Serializer):
         submit_key = serializers.CharField(max_length=64)
         writing_seconds = serializers.FloatField(required=False, allow_null=True)
+        # What the page shows, per image (see work.batch_submit); without it the drafts count.
+        captions = serializers.ListField(child=serializers.DictField(), required=False, max_length=500)
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
+        captions = None
+        if "captions" in data:
+            serializer = self.Caption(data=data["captions"], many=True)
+            serializer.is_valid(raise_exception=True)
+            captions = serializer.validated_data
         batch = work.batch_submit(
             annotator=request.annotator,
             batch_id=batch_id,
             submit_key=data["submit_key"],
             writing_seconds=data.get("writing_seconds"),
+            captions=captions,
         )
         return Response(
             {
@@ -142,6 +165,8 @@ class JudgmentSubmitAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
         submit_key = serializers.CharField(max_length=64)
         seconds = serializers.FloatField(required=False, allow_null=True)
+        # The choice the page shows per assignment id: a stale tab's view is refused, not stored.
+        shown = serializers.DictField(child=serializers.CharField(max_length=20), required=False)
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -150,6 +175,7 @@ class JudgmentSubmitAPI(AnnotatorAPI):
             batch_id=batch_id,
             submit_key=data["submit_key"],
             seconds=data.get("seconds"),
+            shown=data.get("shown"),
         )
         return Response(
             {
@@ -159,3 +185,12 @@ class JudgmentSubmitAPI(AnnotatorAPI):
                 "next": reverse("annotation:batch", args=[batch.pk]),
             }
         )
+
+
+class BatchStateAPI(AnnotatorAPI):
+    """What a page re-checks when it comes back into view (see ``selectors.batch_state``)."""
+
+    def get(self, request, batch_id: int):
+        state = batch_state(request.annotator, batch_id)
+        state["next"] = reverse("annotation:batch", args=[batch_id])
+        return Response(state)

@@ -171,7 +171,7 @@ def submit_whole_batch(annotator, campaign) -> int:
     work.writing_open(annotator=annotator, batch_id=batch.pk)
     for a in assignments:
         work.draft_save(
-            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=f"Bild {a.pk}", revision=1
+            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=f"Bild {a.pk}", base_revision=0
         )
     work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
     return len(assignments)
