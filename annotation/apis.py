@@ -66,11 +66,16 @@ class RatingSaveAPI(AnnotatorAPI):
 class WritingOpenAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
         rating_seconds = serializers.FloatField(required=False, allow_null=True)
+        # The rating the page shows per assignment id: a stale tab's view is refused, not used.
+        shown = serializers.DictField(child=serializers.CharField(max_length=20), required=False)
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
         batch = work.writing_open(
-            annotator=request.annotator, batch_id=batch_id, rating_seconds=data.get("rating_seconds")
+            annotator=request.annotator,
+            batch_id=batch_id,
+            rating_seconds=data.get("rating_seconds"),
+            shown=data.get("shown"),
         )
         return Response(
             {"batch": batch.pk, "stage": batch.stage, "next": reverse("annotation:screen2", args=[batch.pk])}

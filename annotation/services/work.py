@@ -148,9 +148,39 @@ def rating_save(
         return rating
 
 
-def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float | None = None) -> Batch:
+def _check_shown(assignments: list[Assignment], shown: dict | None, stored_of) -> None:
+    """Raise EditConflict when the page's choices (``shown``: assignment id -> code) differ from
+    the stored ones: another tab or window changed them since this page did."""
+    if shown is None:
+        return
+    conflicts = {}
+    for a in assignments:
+        stored = stored_of(a)
+        page = shown.get(str(a.pk), stored)
+        if page != stored:
+            conflicts[str(a.pk)] = {
+                "position": a.position + 1,
+                "message": f"Image {a.position + 1} was judged differently in another tab or window. "
+                "This page now shows that judgment: keep it or change it, then go on.",
+                "mine": page,
+                "theirs": stored,
+            }
+    if conflicts:
+        positions = ", ".join(str(c["position"]) for c in conflicts.values())
+        raise EditConflict(
+            f"Judged differently in another tab or window: image {positions}. "
+            "Check the judgment shown, then go on again.",
+            details=conflicts,
+        )
+
+
+def writing_open(
+    *, annotator: Annotator, batch_id: int, rating_seconds: float | None = None, shown: dict | None = None
+) -> Batch:
     """Close screen 1 and open screen 2. Needs every image rated. Idempotent.
 
+    ``shown``: the rating the page shows per assignment id; one that differs from the stored
+    rating (changed in another tab or window) raises EditConflict and nothing changes.
     Locks the batch row. Raises ValidationFailed naming the positions still unrated,
     Conflict for a batch that is not a caption batch.
     """
@@ -172,6 +202,7 @@ def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float |
                 f"Rate every caption before you go on (still unrated: {positions}).",
                 details={"unrated_positions": [p + 1 for p in unrated]},
             )
+        _check_shown(list(batch.assignments.select_related("rating")), shown, lambda a: a.rating.value)
         now = timezone.now()
         batch.writing_opened_at = now
         batch.rating_seconds = rating_seconds
@@ -501,29 +532,9 @@ def judgment_batch_submit(
                     str(a.pk): {"position": a.position + 1, "message": f"Judge this {noun}."} for a in missing
                 },
             )
-        if shown is not None:
-            conflicts = []
-            for a in assignments:
-                stored = a.sxs_judgment.choice if sxs else a.rating.value
-                page = shown.get(str(a.pk), stored)
-                if page != stored:
-                    conflicts.append(
-                        {
-                            "assignment": a.pk,
-                            "position": a.position + 1,
-                            "message": f"Image {a.position + 1} was judged differently in another tab or "
-                            "window. This page now shows that judgment: keep it or change it, then submit.",
-                            "mine": page,
-                            "theirs": stored,
-                        }
-                    )
-            if conflicts:
-                positions = ", ".join(str(c["position"]) for c in conflicts)
-                raise EditConflict(
-                    f"Judged differently in another tab or window: image {positions}. "
-                    "Check the judgment shown, then submit again.",
-                    details={str(c.pop("assignment")): c for c in conflicts},
-                )
+        _check_shown(
+            assignments, shown, (lambda a: a.sxs_judgment.choice) if sxs else (lambda a: a.rating.value)
+        )
         now = timezone.now()
         batch.rating_seconds = seconds
         _batch_finish(
