@@ -87,7 +87,7 @@
     }
     const position = li.querySelector(".position").textContent;
     box.querySelector(".conflict-title").textContent =
-      position + " was changed in another tab or window since this page saved it. Which text do you keep?";
+      position + " was changed in another tab or window. Which text do you keep?";
     box.querySelector(".mine .conflict-text").textContent = textarea(li).value;
     box.querySelector(".theirs .conflict-text").textContent = theirs;
     li.classList.add("invalid", "has-conflict");

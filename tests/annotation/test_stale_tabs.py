@@ -100,7 +100,7 @@ def test_submit_stores_what_the_page_shows_when_its_revisions_are_current(annota
     batch_id, ids = to_screen2(annotator_client, campaign)
     write_all(annotator_client, batch_id, ids)
     # Image 3 was typed on after the last save: the page shows more than the draft holds.
-    texts = ["Ein Bild mit der Nummer %d" % ids[0], "Zweites Bild", "Drittes Bild, zu Ende getippt  "]
+    texts = [f"Ein Bild mit der Nummer {ids[0]}", "Zweites Bild", "Drittes Bild, zu Ende getippt  "]
 
     response = submit_shown(annotator_client, batch_id, shown(ids, texts, [1, 1, 1]))
 
