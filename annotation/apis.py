@@ -8,11 +8,12 @@ Fields a client must not set (annotator, state, item) are simply not part of any
 from __future__ import annotations
 
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.selectors import annotator_for_user, batch_lease_expiry
+from annotation.selectors import annotator_for_user, batch_lease_expiry, batch_state
 from annotation.services import work
 from core.access import is_annotator
 from core.bounds import counter_field, id_field, seconds_field
@@ -33,6 +34,12 @@ class AnnotatorAPI(APIView):
     # Internal endpoints of the annotator pages, not part of the public research API schema.
     schema = None
 
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Every answer, errors included, is about one moment of a batch: never kept by a cache.
+        response = super().finalize_response(request, response, *args, **kwargs)
+        add_never_cache_headers(response)
+        return response
+
     def validated(self, serializer_class, request):
         serializer = serializer_class(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -43,6 +50,15 @@ class AnnotatorAPI(APIView):
         (saving renews a live lease), which the page's countdown shows."""
         payload["lease_expires_at"] = batch_lease_expiry(request.annotator, batch_id)
         return Response(payload)
+
+
+class ShownCaptionInput(serializers.Serializer):
+    """One image as the submitting page shows it (see ``work.batch_submit``), bounded like a draft."""
+
+    assignment = id_field()
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS)
+    base_revision = counter_field()
+    seconds = seconds_field()
 
 
 class RatingSaveAPI(AnnotatorAPI):
@@ -66,11 +82,16 @@ class RatingSaveAPI(AnnotatorAPI):
 class WritingOpenAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
         rating_seconds = seconds_field()
+        # The rating the page shows per assignment id: a stale tab's view is refused, not used.
+        shown = serializers.DictField(child=serializers.CharField(max_length=20), required=False)
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
         batch = work.writing_open(
-            annotator=request.annotator, batch_id=batch_id, rating_seconds=data.get("rating_seconds")
+            annotator=request.annotator,
+            batch_id=batch_id,
+            rating_seconds=data.get("rating_seconds"),
+            shown=data.get("shown"),
         )
         return Response(
             {"batch": batch.pk, "stage": batch.stage, "next": reverse("annotation:screen2", args=[batch.pk])}
@@ -83,7 +104,7 @@ class DraftSaveAPI(AnnotatorAPI):
         text = serializers.CharField(
             allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
         )
-        revision = counter_field()
+        base_revision = counter_field()
         seconds = seconds_field()
 
     def post(self, request, batch_id: int):
@@ -93,28 +114,40 @@ class DraftSaveAPI(AnnotatorAPI):
             batch_id=batch_id,
             assignment_id=data["assignment"],
             text=data["text"],
-            revision=data["revision"],
+            base_revision=data["base_revision"],
             seconds=data.get("seconds"),
         )
-        return self.saved(
-            request,
-            batch_id,
-            {"revision": result.revision, "saved_at": result.saved_at, "stale": result.stale},
-        )
+        return self.saved(request, batch_id, {"revision": result.revision, "saved_at": result.saved_at})
 
 
 class BatchSubmitAPI(AnnotatorAPI):
+    class Caption(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        text = serializers.CharField(
+            allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
+        )
+        base_revision = serializers.IntegerField(min_value=0)
+        seconds = serializers.FloatField(required=False, allow_null=True)
+
     class Input(serializers.Serializer):
         submit_key = serializers.CharField(max_length=64)
         writing_seconds = seconds_field()
+        # What the page shows, per image (see work.batch_submit); without it the drafts count.
+        captions = serializers.ListField(child=ShownCaptionInput(), required=False, max_length=500)
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
+        captions = None
+        if "captions" in data:
+            serializer = self.Caption(data=data["captions"], many=True)
+            serializer.is_valid(raise_exception=True)
+            captions = serializer.validated_data
         batch = work.batch_submit(
             annotator=request.annotator,
             batch_id=batch_id,
             submit_key=data["submit_key"],
             writing_seconds=data.get("writing_seconds"),
+            captions=captions,
         )
         return Response(
             {
@@ -155,6 +188,8 @@ class JudgmentSubmitAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
         submit_key = serializers.CharField(max_length=64)
         seconds = seconds_field()
+        # The choice the page shows per assignment id: a stale tab's view is refused, not stored.
+        shown = serializers.DictField(child=serializers.CharField(max_length=20), required=False)
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -163,6 +198,7 @@ class JudgmentSubmitAPI(AnnotatorAPI):
             batch_id=batch_id,
             submit_key=data["submit_key"],
             seconds=data.get("seconds"),
+            shown=data.get("shown"),
         )
         return Response(
             {
@@ -172,3 +208,12 @@ class JudgmentSubmitAPI(AnnotatorAPI):
                 "next": reverse("annotation:batch", args=[batch.pk]),
             }
         )
+
+
+class BatchStateAPI(AnnotatorAPI):
+    """What a page re-checks when it comes back into view (see ``selectors.batch_state``)."""
+
+    def get(self, request, batch_id: int):
+        state = batch_state(request.annotator, batch_id)
+        state["next"] = reverse("annotation:batch", args=[batch_id])
+        return Response(state)

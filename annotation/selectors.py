@@ -103,6 +103,29 @@ def batch_lease_expiry(annotator: Annotator, batch_id: int):
     )
 
 
+def batch_state(annotator: Annotator, batch_id: int) -> dict:
+    """What an open page re-checks when it comes back (from the back-forward cache, or when its
+    tab is shown again): the batch's stage and, on screen 2, each draft's text and revision, so
+    a page learns that another tab submitted or saved. Never carries an English caption, a
+    system or a side. Raises NotFound for a batch not of this annotator."""
+    batch = batch_for_annotator(annotator, batch_id)
+    drafts = {}
+    if batch.writing_opened_at is not None and batch.stage != BatchStage.SUBMITTED:
+        for a in batch.assignments.select_related("draft"):
+            draft = getattr(a, "draft", None)
+            drafts[str(a.pk)] = {
+                "text": draft.text if draft else "",
+                "revision": draft.revision if draft else 0,
+            }
+    return {
+        "batch": batch.pk,
+        "stage": batch.stage,
+        "submitted": batch.stage == BatchStage.SUBMITTED,
+        "writing_opened": batch.writing_opened_at is not None,
+        "drafts": drafts,
+    }
+
+
 def screen1_rows(batch: Batch) -> list[dict]:
     """Screen 1: each image with the prompt system's English caption and the rating so far."""
     rows = []

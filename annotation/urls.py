@@ -13,6 +13,7 @@ urlpatterns = [
     path("batch/<int:batch_id>/compare/", views.sxs_screen, name="sxs"),
     path("batch/<int:batch_id>/verify/", views.verification_screen, name="verify"),
     path("image/<int:image_id>/", views.image_file, name="image"),
+    path("api/batch/<int:batch_id>/state/", apis.BatchStateAPI.as_view(), name="api_state"),
     path("api/batch/<int:batch_id>/rating/", apis.RatingSaveAPI.as_view(), name="api_rating"),
     path("api/batch/<int:batch_id>/open-writing/", apis.WritingOpenAPI.as_view(), name="api_open_writing"),
     path("api/batch/<int:batch_id>/draft/", apis.DraftSaveAPI.as_view(), name="api_draft"),

@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import guidelines
@@ -35,8 +36,12 @@ def _not_annotator(request):
 
 def annotator_required(view):
     """Only annotators (``core.access.is_annotator``) reach the annotation pages; anyone else gets
-    403 with a page that says why, anonymous visitors go to the login page."""
+    403 with a page that says why, anonymous visitors go to the login page.
 
+    Every answer is ``Cache-Control: no-store``: Back after a submit, or a restored tab, must
+    ask the server again and never show a batch's screen as it was before."""
+
+    @never_cache
     @role_required(is_annotator, denied=_not_annotator)
     @wraps(view)
     def wrapper(request, *args, **kwargs):

@@ -320,7 +320,10 @@ def work_one_batch(browser: Browser, phase: Phase, campaign_id: int) -> bool:
             phase.think(*PACE["draft"])
             text = " ".join(words[: 3 + 3 * revision]) + f" {pk}"
             status, _, _ = browser.post_json(
-                stats, "draft", f"{api}/draft/", {"assignment": pk, "text": text, "revision": revision}
+                stats,
+                "draft",
+                f"{api}/draft/",
+                {"assignment": pk, "text": text, "base_revision": revision - 1},
             )
             expect(stats, "draft", status, 200)
     phase.think(*PACE["submit"])
@@ -817,7 +820,9 @@ def profile_queries(campaign_id: int, username: str) -> None:
         run(
             "draft",
             lambda pk=pk: client.post(
-                f"{api}/draft/", {"assignment": pk, "text": f"Bild {pk}", "revision": 1}, "application/json"
+                f"{api}/draft/",
+                {"assignment": pk, "text": f"Bild {pk}", "base_revision": 0},
+                "application/json",
             ),
         )
     run(

@@ -53,6 +53,19 @@ class Conflict(DomainError):
     code = "conflict"
 
 
+class AlreadySubmitted(Conflict):
+    """The batch was submitted (from this page or another tab): the page must turn read-only."""
+
+    code = "submitted"
+
+
+class EditConflict(Conflict):
+    """Another tab or window changed the same thing since this page last saw it. ``details``
+    carries, per item, both versions so the user can choose."""
+
+    code = "edit_conflict"
+
+
 class NoWorkAvailable(DomainError):
     status_code = 409
     code = "no_work"

@@ -254,7 +254,7 @@ def written_captions(campaign, *, annotators, batches: int = 1, text=None):
             for a in assignments:
                 caption = text(a) if text else f"Ein Bild Nummer {a.pk} von {annotator}"
                 work.draft_save(
-                    annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=caption, revision=1
+                    annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=caption, base_revision=0
                 )
             work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
 

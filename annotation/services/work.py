@@ -35,7 +35,7 @@ from annotation.models import (
     Tokenizer,
     WrittenCaption,
 )
-from core.errors import Conflict, NotFound, ValidationFailed
+from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
 from core.scales import choice_to_score
 
 CAPTION_MAX_CHARS = 1000
@@ -63,9 +63,12 @@ def _on_screen2(batch: Batch) -> bool:
     return batch.writing_opened_at is not None
 
 
+SUBMITTED_MESSAGE = "This batch has already been submitted."
+
+
 def _check_not_submitted(batch: Batch) -> None:
     if batch.stage == BatchStage.SUBMITTED:
-        raise Conflict("This batch has already been submitted.")
+        raise AlreadySubmitted(SUBMITTED_MESSAGE)
 
 
 def _check_kind(batch: Batch, *kinds: str) -> None:
@@ -148,9 +151,39 @@ def rating_save(
         return rating
 
 
-def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float | None = None) -> Batch:
+def _check_shown(assignments: list[Assignment], shown: dict | None, stored_of) -> None:
+    """Raise EditConflict when the page's choices (``shown``: assignment id -> code) differ from
+    the stored ones: another tab or window changed them since this page did."""
+    if shown is None:
+        return
+    conflicts = {}
+    for a in assignments:
+        stored = stored_of(a)
+        page = shown.get(str(a.pk), stored)
+        if page != stored:
+            conflicts[str(a.pk)] = {
+                "position": a.position + 1,
+                "message": f"Image {a.position + 1} was judged differently in another tab or window. "
+                "This page now shows that judgment: keep it or change it, then go on.",
+                "mine": page,
+                "theirs": stored,
+            }
+    if conflicts:
+        positions = ", ".join(str(c["position"]) for c in conflicts.values())
+        raise EditConflict(
+            f"Judged differently in another tab or window: image {positions}. "
+            "Check the judgment shown, then go on again.",
+            details=conflicts,
+        )
+
+
+def writing_open(
+    *, annotator: Annotator, batch_id: int, rating_seconds: float | None = None, shown: dict | None = None
+) -> Batch:
     """Close screen 1 and open screen 2. Needs every image rated. Idempotent.
 
+    ``shown``: the rating the page shows per assignment id; one that differs from the stored
+    rating (changed in another tab or window) raises EditConflict and nothing changes.
     Locks the batch row. Raises ValidationFailed naming the positions still unrated,
     Conflict for a batch that is not a caption batch.
     """
@@ -172,6 +205,7 @@ def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float |
                 f"Rate every caption before you go on (still unrated: {positions}).",
                 details={"unrated_positions": [p + 1 for p in unrated]},
             )
+        _check_shown(list(batch.assignments.select_related("rating")), shown, lambda a: a.rating.value)
         now = timezone.now()
         batch.writing_opened_at = now
         batch.rating_seconds = rating_seconds
@@ -188,7 +222,35 @@ def writing_open(*, annotator: Annotator, batch_id: int, rating_seconds: float |
 class DraftResult:
     revision: int
     saved_at: str
-    stale: bool
+
+
+def _check_base_revision(base_revision) -> int:
+    try:
+        value = int(base_revision)
+    except (TypeError, ValueError):
+        raise ValidationFailed("Bad revision number.") from None
+    if value < 0:
+        raise ValidationFailed("Bad revision number.")
+    return value
+
+
+def _edit_conflict(assignment: Assignment, draft: CaptionDraft | None, mine: str) -> dict:
+    return {
+        "position": assignment.position + 1,
+        "message": f"Image {assignment.position + 1} was changed in another tab or window. "
+        "Choose which text to keep.",
+        "mine": mine,
+        "theirs": draft.text if draft else "",
+        "revision": draft.revision if draft else 0,
+    }
+
+
+def _raise_edit_conflicts(conflicts: list[dict]) -> None:
+    positions = ", ".join(str(c["position"]) for c in conflicts)
+    raise EditConflict(
+        f"Changed in another tab or window: image {positions}. Choose which text to keep.",
+        details={str(c.pop("assignment")): c for c in conflicts},
+    )
 
 
 def draft_save(
@@ -197,24 +259,29 @@ def draft_save(
     batch_id: int,
     assignment_id: int,
     text: str,
-    revision: int,
+    base_revision: int,
     seconds: float | None = None,
 ) -> DraftResult:
-    """Save what the annotator has typed for one image. Idempotent.
+    """Save what the annotator has typed for one image: a compare-and-set on the draft's revision.
 
-    ``revision`` is the client's counter for this field: a save older than the stored one
-    (a slow request overtaken by a newer one) changes nothing and reports ``stale``.
-    Works after the lease ran out too (late work is kept). Locks the batch row.
-    Raises Conflict before screen 2 or after submit, ValidationFailed for over-long text.
+    ``base_revision`` is the stored revision the page's text grew from (the one it loaded or
+    last saved; 0 before the first save). The revision is counted here, not by the page, so
+    two tabs can never both hold "revision 5" for different texts:
+
+    - the same text as stored: nothing changes (a retry after a lost answer), the stored
+      revision is answered;
+    - ``base_revision`` equal to the stored revision: the text is stored as revision + 1;
+    - otherwise another tab or window saved in between (or a slow save was overtaken):
+      EditConflict (409) with both texts and the stored revision, and nothing changes.
+
+    Works after the lease ran out too (late work is kept). Locks the batch row. Raises
+    AlreadySubmitted after submit, Conflict before screen 2, ValidationFailed for over-long text.
     """
     if not isinstance(text, str):
         raise ValidationFailed("The caption must be text.")
     if len(text) > CAPTION_MAX_CHARS:
         raise ValidationFailed(f"A caption can be at most {CAPTION_MAX_CHARS} characters.")
-    try:
-        revision = int(revision)
-    except (TypeError, ValueError):
-        raise ValidationFailed("Bad revision number.") from None
+    base_revision = _check_base_revision(base_revision)
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
@@ -223,20 +290,24 @@ def draft_save(
         if not _on_screen2(batch):
             raise Conflict("Finish rating on screen 1 first.")
         assignment = _assignment_of(batch, assignment_id)
-        draft, created = CaptionDraft.objects.get_or_create(
-            assignment=assignment, defaults={"text": text, "revision": revision, "seconds": seconds}
-        )
-        stale = False
-        if not created:
-            if revision < draft.revision:
-                stale = True
-            else:
-                draft.text, draft.revision = text, revision
-                if seconds is not None:
-                    draft.seconds = seconds
-                draft.save(update_fields=["text", "revision", "seconds", "updated_at"])
+        draft = CaptionDraft.objects.filter(assignment=assignment).first()
+        stored_text, stored_revision = (draft.text, draft.revision) if draft else ("", 0)
+        if text != stored_text:
+            if base_revision != stored_revision:
+                _raise_edit_conflicts(
+                    [{"assignment": assignment.pk, **_edit_conflict(assignment, draft, text)}]
+                )
+            if draft is None:
+                draft = CaptionDraft(assignment=assignment)
+            draft.text, draft.revision = text, stored_revision + 1
+        if draft is not None:
+            if seconds is not None:
+                draft.seconds = seconds
+            draft.save()
         _touch_lease(batch)
-        return DraftResult(revision=draft.revision, saved_at=draft.updated_at.isoformat(), stale=stale)
+        if draft is None:  # an empty text never saved before: nothing to store
+            return DraftResult(revision=0, saved_at=timezone.now().isoformat())
+        return DraftResult(revision=draft.revision, saved_at=draft.updated_at.isoformat())
 
 
 def _comparable(text: str) -> str:
@@ -274,17 +345,57 @@ def caption_problem(text: str, prompt_text: str | None, rules: CaptionRules | No
     return None
 
 
+@dataclass(frozen=True)
+class ShownCaption:
+    """What the submitting page shows for one image: its text, the draft revision that text
+    grew from, and the seconds the page measured on it."""
+
+    text: str
+    base_revision: int
+    seconds: float | None = None
+
+
+def _shown_by_assignment(shown, assignments: list[Assignment]) -> dict[int, ShownCaption] | None:
+    if shown is None:
+        return None
+    by_id = {}
+    for entry in shown:
+        if not isinstance(entry.get("text"), str):
+            raise ValidationFailed("The caption must be text.")
+        try:
+            pk = int(entry["assignment"])
+        except (KeyError, TypeError, ValueError):
+            raise ValidationFailed("Each caption must name its image.") from None
+        by_id[pk] = ShownCaption(
+            text=entry["text"],
+            base_revision=_check_base_revision(entry.get("base_revision")),
+            seconds=_clean_seconds(entry.get("seconds")),
+        )
+    if set(by_id) != {a.pk for a in assignments} or len(by_id) != len(shown):
+        raise ValidationFailed("The submit must carry the caption of every image of this batch, once.")
+    return by_id
+
+
 def batch_submit(
     *,
     annotator: Annotator,
     batch_id: int,
     submit_key: str,
     writing_seconds: float | None = None,
+    captions: list[dict] | None = None,
 ) -> Batch:
-    """Store the batch's captions from its drafts, in one transaction. Idempotent.
+    """Store the batch's captions, in one transaction. Idempotent per submit key.
 
-    A repeated submit of a submitted batch (double click, retry after a network error, a
-    concurrent duplicate) returns the stored batch and stores nothing more. A batch whose
+    ``captions``: what the submitting page shows, one ``{assignment, text, base_revision,
+    seconds}`` per image of the batch. Each text is stored exactly as shown (outer spaces
+    stripped) when its ``base_revision`` is the stored draft's revision, or when the stored
+    draft holds the same text. Otherwise another tab or window saved that image since the page
+    last saw it: EditConflict (409) names every such image with both texts and the stored
+    revision, and nothing is stored. Without ``captions`` the stored drafts are submitted.
+
+    A repeated submit with the same key (double click, retry after a network error, a
+    concurrent duplicate) returns the stored batch and stores nothing more; a submit of a
+    submitted batch with another key (a stale tab) raises AlreadySubmitted. A batch whose
     lease ran out is still accepted: kept and flagged late (its expired items count again,
     so the image may end above K, as in the paper). On any validation error nothing is
     stored, the drafts stay as they are, and ValidationFailed lists the problem per image.
@@ -297,7 +408,9 @@ def batch_submit(
         batch = batch_of(annotator, batch_id, lock=True)
         _check_kind(batch, CampaignKind.CAPTION)
         if batch.stage == BatchStage.SUBMITTED:
-            return batch
+            if batch.submit_key == submit_key:
+                return batch
+            raise AlreadySubmitted(SUBMITTED_MESSAGE)
         if not _on_screen2(batch):
             raise Conflict("Finish rating on screen 1 first.")
         assignments = list(
@@ -305,12 +418,28 @@ def batch_submit(
                 "position"
             )
         )
-        problems = {}
+        shown = _shown_by_assignment(captions, assignments)
+        texts, seconds, conflicts = {}, {}, []
         rules = caption_rules(batch.campaign)
         for a in assignments:
             draft = getattr(a, "draft", None)
+            texts[a.pk] = draft.text if draft else ""
+            seconds[a.pk] = draft.seconds if draft else None
+            if shown is None:
+                continue
+            page = shown[a.pk]
+            stored_revision = draft.revision if draft else 0
+            if page.text != texts[a.pk] and page.base_revision != stored_revision:
+                conflicts.append({"assignment": a.pk, **_edit_conflict(a, draft, page.text)})
+            texts[a.pk] = page.text
+            if page.seconds is not None:
+                seconds[a.pk] = page.seconds
+        if conflicts:
+            _raise_edit_conflicts(conflicts)
+        problems = {}
+        for a in assignments:
             prompt = a.item.prompt_caption.text if a.item.prompt_caption_id else None
-            problem = caption_problem(draft.text if draft else "", prompt, rules)
+            problem = caption_problem(texts[a.pk], prompt, rules)
             if problem:
                 problems[str(a.pk)] = {"position": a.position + 1, "message": problem}
         if problems:
@@ -328,8 +457,8 @@ def batch_submit(
                 language_id=campaign.language_id,
                 annotator=annotator,
                 campaign=campaign,
-                text=a.draft.text.strip(),
-                seconds=a.draft.seconds,
+                text=texts[a.pk].strip(),
+                seconds=seconds[a.pk],
                 is_late=late,
             )
             for a in assignments
@@ -386,16 +515,21 @@ def judgment_batch_submit(
     batch_id: int,
     submit_key: str,
     seconds: float | None = None,
+    shown: dict | None = None,
 ) -> Batch:
-    """Submit a side-by-side or verification batch: every item must be judged (rated). Idempotent.
+    """Submit a side-by-side or verification batch: every item must be judged (rated). Idempotent
+    per submit key.
 
     The judgments (ratings) are already stored as they were given; submitting freezes them
-    and marks the batch and its assignments submitted, in one transaction. A repeated submit
-    of a submitted batch returns it and changes nothing. A batch whose lease ran out is still
-    accepted, kept and flagged late (its items may end above K). ``seconds``: time on the
-    screen, as the page measured it. Locks the batch row, then (late work only) the item rows
-    in id order. Raises ValidationFailed naming the positions still unjudged (nothing is
-    stored), Conflict for a caption batch.
+    and marks the batch and its assignments submitted, in one transaction. ``shown``: the
+    choice (rating) the submitting page shows per assignment id; when one differs from the
+    stored one (changed in another tab or window), EditConflict (409) names each such item
+    with both choices and nothing is stored. A repeated submit with the same key returns the
+    batch and changes nothing; with another key (a stale tab) it raises AlreadySubmitted.
+    A batch whose lease ran out is still accepted, kept and flagged late (its items may end
+    above K). ``seconds``: time on the screen, as the page measured it. Locks the batch row,
+    then (late work only) the item rows in id order. Raises ValidationFailed naming the
+    positions still unjudged (nothing is stored), Conflict for a caption batch.
     """
     if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
         raise ValidationFailed("Missing or malformed submit key.")
@@ -404,12 +538,15 @@ def judgment_batch_submit(
         batch = batch_of(annotator, batch_id, lock=True)
         _check_kind(batch, CampaignKind.SIDE_BY_SIDE, CampaignKind.RATING)
         if batch.stage == BatchStage.SUBMITTED:
-            return batch
-        result = "sxs_judgment" if batch.campaign.kind == CampaignKind.SIDE_BY_SIDE else "rating"
+            if batch.submit_key == submit_key:
+                return batch
+            raise AlreadySubmitted(SUBMITTED_MESSAGE)
+        sxs = batch.campaign.kind == CampaignKind.SIDE_BY_SIDE
+        result = "sxs_judgment" if sxs else "rating"
         assignments = list(batch.assignments.select_related(result).order_by("position"))
         missing = [a for a in assignments if getattr(a, result, None) is None]
         if missing:
-            noun = "pair" if result == "sxs_judgment" else "caption"
+            noun = "pair" if sxs else "caption"
             positions = ", ".join(str(a.position + 1) for a in missing)
             raise ValidationFailed(
                 f"Judge every {noun} before you submit (still open: {positions}).",
@@ -417,6 +554,9 @@ def judgment_batch_submit(
                     str(a.pk): {"position": a.position + 1, "message": f"Judge this {noun}."} for a in missing
                 },
             )
+        _check_shown(
+            assignments, shown, (lambda a: a.sxs_judgment.choice) if sxs else (lambda a: a.rating.value)
+        )
         now = timezone.now()
         batch.rating_seconds = seconds
         _batch_finish(

@@ -151,5 +151,77 @@ window.Annot = (function () {
     return first;
   }
 
-  return { postJSON, status, setupGuidelines, dialogOpen, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails };
+  // --- A page whose batch moved on: submitted here or in another tab or window ---------------
+
+  const SUBMITTED = "This batch has already been submitted. This page is read-only now: nothing you do here is saved.";
+  let locked = false;
+
+  function isLocked() { return locked; }
+
+  // Turn the page read-only for good: no field or button works, pending saves stop, and a
+  // banner in the sticky top bar (seen wherever the page is scrolled) says why and where to go.
+  function lockPage(message, href, linkText) {
+    status(message, "error");
+    if (locked) return;
+    locked = true;
+    document.body.classList.add("locked");
+    document.querySelectorAll("main textarea").forEach((ta) => { ta.readOnly = true; ta.setAttribute("aria-readonly", "true"); });
+    document.querySelectorAll("main button").forEach((b) => { b.disabled = true; });
+    const banner = document.createElement("div");
+    banner.className = "lock-banner";
+    banner.setAttribute("role", "alert");
+    banner.id = "lock-banner";
+    const text = document.createElement("span");
+    text.textContent = message;
+    banner.append(text);
+    if (href) {
+      const link = document.createElement("a");
+      link.href = href;
+      link.className = "button primary";
+      link.textContent = linkText || "See the submitted batch";
+      banner.append(" ", link);
+    }
+    (document.querySelector(".topbar") || document.body).append(banner);
+  }
+
+  function batchUrl() {
+    const list = document.getElementById("items");
+    return list ? list.dataset.batchUrl : "";
+  }
+
+  // Locks the page when the server says the batch is submitted (409 "submitted"); true if so.
+  function lockIfSubmitted(err) {
+    if (err && err.status === 409 && err.body && err.body.error === "submitted") {
+      lockPage(SUBMITTED, batchUrl());
+      return true;
+    }
+    return false;
+  }
+
+  // Re-check the batch with the server when the page comes back: restored from the
+  // back-forward cache (pageshow with persisted), or its tab shown again. A submitted batch
+  // locks the page; otherwise onState(state) may reconcile what another tab saved.
+  function watchBatch(stateUrl, onState) {
+    async function check() {
+      if (locked || !stateUrl) return;
+      let state;
+      try {
+        const response = await fetch(stateUrl, { credentials: "same-origin", cache: "no-store", headers: { "Accept": "application/json" } });
+        if (!response.ok) return;
+        state = await response.json();
+      } catch (e) {
+        return; // offline: the next save will tell
+      }
+      if (state.submitted) lockPage(SUBMITTED, state.next || batchUrl());
+      else if (onState) onState(state);
+    }
+    window.addEventListener("pageshow", (e) => { if (e.persisted) check(); });
+    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") check(); });
+    return check;
+  }
+
+  return {
+    postJSON, status, setupGuidelines, dialogOpen, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails,
+    lockPage, lockIfSubmitted, isLocked, watchBatch, batchUrl,
+  };
 })();

@@ -56,6 +56,7 @@
   }
 
   async function choose(li, value) {
+    if (Annot.isLocked()) return;
     const assignment = li.dataset.assignment;
     show(li, value);
     li.classList.add("unsaved");
@@ -71,8 +72,10 @@
       }
       Annot.status(pending.size ? "Saving…" : "All saved.", "ok");
     } catch (err) {
+      // The batch moved on (submitted, or screen 2 opened, maybe in another tab): say so and stop.
+      if (Annot.lockIfSubmitted(err)) return;
+      if (err.status === 409) { Annot.lockPage(err.message, Annot.batchUrl(), "Go to the batch"); return; }
       Annot.status("Not saved: " + err.message, "error");
-      if (err.status === 409) window.location.reload();
     }
     refresh();
     if (submitWhenSaved && pending.size === 0) submit();
@@ -102,9 +105,16 @@
     try {
       const data = {};
       data[secondsField] = (performance.now() - pageStart) / 1000;
+      // What this page shows: a choice changed in another tab since is refused, not stored unseen.
+      data.shown = Object.fromEntries(items.map((li) => [li.dataset.assignment, li.dataset.value]));
       await Annot.submitBatch(submitUrl, batchId, data);
     } catch (err) {
-      const first = Annot.markDetails(items, err, (li) => li.classList.add("invalid"));
+      if (Annot.lockIfSubmitted(err)) return;
+      // Another tab's choice is what is stored: the page shows it, marked, until submitted again.
+      const first = Annot.markDetails(items, err, (li, d) => {
+        if (d.theirs) show(li, d.theirs);
+        li.classList.add("invalid");
+      });
       if (first >= 0) select(first);
       Annot.status(err.message, "error");
       submitting = false;
@@ -145,8 +155,10 @@
   submitBtn.addEventListener("click", submit);
 
   window.addEventListener("beforeunload", (e) => {
-    if (pending.size > 0) { e.preventDefault(); e.returnValue = ""; }
+    if (pending.size > 0 && !Annot.isLocked()) { e.preventDefault(); e.returnValue = ""; }
   });
+
+  Annot.watchBatch(list.dataset.stateUrl);
 
   const firstOpen = items.findIndex((li) => !li.dataset.value);
   select(firstOpen === -1 ? 0 : firstOpen, false);

@@ -1,6 +1,10 @@
-// Screen 2: write one caption per image. Drafts are saved on the server as they are typed,
-// newest revision wins, failures are shown and retried, and the page will not close while
-// anything typed is unsaved. Submit carries a key, so a retry or double click stores once.
+// Screen 2: write one caption per image. Drafts are saved on the server as they are typed, one
+// request per image at a time, each carrying the stored revision its text grew from: when
+// another tab or window saved that image in between, the server refuses (409) and the page
+// shows both texts at the image to choose from. The submit carries what the page shows, so
+// exactly that is stored, or the server names the images another tab changed. A submitted
+// batch (here, in another tab, or found on coming back to this page) turns the page read-only
+// and says so. The page will not close while anything typed is unsaved.
 "use strict";
 
 (function () {
@@ -13,17 +17,25 @@
   const countEl = document.getElementById("done-count");
   const watch = new Annot.Stopwatch();
   const pageStart = performance.now();
-  const state = new Map(); // assignment -> {revision, saved, timer, inflight}
+  // assignment -> {base: stored revision the text grew from, savedText: its text, timer,
+  //                inflight: the save under way (a promise), conflict: {theirs, revision} or null}
+  const state = new Map();
   let submitting = false;
 
   Annot.setupGuidelines(["F1"]);
 
+  const textarea = (li) => li.querySelector("textarea");
+  const stateOf = (li) => state.get(li.dataset.assignment);
+
   function unsaved() {
-    return Array.from(state.values()).some((s) => s.revision > s.saved || s.inflight);
+    return items.some((li) => {
+      const s = stateOf(li);
+      return s.inflight || textarea(li).value !== s.savedText;
+    });
   }
 
   function refresh() {
-    countEl.textContent = String(items.filter((li) => li.querySelector("textarea").value.trim()).length);
+    countEl.textContent = String(items.filter((li) => textarea(li).value.trim()).length);
   }
 
   function fieldError(li, message) {
@@ -33,44 +45,136 @@
     li.classList.toggle("invalid", Boolean(message));
   }
 
-  async function save(li) {
-    const assignment = li.dataset.assignment;
-    const s = state.get(assignment);
+  // --- Another tab or window saved this image: show both texts, let the annotator choose ---
+
+  function showConflict(li, theirs, revision) {
+    const s = stateOf(li);
     clearTimeout(s.timer);
-    if (s.revision <= s.saved) return;
-    const revision = s.revision;
-    const text = li.querySelector("textarea").value;
-    s.inflight = true;
+    s.conflict = { theirs, revision };
+    let box = li.querySelector(".conflict");
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "conflict";
+      box.setAttribute("role", "group");
+      const title = document.createElement("p");
+      title.className = "conflict-title";
+      box.append(title);
+      const choices = document.createElement("div");
+      choices.className = "conflict-choices";
+      for (const [side, label, button] of [
+        ["mine", "On this page", "Keep the text of this page"],
+        ["theirs", "Saved from another tab or window", "Take the other text"],
+      ]) {
+        const col = document.createElement("div");
+        col.className = "conflict-side " + side;
+        const h = document.createElement("p");
+        h.className = "conflict-label";
+        h.textContent = label;
+        const text = document.createElement("p");
+        text.className = "conflict-text";
+        text.lang = textarea(li).lang;
+        text.dir = textarea(li).dir;
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "choose-" + side;
+        b.textContent = button;
+        b.addEventListener("click", () => resolve(li, side));
+        col.append(h, text, b);
+        choices.append(col);
+      }
+      box.append(choices);
+      li.querySelector(".field-error").before(box);
+    }
+    const position = li.querySelector(".position").textContent;
+    box.querySelector(".conflict-title").textContent =
+      position + " was changed in another tab or window. Which text do you keep?";
+    box.querySelector(".mine .conflict-text").textContent = textarea(li).value;
+    box.querySelector(".theirs .conflict-text").textContent = theirs;
+    li.classList.add("invalid", "has-conflict");
+  }
+
+  function resolve(li, side) {
+    const s = stateOf(li);
+    const { theirs, revision } = s.conflict;
+    s.conflict = null;
+    li.querySelector(".conflict").remove();
+    li.classList.remove("invalid", "has-conflict");
+    // Either way the page now knows the stored text and revision; "keep mine" saves over it.
+    s.base = revision;
+    s.savedText = theirs;
+    if (side === "theirs") textarea(li).value = theirs;
+    refresh();
+    const open = items.filter((other) => stateOf(other).conflict).length;
+    Annot.status(open ? "Choose a text for the other images marked, too." : "Chosen. Submit again when you are ready.", open ? "warn" : "ok");
+    save(li);
+  }
+
+  // 409s: a submitted batch locks the page; another tab's text is shown at its image. True if handled.
+  function handleConflict(err) {
+    if (Annot.lockIfSubmitted(err)) {
+      items.forEach((li) => clearTimeout(stateOf(li).timer));
+      return true;
+    }
+    if (err.status === 409 && err.body && err.body.error === "edit_conflict") {
+      const first = Annot.markDetails(items, err, (li, d) => showConflict(li, d.theirs, d.revision));
+      if (first >= 0) focusItem(first);
+      Annot.status(err.message, "error");
+      return true;
+    }
+    return false;
+  }
+
+  // --- Saving ---
+
+  async function send(li, text) {
+    const s = stateOf(li);
+    const assignment = li.dataset.assignment;
     Annot.status("Saving…", "");
     try {
-      const body = await Annot.postJSON(draftUrl, { assignment: Number(assignment), text, revision, seconds: watch.seconds(assignment) }, {
-        retries: 6,
-        onRetry: () => Annot.status("Not saved yet: cannot reach the server, retrying…", "warn"),
-      });
-      s.saved = Math.max(s.saved, Math.min(revision, body.revision));
-      s.inflight = false;
-      if (!unsaved()) Annot.status("All changes saved.", "ok");
-      else if (s.revision > s.saved) save(li); // typed on while this save was in flight
+      const body = await Annot.postJSON(
+        draftUrl,
+        { assignment: Number(assignment), text, base_revision: s.base, seconds: watch.seconds(assignment) },
+        { retries: 6, onRetry: () => Annot.status("Not saved yet: cannot reach the server, retrying…", "warn") },
+      );
+      s.base = body.revision;
+      s.savedText = text;
+      return true;
     } catch (err) {
-      s.inflight = false;
+      if (handleConflict(err)) return false;
       Annot.status("Not saved: " + err.message, "error");
-      s.timer = setTimeout(() => save(li), 5000);
+      // Only what can get better by waiting is retried: the connection, the session (log in again).
+      if (err.status === 0 || err.status === 403 || err.status >= 500) s.timer = setTimeout(() => save(li), 5000);
+      return false;
     }
   }
 
-  items.forEach((li) => {
-    const ta = li.querySelector("textarea");
+  async function save(li) {
+    const s = stateOf(li);
+    clearTimeout(s.timer);
+    while (s.inflight) await s.inflight; // one save per image at a time: its base is always current
+    if (Annot.isLocked() || s.conflict) return;
+    const text = textarea(li).value;
+    if (text === s.savedText) return;
+    s.inflight = send(li, text);
+    const ok = await s.inflight;
+    s.inflight = null;
+    if (!ok) return;
+    if (!unsaved()) Annot.status("All changes saved.", "ok");
+    else if (textarea(li).value !== s.savedText) s.timer = setTimeout(() => save(li), 600); // typed on meanwhile
+  }
+
+  items.forEach((li, i) => {
+    const ta = textarea(li);
     const assignment = li.dataset.assignment;
-    const rev = Number(li.dataset.revision || 0);
-    state.set(assignment, { revision: rev, saved: rev, timer: null, inflight: false });
+    state.set(assignment, { base: Number(li.dataset.revision || 0), savedText: ta.value, timer: null, inflight: null, conflict: null });
     ta.addEventListener("focus", () => watch.focus(assignment));
     ta.addEventListener("input", () => {
-      const s = state.get(assignment);
-      s.revision += 1;
+      const s = stateOf(li);
+      refresh();
+      if (s.conflict) { li.querySelector(".mine .conflict-text").textContent = ta.value; return; }
       fieldError(li, "");
       clearTimeout(s.timer);
       s.timer = setTimeout(() => save(li), 600);
-      refresh();
     });
     ta.addEventListener("blur", () => save(li));
   });
@@ -94,31 +198,67 @@
   function focusItem(i) {
     const li = items[Math.max(0, Math.min(items.length - 1, i))];
     li.scrollIntoView({ block: "center", behavior: "smooth" });
-    li.querySelector("textarea").focus({ preventScroll: true });
+    textarea(li).focus({ preventScroll: true });
   }
 
+  // --- Submitting: what this page shows, per image, with the revision it grew from ---
+
   async function submit() {
-    if (submitting) return;
+    if (submitting || Annot.isLocked()) return;
+    const open = items.findIndex((li) => stateOf(li).conflict);
+    if (open >= 0) {
+      focusItem(open);
+      Annot.status("Choose which text to keep for the images marked, then submit.", "error");
+      return;
+    }
     let firstEmpty = -1;
     items.forEach((li, i) => {
-      const empty = !li.querySelector("textarea").value.trim();
+      const empty = !textarea(li).value.trim();
       fieldError(li, empty ? "Write a caption for this image." : "");
       if (empty && firstEmpty < 0) firstEmpty = i;
     });
-    if (firstEmpty >= 0) { focusItem(firstEmpty); Annot.status("Some images have no caption yet.", "error"); return; }
+    if (firstEmpty >= 0) {
+      // Empty here may be written elsewhere: another tab may have saved or even submitted the batch.
+      await recheck();
+      if (Annot.isLocked()) return;
+      const stillEmpty = items.findIndex((li) => !textarea(li).value.trim());
+      if (stillEmpty >= 0) {
+        focusItem(stillEmpty);
+        Annot.status("Some images have no caption yet.", "error");
+      } else {
+        items.forEach((li) => fieldError(li, ""));
+        Annot.status("Texts saved in another tab or window were filled in. Check them, then submit again.", "warn");
+      }
+      return;
+    }
     submitting = true;
     submitBtn.disabled = true;
+    if (await submitShown()) return; // stored: the page is on its way to the batch page
+    submitting = false;
+    submitBtn.disabled = Annot.isLocked();
+  }
+
+  // True once the server stored the batch; otherwise the reason is shown on the page.
+  async function submitShown() {
     try {
-      await Promise.all(items.map((li) => save(li)));
-      if (unsaved()) throw new Annot.HttpError(0, { message: "Some text is not saved yet; try again in a moment." });
+      await Promise.all(items.map((li) => save(li))); // surfaces another tab's changes early
+      if (Annot.isLocked() || items.some((li) => stateOf(li).conflict)) return false;
       watch.stop();
-      await Annot.submitBatch(submitUrl, batchId, { writing_seconds: (performance.now() - pageStart) / 1000 });
+      const captions = items.map((li) => ({
+        assignment: Number(li.dataset.assignment),
+        text: textarea(li).value,
+        base_revision: stateOf(li).base,
+        seconds: watch.seconds(li.dataset.assignment),
+      }));
+      await Annot.submitBatch(submitUrl, batchId, { writing_seconds: (performance.now() - pageStart) / 1000, captions });
+      return true;
     } catch (err) {
-      const first = Annot.markDetails(items, err, (li, d) => fieldError(li, d.message));
-      if (first >= 0) focusItem(first);
-      Annot.status(err.message, "error");
-      submitting = false;
-      submitBtn.disabled = false;
+      if (!handleConflict(err)) {
+        const first = Annot.markDetails(items, err, (li, d) => fieldError(li, d.message));
+        if (first >= 0) focusItem(first);
+        Annot.status(err.message, "error");
+      }
+      return false;
     }
   }
 
@@ -127,10 +267,26 @@
     if (e.ctrlKey && e.key === "Enter") { e.preventDefault(); submit(); }
   });
   window.addEventListener("beforeunload", (e) => {
-    if (unsaved() && !submitting) { e.preventDefault(); e.returnValue = ""; }
+    if (unsaved() && !submitting && !Annot.isLocked()) { e.preventDefault(); e.returnValue = ""; }
+  });
+
+  // Coming back to this page (Back, a restored tab, a tab shown again): what did the server get meanwhile?
+  const recheck = Annot.watchBatch(list.dataset.stateUrl, (server) => {
+    items.forEach((li) => {
+      const d = server.drafts[li.dataset.assignment];
+      const s = stateOf(li);
+      if (!d || d.revision === s.base || s.inflight || s.conflict) return;
+      const ta = textarea(li);
+      if (d.text === ta.value) { s.base = d.revision; s.savedText = d.text; }
+      else if (ta.value === s.savedText) {
+        // Nothing typed here since the last save: the other tab's newer text simply shows.
+        ta.value = d.text; s.base = d.revision; s.savedText = d.text;
+      } else showConflict(li, d.text, d.revision);
+    });
+    refresh();
   });
 
   refresh();
-  const firstEmpty = items.findIndex((li) => !li.querySelector("textarea").value.trim());
+  const firstEmpty = items.findIndex((li) => !textarea(li).value.trim());
   focusItem(firstEmpty === -1 ? 0 : firstEmpty);
 })();

@@ -24,7 +24,11 @@ def others_batch(campaign, other_annotator):
     work.writing_open(annotator=other_annotator, batch_id=batch.pk)
     a = batch.assignments.first()
     work.draft_save(
-        annotator=other_annotator, batch_id=batch.pk, assignment_id=a.pk, text="Ottos Entwurf", revision=1
+        annotator=other_annotator,
+        batch_id=batch.pk,
+        assignment_id=a.pk,
+        text="Ottos Entwurf",
+        base_revision=0,
     )
     return batch
 
@@ -34,6 +38,7 @@ def batch_urls(batch_id: int) -> list[tuple[str, str]]:
         ("get", reverse("annotation:batch", args=[batch_id])),
         ("get", reverse("annotation:screen1", args=[batch_id])),
         ("get", reverse("annotation:screen2", args=[batch_id])),
+        ("get", reverse("annotation:api_state", args=[batch_id])),
         ("post", reverse("annotation:api_rating", args=[batch_id])),
         ("post", reverse("annotation:api_open_writing", args=[batch_id])),
         ("post", reverse("annotation:api_draft", args=[batch_id])),
@@ -43,7 +48,13 @@ def batch_urls(batch_id: int) -> list[tuple[str, str]]:
 
 def test_other_annotators_batch_is_404_everywhere_and_unchanged(annotator_client, others_batch):
     a = others_batch.assignments.first()
-    payload = {"assignment": a.pk, "value": "bad", "text": "hijacked", "revision": 99, "submit_key": "z" * 16}
+    payload = {
+        "assignment": a.pk,
+        "value": "bad",
+        "text": "hijacked",
+        "base_revision": 99,
+        "submit_key": "z" * 16,
+    }
     for method, url in batch_urls(others_batch.pk):
         if method == "get":
             response = annotator_client.get(url)
@@ -197,7 +208,7 @@ def test_caption_drafts_with_markup_come_back_escaped(annotator_client, annotato
         batch_id=batch.pk,
         assignment_id=a.pk,
         text="</textarea><script>x()</script>",
-        revision=1,
+        base_revision=0,
     )
     page = annotator_client.get(reverse("annotation:screen2", args=[batch.pk])).content
     assert b"</textarea><script>" not in page

@@ -52,7 +52,9 @@ def submit_batch(annotator, campaign, *, text=None, seconds=(40.0, 80.0)) -> Bat
     work.writing_open(annotator=annotator, batch_id=batch.pk, rating_seconds=seconds[0])
     for a in assignments:
         caption = text(a) if text else f"Ein Bild Nummer {a.pk} von {annotator}"
-        work.draft_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=caption, revision=1)
+        work.draft_save(
+            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=caption, base_revision=0
+        )
     return work.batch_submit(
         annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex, writing_seconds=seconds[1]
     )

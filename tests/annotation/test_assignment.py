@@ -80,7 +80,11 @@ def finish(annotator, batch, *, key="key-00000000"):
     work.writing_open(annotator=annotator, batch_id=batch.pk)
     for a in assignments:
         work.draft_save(
-            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=f"Bild {a.item_id}", revision=1
+            annotator=annotator,
+            batch_id=batch.pk,
+            assignment_id=a.pk,
+            text=f"Bild {a.item_id}",
+            base_revision=0,
         )
     return work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=key)
 

@@ -56,7 +56,7 @@ def finish(annotator, batch_id: int, *, key: str) -> Batch:
     work.writing_open(annotator=annotator, batch_id=batch_id)
     for pk in ids:
         work.draft_save(
-            annotator=annotator, batch_id=batch_id, assignment_id=pk, text=f"Bild {pk}", revision=1
+            annotator=annotator, batch_id=batch_id, assignment_id=pk, text=f"Bild {pk}", base_revision=0
         )
     return work.batch_submit(annotator=annotator, batch_id=batch_id, submit_key=key)
 
@@ -251,7 +251,9 @@ def test_submits_expiry_and_requests_in_parallel_do_not_deadlock(german):
             work.rating_save(annotator=a, batch_id=batch.pk, assignment_id=pk, value="medium")
         work.writing_open(annotator=a, batch_id=batch.pk)
         for pk in ids:
-            work.draft_save(annotator=a, batch_id=batch.pk, assignment_id=pk, text=f"Text {pk}", revision=1)
+            work.draft_save(
+                annotator=a, batch_id=batch.pk, assignment_id=pk, text=f"Text {pk}", base_revision=0
+            )
         if i % 2:
             Batch.objects.filter(pk=batch.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
 
@@ -333,7 +335,9 @@ def test_abandoned_batch_goes_back_to_the_pool_and_late_work_is_kept(german):
     for pk in ids:
         work.rating_save(annotator=first, batch_id=abandoned.pk, assignment_id=pk, value="good")
     work.writing_open(annotator=first, batch_id=abandoned.pk)
-    work.draft_save(annotator=first, batch_id=abandoned.pk, assignment_id=ids[0], text="Ein Hund", revision=1)
+    work.draft_save(
+        annotator=first, batch_id=abandoned.pk, assignment_id=ids[0], text="Ein Hund", base_revision=0
+    )
     with pytest.raises(NoWorkAvailable):
         batch_request(annotator=second, campaign_id=campaign.pk)
 
@@ -358,7 +362,7 @@ def test_abandoned_batch_goes_back_to_the_pool_and_late_work_is_kept(german):
         me = Annotator.objects.get(pk=first.pk)
         for pk in ids[1:]:
             work.draft_save(
-                annotator=me, batch_id=abandoned.pk, assignment_id=pk, text=f"Spät {pk}", revision=1
+                annotator=me, batch_id=abandoned.pk, assignment_id=pk, text=f"Spät {pk}", base_revision=0
             )
         work.batch_submit(annotator=me, batch_id=abandoned.pk, submit_key="late-submit-1")
 
@@ -494,7 +498,7 @@ def test_killing_database_connections_costs_only_requests_in_flight(german):
                 attempts.call(client.post, f"{api}/rating/", {"assignment": pk, "value": "good"}, **json)
             attempts.call(client.post, f"{api}/open-writing/", {}, **json)
             for pk in ids:
-                draft = {"assignment": pk, "text": f"Bild {pk}", "revision": 1}
+                draft = {"assignment": pk, "text": f"Bild {pk}", "base_revision": 0}
                 attempts.call(client.post, f"{api}/draft/", draft, **json)
             attempts.call(client.post, f"{api}/submit/", {"submit_key": f"kill-{user_id}-{n:05d}"}, **json)
             batches_done[user_id] += 1

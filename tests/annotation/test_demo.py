@@ -176,7 +176,7 @@ def submit_whole_batch(annotator, campaign) -> int:
             batch_id=batch.pk,
             assignment_id=a.pk,
             text=f"Auf diesem Foto sieht man das Motiv Nummer {a.pk}.",
-            revision=1,
+            base_revision=0,
         )
     work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
     return len(assignments)

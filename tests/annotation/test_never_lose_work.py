@@ -64,15 +64,18 @@ def to_screen2(client, campaign) -> tuple[int, list[int]]:
     return batch_id, ids
 
 
-def save_draft(client, batch_id, assignment_id, text, revision):
+def save_draft(client, batch_id, assignment_id, text, base_revision):
+    """Save a draft as the page does: ``base_revision`` is the stored revision its text grew from."""
     return post_json(
-        client, api(batch_id, "draft"), {"assignment": assignment_id, "text": text, "revision": revision}
+        client,
+        api(batch_id, "draft"),
+        {"assignment": assignment_id, "text": text, "base_revision": base_revision},
     )
 
 
 def write_all(client, batch_id, ids) -> None:
     for pk in ids:
-        assert save_draft(client, batch_id, pk, f"Ein Bild mit der Nummer {pk}", 1).status_code == 200
+        assert save_draft(client, batch_id, pk, f"Ein Bild mit der Nummer {pk}", 0).status_code == 200
 
 
 def submit(client, batch_id, key="submit-key-0001"):
@@ -94,22 +97,25 @@ def login(client, username):
 @pytest.mark.django_db
 def test_draft_survives_a_reload(annotator_client, campaign):
     batch_id, ids = to_screen2(annotator_client, campaign)
-    assert save_draft(annotator_client, batch_id, ids[1], "Ein Hund läuft am Strand", 3).status_code == 200
+    assert save_draft(annotator_client, batch_id, ids[1], "Ein Hund", 0).json()["revision"] == 1
+    assert (
+        save_draft(annotator_client, batch_id, ids[1], "Ein Hund läuft am Strand", 1).json()["revision"] == 2
+    )
 
     page = screen2(annotator_client, batch_id)
 
     assert page.status_code == 200
     html = page.content.decode()
     assert ">Ein Hund läuft am Strand</textarea>" in html
-    # The page continues the revision count from the stored one, so its next save is newer.
-    assert f'data-assignment="{ids[1]}" data-revision="3"' in html
+    # The page continues from the stored revision, so its next save is based on the newest text.
+    assert f'data-assignment="{ids[1]}" data-revision="2"' in html
 
 
 @pytest.mark.django_db
 def test_draft_survives_logout_and_login(client, annotator, campaign):
     login(client, "anna")
     batch_id, ids = to_screen2(client, campaign)
-    assert save_draft(client, batch_id, ids[0], "Zwei Katzen auf einem Sofa", 1).status_code == 200
+    assert save_draft(client, batch_id, ids[0], "Zwei Katzen auf einem Sofa", 0).status_code == 200
 
     client.post("/accounts/logout/")
     assert screen2(client, batch_id).status_code == 302  # to the login page
@@ -131,11 +137,11 @@ def test_draft_survives_logout_and_login(client, annotator, campaign):
 def test_draft_survives_a_session_expiry_and_the_refused_save_is_reported(client, annotator, campaign):
     login(client, "anna")
     batch_id, ids = to_screen2(client, campaign)
-    assert save_draft(client, batch_id, ids[2], "Ein roter Bus", 1).status_code == 200
+    assert save_draft(client, batch_id, ids[2], "Ein roter Bus", 0).status_code == 200
 
     Session.objects.update(expire_date=timezone.now() - timedelta(seconds=1))  # the session runs out
 
-    refused = save_draft(client, batch_id, ids[2], "Ein roter Bus an der Haltestelle", 2)
+    refused = save_draft(client, batch_id, ids[2], "Ein roter Bus an der Haltestelle", 1)
     # Refused, visibly (the page shows "session has ended" and keeps the text), changing nothing.
     assert refused.status_code == 403
     assert CaptionDraft.objects.get(assignment_id=ids[2]).text == "Ein roter Bus"
@@ -144,37 +150,52 @@ def test_draft_survives_a_session_expiry_and_the_refused_save_is_reported(client
     login(client, "anna")
     assert "Ein roter Bus</textarea>" in screen2(client, batch_id).content.decode()
     # The page sends what it kept once the user is back.
-    assert save_draft(client, batch_id, ids[2], "Ein roter Bus an der Haltestelle", 2).json()["revision"] == 2
+    assert save_draft(client, batch_id, ids[2], "Ein roter Bus an der Haltestelle", 1).json()["revision"] == 2
     assert "Ein roter Bus an der Haltestelle</textarea>" in screen2(client, batch_id).content.decode()
 
 
 @pytest.mark.django_db
 def test_an_older_revision_never_overwrites_a_newer_one(annotator_client, campaign):
     batch_id, ids = to_screen2(annotator_client, campaign)
-    newer = save_draft(annotator_client, batch_id, ids[0], "neuer Text", 5)
-    assert newer.status_code == 200 and newer.json()["stale"] is False
+    assert save_draft(annotator_client, batch_id, ids[0], "Text", 0).json()["revision"] == 1
+    newer = save_draft(annotator_client, batch_id, ids[0], "neuer Text", 1)
+    assert newer.status_code == 200 and newer.json()["revision"] == 2
 
-    older = save_draft(annotator_client, batch_id, ids[0], "alter Text", 4)  # a slow request, overtaken
+    # A save grown from revision 1 (a slow request overtaken, or another tab) is refused, visibly.
+    older = save_draft(annotator_client, batch_id, ids[0], "alter Text", 1)
 
-    assert older.status_code == 200
-    assert older.json()["stale"] is True and older.json()["revision"] == 5
+    assert older.status_code == 409
+    assert older.json()["error"] == "edit_conflict"
+    assert older.json()["details"] == {
+        str(ids[0]): {
+            "position": 1,
+            "message": "Image 1 was changed in another tab or window. Choose which text to keep.",
+            "mine": "alter Text",
+            "theirs": "neuer Text",
+            "revision": 2,
+        }
+    }
     assert CaptionDraft.objects.get(assignment_id=ids[0]).text == "neuer Text"
     assert "neuer Text</textarea>" in screen2(annotator_client, batch_id).content.decode()
+    # The same save again (a retry after a lost answer) changes nothing and answers the revision.
+    again = save_draft(annotator_client, batch_id, ids[0], "neuer Text", 1)
+    assert again.status_code == 200 and again.json()["revision"] == 2
+    assert CaptionDraft.objects.get(assignment_id=ids[0]).revision == 2
 
 
 @pytest.mark.django_db
 def test_a_failed_save_is_reported_and_changes_nothing(annotator_client, campaign, other_annotator):
     batch_id, ids = to_screen2(annotator_client, campaign)
-    assert save_draft(annotator_client, batch_id, ids[0], "kurz", 1).status_code == 200
+    assert save_draft(annotator_client, batch_id, ids[0], "kurz", 0).status_code == 200
 
-    too_long = save_draft(annotator_client, batch_id, ids[0], "x" * 1001, 2)
+    too_long = save_draft(annotator_client, batch_id, ids[0], "x" * 1001, 1)
 
     assert too_long.status_code == 400
     assert "1000 characters" in json.dumps(too_long.json())
     assert CaptionDraft.objects.get(assignment_id=ids[0]).text == "kurz"
 
     others, _ = batch_request(annotator=other_annotator, campaign_id=campaign.pk)
-    missing = save_draft(annotator_client, batch_id, others.assignments.first().pk, "x", 3)
+    missing = save_draft(annotator_client, batch_id, others.assignments.first().pk, "x", 0)
     assert missing.status_code == 404 and missing.json()["message"] == "No such image in this batch."
 
 
@@ -182,7 +203,7 @@ def test_a_failed_save_is_reported_and_changes_nothing(annotator_client, campaig
 def test_a_save_before_screen2_is_refused_with_a_message(annotator_client, campaign):
     batch_id = start_batch(annotator_client, campaign)
     pk = Assignment.objects.filter(batch_id=batch_id).first().pk
-    response = save_draft(annotator_client, batch_id, pk, "zu früh", 1)
+    response = save_draft(annotator_client, batch_id, pk, "zu früh", 0)
     assert response.status_code == 409
     assert response.json()["message"] == "Finish rating on screen 1 first."
     assert not CaptionDraft.objects.exists()
@@ -387,7 +408,7 @@ def test_a_caption_repeating_the_english_prompt_is_refused(annotator_client, cam
     copied = Assignment.objects.select_related("item__prompt_caption").get(pk=ids[1])
     prompt = copied.item.prompt_caption.text
     # Case, punctuation and spacing do not make a copy one's own words.
-    assert save_draft(annotator_client, batch_id, ids[1], f"  {prompt.upper()}!! ", 2).status_code == 200
+    assert save_draft(annotator_client, batch_id, ids[1], f"  {prompt.upper()}!! ", 1).status_code == 200
 
     response = submit(annotator_client, batch_id)
 
@@ -408,8 +429,8 @@ def test_a_caption_repeating_the_english_prompt_is_refused(annotator_client, cam
 @pytest.mark.django_db
 def test_an_empty_caption_is_refused_with_its_position(annotator_client, campaign):
     batch_id, ids = to_screen2(annotator_client, campaign)
-    assert save_draft(annotator_client, batch_id, ids[0], "Ein Boot auf dem See", 1).status_code == 200
-    assert save_draft(annotator_client, batch_id, ids[2], "   \n ", 1).status_code == 200
+    assert save_draft(annotator_client, batch_id, ids[0], "Ein Boot auf dem See", 0).status_code == 200
+    assert save_draft(annotator_client, batch_id, ids[2], "   \n ", 0).status_code == 200
     # Image 2 was never touched: no draft at all.
 
     response = submit(annotator_client, batch_id)

@@ -42,7 +42,7 @@ def write_all(client, batch, text="Ein Hund läuft am Strand entlang"):
     for i, a in enumerate(batch.assignments.order_by("position")):
         r = client.post(
             reverse("annotation:api_draft", args=[batch.pk]),
-            {"assignment": a.pk, "text": f"{text} {i}", "revision": 1},
+            {"assignment": a.pk, "text": f"{text} {i}", "base_revision": 0},
             content_type="application/json",
         )
         assert r.status_code == 200, r.content
@@ -165,7 +165,7 @@ def test_empty_caption_and_copied_english_caption_are_refused(annotator_client, 
     for a, text in zip(assignments, texts):
         annotator_client.post(
             reverse("annotation:api_draft", args=[batch.pk]),
-            {"assignment": a.pk, "text": text, "revision": 1},
+            {"assignment": a.pk, "text": text, "base_revision": 0},
             content_type="application/json",
         )
     r = annotator_client.post(

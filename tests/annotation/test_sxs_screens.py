@@ -111,13 +111,23 @@ def test_no_system_name_and_no_side_reach_the_page_or_the_api(annotator_client, 
     dashboard = annotator_client.get(reverse("annotation:dashboard")).content.decode()
     # A random CSRF token could hold "m1" or "m2" by chance: leave it out of the search.
     page, dashboard = (re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", t) for t in (page, dashboard))
-    for text in (page, dashboard, saved.content.decode()):
+    state = annotator_client.get(reverse("annotation:api_state", args=[batch.pk])).content.decode()
+    for text in (page, dashboard, saved.content.decode(), state):
         for secret in (m1, m2, "m2_side", "m1", "m2", "base system", "test system", "score"):
             assert secret not in text, secret
     # The only data the items carry: ids, the choice as seen, and the keys; the page besides
     # carries the batch's lease (its end, the server's time, its length) for the countdown.
     attributes = set(re.findall(r"\sdata-([a-z-]+)=", page))
-    assert attributes == {"batch", "field", "save-url", "submit-url", "assignment", "value", "key"} | {
+    assert attributes == {
+        "batch",
+        "field",
+        "save-url",
+        "submit-url",
+        "state-url",
+        "batch-url",
+        "assignment",
+        "value",
+        "key",
         "expires",
         "server-now",
         "minutes",

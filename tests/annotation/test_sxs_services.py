@@ -27,7 +27,7 @@ from annotation.models import (
 )
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
-from core.errors import Conflict, NotFound, ValidationFailed
+from core.errors import AlreadySubmitted, Conflict, NotFound, ValidationFailed
 from core.scales import LEFT_ADVANTAGE, SXS
 from tests import factories as f
 
@@ -350,9 +350,12 @@ def test_submit_goes_straight_to_submitted_and_is_idempotent(sxs_batch, annotato
         annotator=annotator, batch_id=sxs_batch.pk, submit_key="a" * 16, seconds=12
     )
     again = work.judgment_batch_submit(
-        annotator=annotator, batch_id=sxs_batch.pk, submit_key="b" * 16, seconds=99
+        annotator=annotator, batch_id=sxs_batch.pk, submit_key="a" * 16, seconds=99
     )
     assert first.pk == again.pk
+    # Another key is another page (a stale tab): told the batch is submitted, nothing changes.
+    with pytest.raises(AlreadySubmitted, match="already been submitted"):
+        work.judgment_batch_submit(annotator=annotator, batch_id=sxs_batch.pk, submit_key="b" * 16, seconds=7)
     sxs_batch.refresh_from_db()
     assert sxs_batch.stage == BatchStage.SUBMITTED and sxs_batch.writing_opened_at is None
     assert (sxs_batch.submit_key, sxs_batch.rating_seconds, sxs_batch.is_late) == ("a" * 16, 12, False)

@@ -20,7 +20,9 @@ from evaluation.models import MetricRun
 from tests import factories as f
 
 ANNOTATOR_POSTS = [
-    p.name for p in annotation_urls.urlpatterns if isinstance(p, URLPattern) and p.name.startswith("api_")
+    p.name
+    for p in annotation_urls.urlpatterns
+    if isinstance(p, URLPattern) and hasattr(getattr(p.callback, "view_class", None), "post")
 ]
 
 
@@ -78,9 +80,9 @@ def test_nan_and_broken_json_are_400(annotator_client, batch, name):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("revision", 2**31, f"revision: Ensure this value is less than or equal to {INT_MAX}."),
-        ("revision", 2**40, "revision: Ensure this value is less than or equal to"),
-        ("revision", -1, "revision: Ensure this value is greater than or equal to 0."),
+        ("base_revision", 2**31, f"base_revision: Ensure this value is less than or equal to {INT_MAX}."),
+        ("base_revision", 2**40, "base_revision: Ensure this value is less than or equal to"),
+        ("base_revision", -1, "base_revision: Ensure this value is greater than or equal to 0."),
         ("seconds", 1e308, "seconds: Ensure this value is less than or equal to 604800."),
         ("seconds", -5, "seconds: Ensure this value is greater than or equal to 0."),
         ("assignment", 2**70, f"assignment: Ensure this value is less than or equal to {BIGINT_MAX}."),
@@ -92,7 +94,13 @@ def test_numbers_beyond_their_columns_are_400_and_nothing_is_written(
 ):
     """The issue's case: a draft with revision 2^31 answered 500 DataError on PostgreSQL."""
     assignment = batch.assignments.first()
-    draft = {"assignment": assignment.pk, "text": "Ein Hund.", "revision": 1, "seconds": 3.0, field: value}
+    draft = {
+        "assignment": assignment.pk,
+        "text": "Ein Hund.",
+        "base_revision": 0,
+        "seconds": 3.0,
+        field: value,
+    }
     before = stored()
     response = post(annotator_client, "api_draft", batch, json.dumps(draft))
     assert response.status_code == 400, response.content
@@ -110,10 +118,18 @@ def test_a_normal_draft_still_saves(annotator_client, batch):
         post(annotator_client, "api_rating", batch, json.dumps({"assignment": a.pk, "value": "good"}))
     assert post(annotator_client, "api_open_writing", batch, json.dumps({})).status_code == 200
     assignment = batch.assignments.first()
-    body = {"assignment": assignment.pk, "text": "Ein Hund.", "revision": INT_MAX, "seconds": 3.0}
+    body = {"assignment": assignment.pk, "text": "Ein Hund.", "base_revision": 0, "seconds": 3.0}
     response = post(annotator_client, "api_draft", batch, json.dumps(body))
     assert response.status_code == 200, response.content
-    assert CaptionDraft.objects.get(assignment=assignment).revision == INT_MAX
+    assert CaptionDraft.objects.get(assignment=assignment).text == "Ein Hund."
+    # The submit's per-image entries are bounded the same way.
+    entries = [
+        {"assignment": a.pk, "text": "Ein Hund.", "base_revision": 2**31} for a in batch.assignments.all()
+    ]
+    response = post(
+        annotator_client, "api_submit", batch, json.dumps({"submit_key": "k" * 16, "captions": entries})
+    )
+    assert response.status_code == 400 and "base_revision" in response.json()["message"]
 
 
 def test_research_api_bounds(researcher_client, db):

@@ -103,7 +103,11 @@ def world(db):
     work.writing_open(annotator=w.drafter, batch_id=w.draft_batch.pk)
     for a in w.draft_batch.assignments.all():
         work.draft_save(
-            annotator=w.drafter, batch_id=w.draft_batch.pk, assignment_id=a.pk, text=DRAFT_TEXT, revision=1
+            annotator=w.drafter,
+            batch_id=w.draft_batch.pk,
+            assignment_id=a.pk,
+            text=DRAFT_TEXT,
+            base_revision=0,
         )
 
     # A verification campaign: one rater submitted, another is still rating.

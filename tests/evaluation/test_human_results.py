@@ -514,7 +514,11 @@ def test_demo_side_by_side_and_verification_from_start_to_finish(db):
                 client,
                 "api_draft",
                 batch,
-                {"assignment": a.pk, "text": f"Ein Foto mit der Nummer {a.pk} zeigt etwas.", "revision": 1},
+                {
+                    "assignment": a.pk,
+                    "text": f"Ein Foto mit der Nummer {a.pk} zeigt etwas.",
+                    "base_revision": 0,
+                },
             )
         post(client, "api_submit", batch, {"submit_key": uuid.uuid4().hex})
 

@@ -290,7 +290,11 @@ def rated(db, german):
         work.writing_open(annotator=annotator, batch_id=batch.pk)
         for a in batch.assignments.all():
             work.draft_save(
-                annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=f"Bild {a.pk}", revision=1
+                annotator=annotator,
+                batch_id=batch.pk,
+                assignment_id=a.pk,
+                text=f"Bild {a.pk}",
+                base_revision=0,
             )
         work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
     en_run = succeeded_run("rated en", english, [system, other], ["CLIPScore"])
@@ -582,7 +586,7 @@ def test_report_on_the_demo_after_its_campaigns_are_done(db, tmp_path, django_ca
                 batch_id=batch.pk,
                 assignment_id=a.pk,
                 text=good_de[a.item.image.key] + ("" if n else " Gut zu sehen."),
-                revision=1,
+                base_revision=0,
             )
         work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
 
