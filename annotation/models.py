@@ -21,7 +21,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from core.models import TimeStamped
-from core.scales import RATING, SXS, Scale, canonical
+from core.scales import RATING, SXS, SXS_CONTROL_MIN_JUDGMENTS, Scale, canonical
 
 # --- Languages ----------------------------------------------------------------------------
 
@@ -236,6 +236,12 @@ class Campaign(TimeStamped):
         default=0.75,
         help_text="Side by side: annotators who pass a smaller share of control items are flagged.",
     )
+    control_min_judgments = models.PositiveSmallIntegerField(
+        default=SXS_CONTROL_MIN_JUDGMENTS,
+        verbose_name="minimum control judgments",
+        help_text="Side by side: an annotator's pass rate is judged (and flagged) only from this many "
+        "control judgments on; below it the results say “too few to judge”.",
+    )
     rating_guidelines = models.TextField(
         blank=True, help_text="Shown on screen 1 and on the verification screen; empty: the built-in text."
     )
@@ -256,6 +262,9 @@ class Campaign(TimeStamped):
                 condition=Q(replication__gte=1, replication__lte=20), name="campaign_replication"
             ),
             models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="campaign_lease_minutes"),
+            models.CheckConstraint(
+                condition=Q(control_min_judgments__gte=1), name="campaign_control_min_judgments"
+            ),
             models.CheckConstraint(
                 condition=~Q(kind="sxs")
                 | (

@@ -39,8 +39,10 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
+from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
 DONE_STATES = [AssignmentState.SUBMITTED, AssignmentState.LATE]
+SXS_DEFAULT_CONTROLS = 5
 
 
 class _CreateForm(forms.Form):
@@ -65,15 +67,17 @@ class SxsCampaignForm(_CreateForm):
     base_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Base system (m1)")
     test_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Test system (m2)")
     batch_size = forms.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, initial=10)
+    # Five of each kind: with the default batch size most annotators then meet enough
+    # controls to be judged (see control_min_judgments); 0 switches a kind off.
     controls_identical = forms.IntegerField(
         min_value=0,
-        initial=0,
+        initial=SXS_DEFAULT_CONTROLS,
         label="Identical-caption controls",
         help_text="Both sides the same caption: expected Similar.",
     )
     controls_wrong_image = forms.IntegerField(
         min_value=0,
-        initial=0,
+        initial=SXS_DEFAULT_CONTROLS,
         label="Wrong-image controls",
         help_text="One side is a caption of another image: expected a clear preference for the real caption.",
     )
@@ -82,6 +86,13 @@ class SxsCampaignForm(_CreateForm):
         max_value=1,
         initial=0.75,
         help_text="Annotators passing a smaller share of controls are flagged.",
+    )
+    control_min_judgments = forms.IntegerField(
+        min_value=1,
+        initial=SXS_CONTROL_MIN_JUDGMENTS,
+        label="Minimum control judgments",
+        help_text="An annotator is judged (and flagged) only from this many control judgments on; "
+        "fewer show as “too few to judge”.",
     )
     field_order = [
         "name",
@@ -95,6 +106,7 @@ class SxsCampaignForm(_CreateForm):
         "controls_identical",
         "controls_wrong_image",
         "control_pass_threshold",
+        "control_min_judgments",
         "open_now",
     ]
 
@@ -168,6 +180,7 @@ class CampaignAdmin(StyledModelAdmin):
                     "sample_size",
                     "sample_seed",
                     "control_pass_threshold",
+                    "control_min_judgments",
                 ]
             },
         ),
@@ -257,6 +270,7 @@ class CampaignAdmin(StyledModelAdmin):
                 controls_identical=data["controls_identical"],
                 controls_wrong_image=data["controls_wrong_image"],
                 control_pass_threshold=data["control_pass_threshold"],
+                control_min_judgments=data["control_min_judgments"],
             )
 
         return self._create_view(request, SxsCampaignForm, create, "Add side-by-side campaign")

@@ -25,6 +25,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from core.errors import Conflict, NotFound, ValidationFailed
+from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
 PROMPT_LANGUAGE = "en"
 SEED_MAX = 2**63 - 1
@@ -170,6 +171,7 @@ def sxs_campaign_create(
     controls_identical: int = 0,
     controls_wrong_image: int = 0,
     control_pass_threshold: float = 0.75,
+    control_min_judgments: int = SXS_CONTROL_MIN_JUDGMENTS,
     lease_minutes: int = 60,
 ) -> Campaign:
     """Create a side-by-side campaign (seed 000, sec. 3.3), as a draft, with its items.
@@ -191,7 +193,7 @@ def sxs_campaign_create(
       it by at least 2 points (score from m2's side <= -2).
 
     Annotators who pass less than ``control_pass_threshold`` of their control items are
-    flagged in the results. Runs in one transaction. Raises ValidationFailed (nothing stored) for an unknown language
+    flagged in the results, once they have ``control_min_judgments`` control judgments. Runs in one transaction. Raises ValidationFailed (nothing stored) for an unknown language
     or system, the same system twice, a name that contains a system's name (annotators see
     the name), no eligible image, a sample larger than the eligible
     images, more controls of a kind than sampled images, or bad numbers.
@@ -204,6 +206,10 @@ def sxs_campaign_create(
             raise ValidationFailed("The number of control items cannot be negative.")
     if not 0.0 <= control_pass_threshold <= 1.0:
         raise ValidationFailed("The control pass threshold is a share, from 0 to 1.")
+    if isinstance(control_min_judgments, bool) or not isinstance(control_min_judgments, int):
+        raise ValidationFailed("The minimum number of control judgments is a whole number.")
+    if control_min_judgments < 1:
+        raise ValidationFailed("The minimum number of control judgments is at least 1.")
     try:
         language = Language.objects.get(code=language_code)
     except Language.DoesNotExist:
@@ -233,7 +239,8 @@ def sxs_campaign_create(
         eligible = sorted(set(captions[m1.pk]) & set(captions[m2.pk]), key=keys.__getitem__)
         if not eligible:
             raise ValidationFailed(
-                f"No image has a stored file and a {language.name} caption from both {m1.name} and {m2.name}."
+                # "a caption in X", not "a X caption": no article to get wrong before Arabic, Urdu or Igbo.
+                f"No image has a stored file and a caption in {language.name} from both {m1.name} and {m2.name}."
             )
         rng = random.Random(seed)
         chosen = _sample(
@@ -260,6 +267,7 @@ def sxs_campaign_create(
             replication=replication,
             lease_minutes=lease_minutes,
             control_pass_threshold=control_pass_threshold,
+            control_min_judgments=control_min_judgments,
         )
         shuffle = random.SystemRandom()
         items = []
