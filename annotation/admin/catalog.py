@@ -14,10 +14,7 @@ from django.utils.text import Truncator
 
 from annotation.admin.common import StyledModelAdmin, count_of, run_service
 from annotation.models import (
-    Annotator,
     AnnotatorSkill,
-    Batch,
-    BatchStage,
     Campaign,
     CaptioningSystem,
     Image,
@@ -57,54 +54,6 @@ class LanguageAdmin(StyledModelAdmin):
     @admin.display(description="written captions", ordering="n_written")
     def written_captions(self, obj):
         return obj.n_written
-
-
-class AnnotatorSkillInline(admin.TabularInline):
-    model = AnnotatorSkill
-    extra = 1
-    fields = ["language", "level"]
-
-
-@admin.register(Annotator)
-class AnnotatorAdmin(StyledModelAdmin):
-    list_display = [
-        "user",
-        "pseudonym",
-        "reads_english",
-        "languages",
-        "batches_submitted",
-        "captions_written",
-    ]
-    list_select_related = ["user"]
-    list_filter = ["reads_english", "skills__language"]
-    search_fields = ["user__username", "pseudonym"]
-    autocomplete_fields = ["user"]
-    readonly_fields = ["pseudonym", "created_at"]
-    inlines = [AnnotatorSkillInline]
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_batches=count_of(Batch, "annotator", stage=BatchStage.SUBMITTED),
-                n_captions=count_of(WrittenCaption, "annotator"),
-            )
-            # One extra query for the languages of the whole page, not one per row.
-            .prefetch_related("skills__language")
-        )
-
-    @admin.display(description="languages")
-    def languages(self, obj):
-        return ", ".join(f"{s.language.code} ({s.level})" for s in obj.skills.all())
-
-    @admin.display(description="batches submitted", ordering="n_batches")
-    def batches_submitted(self, obj):
-        return obj.n_batches
-
-    @admin.display(description="captions written", ordering="n_captions")
-    def captions_written(self, obj):
-        return obj.n_captions
 
 
 class HasFileFilter(admin.SimpleListFilter):

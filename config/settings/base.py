@@ -6,6 +6,7 @@ cache, DEBUG on, so that one command brings up a working demo anywhere. Set
 ``config.settings.production`` adds the deployment hardening on top.
 """
 
+import tempfile
 from pathlib import Path
 
 import environ
@@ -144,6 +145,11 @@ IMAGE_MAX_BYTES = env.int("IMAGE_MAX_BYTES", default=25 * 1024 * 1024)
 IMAGE_MAX_PIXELS = env.int("IMAGE_MAX_PIXELS", default=40_000_000)
 IMAGE_ALLOWED_FORMATS = env.list("IMAGE_ALLOWED_FORMATS", default=["JPEG", "PNG", "WEBP", "GIF"])
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Admin imports wait here between their dry run and the manager's "Import" (annotation/admin/imports.py);
+# several web processes must share it. Never served.
+IMPORT_STAGING_DIR = env.str(
+    "IMPORT_STAGING_DIR", default=str(Path(tempfile.gettempdir()) / "caption-eval-import-staging")
+)
 
 # --- Celery -----------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
