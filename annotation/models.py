@@ -236,6 +236,12 @@ class Campaign(TimeStamped):
         default=0.75,
         help_text="Side by side: annotators who pass a smaller share of control items are flagged.",
     )
+    # Caption campaigns: made from a chosen selection of images (keys, or another campaign's);
+    # opening such a campaign adds no other image. Otherwise every eligible image joins on open.
+    fixed_images = models.BooleanField(
+        default=False,
+        help_text="Caption campaign made from a selection of images: opening it adds no other image.",
+    )
     control_min_judgments = models.PositiveSmallIntegerField(
         default=SXS_CONTROL_MIN_JUDGMENTS,
         verbose_name="minimum control judgments",
