@@ -47,6 +47,7 @@ class AnnotatorCreateForm(forms.Form):
     reads_english = forms.BooleanField(
         required=False,
         initial=True,
+        label="Reads English",
         help_text="Needed for caption campaigns: screen 1 shows English captions.",
     )
 

@@ -197,7 +197,8 @@ def staged_import_view(
             return TemplateResponse(request, "admin/import_form.html", context)
         staged[token] = {"kind": kind, "files": files, "options": options, "at": time.time()}
         request.session[SESSION_KEY] = staged
-        context.update(token=token, report=report, details=report.details(full=True), files=files)
+        names = [name for field_names in files.values() for name in field_names]
+        context.update(token=token, report=report, details=report.details(full=True), file_names=names)
         return TemplateResponse(request, "admin/import_form.html", context)
     context["form"] = form
     return TemplateResponse(request, "admin/import_form.html", context)
