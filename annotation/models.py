@@ -22,7 +22,7 @@ from django.db.models import F, Q
 
 from annotation import caption_checks
 from core.models import TimeStamped
-from core.scales import RATING, SXS, Scale, canonical
+from core.scales import RATING, SXS, SXS_CONTROL_MIN_JUDGMENTS, Scale, canonical
 
 # --- Languages ----------------------------------------------------------------------------
 
@@ -262,6 +262,18 @@ class Campaign(TimeStamped):
             "Refuse captions at least this similar to the English prompt caption (0.5 to 1; 1: exact copies only)."
         ),
     )
+    # Caption campaigns: made from a chosen selection of images (keys, or another campaign's);
+    # opening such a campaign adds no other image. Otherwise every eligible image joins on open.
+    fixed_images = models.BooleanField(
+        default=False,
+        help_text="Caption campaign made from a selection of images: opening it adds no other image.",
+    )
+    control_min_judgments = models.PositiveSmallIntegerField(
+        default=SXS_CONTROL_MIN_JUDGMENTS,
+        verbose_name="minimum control judgments",
+        help_text="Side by side: an annotator's pass rate is judged (and flagged) only from this many "
+        "control judgments on; below it the results say “too few to judge”.",
+    )
     rating_guidelines = models.TextField(
         blank=True, help_text="Shown on screen 1 and on the verification screen; empty: the built-in text."
     )
@@ -282,6 +294,9 @@ class Campaign(TimeStamped):
                 condition=Q(replication__gte=1, replication__lte=20), name="campaign_replication"
             ),
             models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="campaign_lease_minutes"),
+            models.CheckConstraint(
+                condition=Q(control_min_judgments__gte=1), name="campaign_control_min_judgments"
+            ),
             models.CheckConstraint(
                 condition=~Q(kind="sxs")
                 | (

@@ -9,6 +9,18 @@ urlpatterns = [
     path("", core_views.home, name="home"),
     path("accounts/login/", core_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # New annotators choose their password here, from the one-time link their manager sends
+    # (annotation.services.annotators.password_set_path; Django's password-reset tokens).
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_set",
+    ),
+    path(
+        "accounts/set-password/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("work/", include("annotation.urls")),
     path("exports/", include("evaluation.research.urls_exports")),
     path("admin/", admin.site.urls),

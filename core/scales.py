@@ -134,6 +134,11 @@ SXS = Scale(
     ),
 )
 
+# A side-by-side annotator's control pass rate is judged only from this many control judgments
+# on (one slip in two is 50%); the default of Campaign.control_min_judgments and of
+# evaluation.human.controls. A campaign can set its own.
+SXS_CONTROL_MIN_JUDGMENTS = 5
+
 # How much better the LEFT caption is, per stored choice: +3 … −3.
 LEFT_ADVANTAGE: dict[str, int] = {p.code: p.value for p in SXS if p.value is not None}
 SIDES = ("left", "right")

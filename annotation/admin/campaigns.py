@@ -1,16 +1,20 @@
 """Admin of campaigns and of the work done in them (batches, written captions: read-only).
 
-Caption campaigns are added with the ordinary add form. Side-by-side and verification
-campaigns get their items when they are created, so they have their own add pages
-(``add-side-by-side/``, ``add-verification/``), which call the creating services.
+Every kind is created through its service: caption campaigns on the add page (with their image
+selection and "Open it now"), side-by-side and verification campaigns, whose items are fixed when
+they are created, on their own add pages (``add-side-by-side/``, ``add-verification/``).
 """
 
 from __future__ import annotations
+
+import re
 
 from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import redirect
 from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.text import Truncator
 
 from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
@@ -36,11 +40,15 @@ from annotation.services.campaigns import (
     SEED_MAX,
     campaign_close,
     campaign_open,
+    caption_campaign_create,
     rating_campaign_create,
     sxs_campaign_create,
 )
+from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
 DONE_STATES = [AssignmentState.SUBMITTED, AssignmentState.LATE]
+SXS_DEFAULT_CONTROLS = 5
+KEY_SEPARATORS = re.compile(r"[\s,;]+")
 
 
 class _CreateForm(forms.Form):
@@ -65,15 +73,17 @@ class SxsCampaignForm(_CreateForm):
     base_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Base system (m1)")
     test_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Test system (m2)")
     batch_size = forms.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, initial=10)
+    # Five of each kind: with the default batch size most annotators then meet enough
+    # controls to be judged (see control_min_judgments); 0 switches a kind off.
     controls_identical = forms.IntegerField(
         min_value=0,
-        initial=0,
+        initial=SXS_DEFAULT_CONTROLS,
         label="Identical-caption controls",
         help_text="Both sides the same caption: expected Similar.",
     )
     controls_wrong_image = forms.IntegerField(
         min_value=0,
-        initial=0,
+        initial=SXS_DEFAULT_CONTROLS,
         label="Wrong-image controls",
         help_text="One side is a caption of another image: expected a clear preference for the real caption.",
     )
@@ -82,6 +92,13 @@ class SxsCampaignForm(_CreateForm):
         max_value=1,
         initial=0.75,
         help_text="Annotators passing a smaller share of controls are flagged.",
+    )
+    control_min_judgments = forms.IntegerField(
+        min_value=1,
+        initial=SXS_CONTROL_MIN_JUDGMENTS,
+        label="Minimum control judgments",
+        help_text="An annotator is judged (and flagged) only from this many control judgments on; "
+        "fewer show as “too few to judge”.",
     )
     field_order = [
         "name",
@@ -95,6 +112,7 @@ class SxsCampaignForm(_CreateForm):
         "controls_identical",
         "controls_wrong_image",
         "control_pass_threshold",
+        "control_min_judgments",
         "open_now",
     ]
 
@@ -102,6 +120,62 @@ class SxsCampaignForm(_CreateForm):
         data = super().clean()
         if data.get("base_system") and data.get("base_system") == data.get("test_system"):
             self.add_error("test_system", "Choose a system other than the base system.")
+        return data
+
+
+IMAGE_SELECTIONS = [
+    ("all", "Every image with a file and a prompt caption (images loaded later join when it is reopened)"),
+    ("keys", "Only the images whose keys are listed below"),
+    ("campaign", "The images of another campaign"),
+]
+
+
+class CaptionCampaignForm(forms.Form):
+    """A caption campaign: the settings, which images, and whether it opens now."""
+
+    name = forms.CharField(max_length=200, help_text="Annotators see this name.")
+    language = forms.ModelChoiceField(Language.objects.all(), help_text="The language annotators write in.")
+    prompt_system = forms.ModelChoiceField(
+        CaptioningSystem.objects.all(), help_text="Its English captions are rated on screen 1."
+    )
+    batch_size = forms.IntegerField(
+        min_value=1, max_value=MAX_BATCH_SIZE, initial=15, help_text="N images per batch."
+    )
+    replication = forms.IntegerField(
+        min_value=1, max_value=MAX_REPLICATION, initial=2, help_text="K captions per image."
+    )
+    lease_minutes = forms.IntegerField(
+        min_value=1, initial=60, help_text="An unfinished batch goes back after this."
+    )
+    images = forms.ChoiceField(choices=IMAGE_SELECTIONS, initial="all", widget=forms.RadioSelect)
+    image_keys = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="One key per line (or separated by spaces or commas), e.g. the keys of an image set.",
+    )
+    images_of = forms.ModelChoiceField(
+        Campaign.objects.order_by("name"), required=False, label="Images of campaign"
+    )
+    rating_guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Empty: the built-in text."
+    )
+    writing_guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Empty: the built-in text."
+    )
+    open_now = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Open it now",
+        help_text="Annotators can start at once. Unticked, it is saved as a draft: open it later with "
+        "the “Open selected campaigns” action.",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("images") == "keys" and not (data.get("image_keys") or "").strip():
+            self.add_error("image_keys", "List the keys of the images.")
+        if data.get("images") == "campaign" and not data.get("images_of"):
+            self.add_error("images_of", "Choose the campaign whose images to take.")
         return data
 
 
@@ -136,10 +210,10 @@ class CampaignAdmin(StyledModelAdmin):
         "kind",
         "language",
         "state",
-        "batch_size",
-        "replication",
+        "batch_n",
+        "replication_k",
         "progress",
-        "created_at",
+        "created",
     ]
     list_select_related = ["language"]
     list_filter = ["state", "kind", "language"]
@@ -160,7 +234,7 @@ class CampaignAdmin(StyledModelAdmin):
         },
     )
     fieldsets = [
-        (None, {"fields": ["name", "kind", "language", "state", "prompt_system"]}),
+        (None, {"fields": ["name", "kind", "language", "state", "prompt_system", "fixed_images"]}),
         work_fieldset,
         checks_fieldset,
         ("Guidelines", {"classes": ["collapse"], "fields": ["rating_guidelines", "writing_guidelines"]}),
@@ -182,6 +256,7 @@ class CampaignAdmin(StyledModelAdmin):
                     "sample_size",
                     "sample_seed",
                     "control_pass_threshold",
+                    "control_min_judgments",
                 ]
             },
         ),
@@ -218,11 +293,9 @@ class CampaignAdmin(StyledModelAdmin):
         )
 
     def get_fieldsets(self, request, obj=None):
-        if obj is None:
-            return self.add_fieldsets
-        if obj.kind == CampaignKind.SIDE_BY_SIDE:
+        if obj is not None and obj.kind == CampaignKind.SIDE_BY_SIDE:
             return self.sxs_fieldsets
-        if obj.kind == CampaignKind.RATING:
+        if obj is not None and obj.kind == CampaignKind.RATING:
             return self.rating_fieldsets
         return self.fieldsets
 
@@ -232,14 +305,34 @@ class CampaignAdmin(StyledModelAdmin):
         if obj is None:
             return ["state"]
         # The kind is chosen by the add page that created the campaign: each kind has its own fields.
-        fixed = ["state", "kind"]
+        fixed = ["state", "kind", "fixed_images"]
         if obj.kind != CampaignKind.CAPTION:
             fixed += self.created_with
+        elif obj.fixed_images:
+            # Its items were made with the prompt system's captions of the chosen images.
+            fixed += ["language", "prompt_system"]
         if obj.state == CampaignState.DRAFT:
             return fixed
         return list(dict.fromkeys([*fixed, "kind", "language", "prompt_system", "replication"]))
 
-    # --- Creating side-by-side and verification campaigns ----------------------------------------
+    # --- Creating campaigns: every kind through its service ------------------------------------
+
+    def add_view(self, request, form_url="", extra_context=None):
+        def create(data):
+            return caption_campaign_create(
+                name=data["name"],
+                language_code=data["language"].code,
+                prompt_system=data["prompt_system"],
+                batch_size=data["batch_size"],
+                replication=data["replication"],
+                lease_minutes=data["lease_minutes"],
+                image_keys=KEY_SEPARATORS.split(data["image_keys"]) if data["images"] == "keys" else None,
+                images_of_campaign_id=data["images_of"].pk if data["images"] == "campaign" else None,
+                rating_guidelines=data.get("rating_guidelines") or "",
+                writing_guidelines=data.get("writing_guidelines") or "",
+            )
+
+        return self._create_view(request, CaptionCampaignForm, create, "Add caption campaign")
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name
@@ -271,6 +364,7 @@ class CampaignAdmin(StyledModelAdmin):
                 controls_identical=data["controls_identical"],
                 controls_wrong_image=data["controls_wrong_image"],
                 control_pass_threshold=data["control_pass_threshold"],
+                control_min_judgments=data["control_min_judgments"],
             )
 
         return self._create_view(request, SxsCampaignForm, create, "Add side-by-side campaign")
@@ -307,11 +401,14 @@ class CampaignAdmin(StyledModelAdmin):
         def done(campaign):
             items = campaign.items.count()
             controls = campaign.items.filter(is_control=True).count()
-            return (
-                f"Created “{campaign.name}” ({campaign.get_state_display()}): {items} items"
-                + (f", of which {controls} controls" if controls else "")
-                + f"; random seed {campaign.sample_seed}."
+            text = f"Created “{campaign.name}” ({campaign.get_state_display()}): {items} items" + (
+                f", of which {controls} controls" if controls else ""
             )
+            if campaign.sample_seed is not None:
+                text += f"; random seed {campaign.sample_seed}"
+            if campaign.state == CampaignState.DRAFT:
+                text += ". It is a draft: annotators see it once you open it (“Open selected campaigns”)"
+            return text + "."
 
         return service_form_view(
             self,
@@ -338,6 +435,20 @@ class CampaignAdmin(StyledModelAdmin):
         if obj is not None and obj.state != CampaignState.DRAFT:
             return False
         return super().has_delete_permission(request, obj)
+
+    # The paper's letters keep the columns narrow (the list fits 1366 px with the sidebar open).
+    @admin.display(description="N", ordering="batch_size")
+    def batch_n(self, obj):
+        return obj.batch_size
+
+    @admin.display(description="K", ordering="replication")
+    def replication_k(self, obj):
+        return obj.replication
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, obj):
+        # The date alone: "Nov. 23, 2026, 10:31 a.m." was clipped at 1366 px; the time is on the page.
+        return date_format(timezone.localtime(obj.created_at), "Y-m-d")
 
     @admin.display(description="progress")
     def progress(self, obj):

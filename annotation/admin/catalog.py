@@ -8,16 +8,15 @@ from django.contrib import admin
 from django.db import models
 from django.db.models import Q
 from django.http import HttpResponseRedirect
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from annotation.admin.common import StyledModelAdmin, count_of, run_service
+from annotation.admin.imports import ImportForm, MultipleFileField, staged_import_view
+from annotation.importers import images_import, system_captions_import
 from annotation.models import (
-    Annotator,
     AnnotatorSkill,
-    Batch,
-    BatchStage,
     Campaign,
     CaptioningSystem,
     Image,
@@ -57,73 +56,6 @@ class LanguageAdmin(StyledModelAdmin):
     @admin.display(description="written captions", ordering="n_written")
     def written_captions(self, obj):
         return obj.n_written
-
-
-class AnnotatorSkillInline(admin.TabularInline):
-    model = AnnotatorSkill
-    extra = 1
-    fields = ["language", "level"]
-
-
-@admin.register(Annotator)
-class AnnotatorAdmin(StyledModelAdmin):
-    list_display = [
-        "user",
-        "pseudonym",
-        "reads_english",
-        "languages",
-        "batches_submitted",
-        "captions_written",
-    ]
-    list_select_related = ["user"]
-    list_filter = ["reads_english", "skills__language"]
-    search_fields = ["user__username", "pseudonym"]
-    autocomplete_fields = ["user"]
-    readonly_fields = ["pseudonym", "created_at"]
-    inlines = [AnnotatorSkillInline]
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_batches=count_of(Batch, "annotator", stage=BatchStage.SUBMITTED),
-                n_captions=count_of(WrittenCaption, "annotator"),
-            )
-            # One extra query for the languages of the whole page, not one per row.
-            .prefetch_related("skills__language")
-        )
-
-    # A read-only foreign key is drawn as a link to the user's admin page, which a researcher may not
-    # open (they have no view permission on accounts): show the user name as text to them instead.
-    def _sees_accounts(self, request) -> bool:
-        return request.user.has_perm("auth.view_user")
-
-    def get_readonly_fields(self, request, obj=None):
-        fields = list(super().get_readonly_fields(request, obj))
-        return fields if self._sees_accounts(request) else [*fields, "account"]
-
-    def get_fields(self, request, obj=None):
-        fields = [name for name in super().get_fields(request, obj) if name != "account"]
-        if self._sees_accounts(request):
-            return fields
-        return ["account" if name == "user" else name for name in fields]
-
-    @admin.display(description="user")
-    def account(self, obj):
-        return obj.user.get_username()
-
-    @admin.display(description="languages")
-    def languages(self, obj):
-        return ", ".join(f"{s.language.code} ({s.level})" for s in obj.skills.all())
-
-    @admin.display(description="batches submitted", ordering="n_batches")
-    def batches_submitted(self, obj):
-        return obj.n_batches
-
-    @admin.display(description="captions written", ordering="n_captions")
-    def captions_written(self, obj):
-        return obj.n_captions
 
 
 class HasFileFilter(admin.SimpleListFilter):
@@ -181,6 +113,104 @@ class ImageUploadForm(forms.ModelForm):
         return upload
 
 
+class ImageImportForm(ImportForm):
+    """What ``manage.py import_images`` takes, as uploads: image files and/or metadata files."""
+
+    files = MultipleFileField(
+        required=False,
+        label="Image files",
+        help_text="Choose many at once. Each file is named <key>.<ext> (JPEG, PNG, WebP or GIF); "
+        "at most 100 files per upload.",
+    )
+    metadata = forms.FileField(
+        required=False,
+        help_text="Optional: .txt (one key per line, XM3600 image_ids.txt), .csv or .jsonl with key, license, "
+        "author, title, source_url, latitude, longitude, country, region, continent.",
+    )
+    attributions = forms.FileField(
+        required=False, help_text="Optional: an Open Images attribution CSV (XM3600 image_attributions.csv)."
+    )
+    shapes = forms.FileField(
+        required=False, help_text="Optional: key,width,height rows (XM3600 image_shapes.csv)."
+    )
+
+    def clean(self):
+        data = super().clean()
+        if not any(data.get(name) for name in ("files", "metadata", "attributions", "shapes")):
+            raise forms.ValidationError("Choose image files and/or a metadata file.")
+        return data
+
+
+def _run_images_import(paths, options, dry_run):
+    def one(name):
+        return paths[name][0] if paths.get(name) else None
+
+    folder = paths["files"][0].parent if paths.get("files") else None
+    return images_import(
+        folder=folder,
+        metadata=one("metadata"),
+        attributions=one("attributions"),
+        shapes=one("shapes"),
+        dry_run=dry_run,
+    )
+
+
+class SystemCaptionImportForm(ImportForm):
+    """What ``manage.py import_system_captions`` takes: one file of a system's captions."""
+
+    system = forms.CharField(
+        max_length=200, help_text="Name of the captioning system; a new name creates the system."
+    )
+    file = forms.FileField(
+        help_text='COCO results (.json: [{"image_id": …, "caption": …}]) or JSON lines '
+        '({"image/key": …, "de": {"caption": […]}}).'
+    )
+    language = forms.ModelChoiceField(
+        Language.objects.all(),
+        required=False,
+        help_text="Required for COCO results. For JSON lines: only this language (empty: every language).",
+    )
+    skip_unknown = forms.BooleanField(
+        required=False,
+        label="Skip unknown images",
+        help_text="Import the other captions when some image keys are not stored (they are listed).",
+    )
+
+    def options(self):
+        language = self.cleaned_data.get("language")
+        return {
+            "system": self.cleaned_data["system"].strip(),
+            "language": language.code if language else None,
+            "skip_unknown": bool(self.cleaned_data.get("skip_unknown")),
+        }
+
+
+def _run_captions_import(paths, options, dry_run):
+    return system_captions_import(
+        path=paths["file"][0],
+        system_name=options["system"],
+        language_code=options["language"],
+        skip_unknown=options["skip_unknown"],
+        dry_run=dry_run,
+    )
+
+
+def _import_tools(modeladmin, request, label):
+    if not modeladmin.has_add_permission(request):
+        return []
+    opts = modeladmin.opts
+    return [{"url": reverse(f"admin:{opts.app_label}_{opts.model_name}_import"), "label": label}]
+
+
+def _import_url(modeladmin, view):
+    opts = modeladmin.opts
+    return path(
+        "import/",
+        modeladmin.admin_site.admin_view(view),
+        name=f"{opts.app_label}_{opts.model_name}_import",
+    )
+
+
 @admin.register(Image)
 class ImageAdmin(StyledModelAdmin):
     list_display = [
@@ -200,6 +230,7 @@ class ImageAdmin(StyledModelAdmin):
     show_full_result_count = False
     list_per_page = 50
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    change_list_template = "admin/change_list_tools.html"
     # The file is shown as its stored name, never as a media URL: pictures are served only
     # through the access-checked image view.
     readonly_fields = [
@@ -222,6 +253,26 @@ class ImageAdmin(StyledModelAdmin):
         ("Source and licence", {"fields": ["title", "author", "license", "source_url"]}),
         ("Place", {"fields": ["latitude", "longitude", "country", "region", "continent"]}),
     ]
+
+    def get_urls(self):
+        return [_import_url(self, self.import_view), *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        tools = _import_tools(self, request, "Import images (many files, metadata)")
+        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+
+    def import_view(self, request):
+        return staged_import_view(
+            self,
+            request,
+            kind="images",
+            form_class=ImageImportForm,
+            run=_run_images_import,
+            title="Import images",
+            intro="The same import as manage.py import_images: every file and line is checked first and "
+            "a dry run shows what would change; nothing is written until you press Import. Importing "
+            "the same files again changes nothing.",
+        )
 
     def get_form(self, request, obj=None, **kwargs):
         if obj is None:
@@ -322,6 +373,26 @@ class SystemCaptionAdmin(StyledModelAdmin):
     search_fields = ["=image__key", "text"]
     autocomplete_fields = ["image"]
     show_full_result_count = False
+    change_list_template = "admin/change_list_tools.html"
+
+    def get_urls(self):
+        return [_import_url(self, self.import_view), *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        tools = _import_tools(self, request, "Import system captions (COCO results or JSON lines)")
+        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+
+    def import_view(self, request):
+        return staged_import_view(
+            self,
+            request,
+            kind="system-captions",
+            form_class=SystemCaptionImportForm,
+            run=_run_captions_import,
+            title="Import system captions",
+            intro="The same import as manage.py import_system_captions: the whole file is checked first and "
+            "a dry run shows what would change; nothing is written until you press Import.",
+        )
 
     @admin.display(description="text")
     def text_short(self, obj):

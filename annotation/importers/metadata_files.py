@@ -70,7 +70,7 @@ def read_ids(path: Path, problems: Problems) -> list[Row]:
     return rows
 
 
-def _csv_records(path: Path, problems: Problems) -> Iterator[tuple[int, list[str]]]:
+def csv_records(path: Path, problems: Problems) -> Iterator[tuple[int, list[str]]]:
     """(first line number, cells) of each CSV record, the header included; blank rows skipped."""
     reader = csv.reader(decoded_lines(path, problems), strict=True)
     end = 0
@@ -89,7 +89,7 @@ def _csv_records(path: Path, problems: Problems) -> Iterator[tuple[int, list[str
 
 
 def read_csv(path: Path, problems: Problems, report: ImportReport, *, open_images: bool = False) -> list[Row]:
-    records = _csv_records(path, problems)
+    records = csv_records(path, problems)
     first = next(records, None)
     if first is None:
         if not problems:
@@ -166,7 +166,7 @@ def _dimension(value: str) -> int | None:
 
 def read_shapes(path: Path, problems: Problems) -> list[Row]:
     rows, seen = [], _Seen()
-    for start, cells in _csv_records(path, problems):
+    for start, cells in csv_records(path, problems):
         where = f"{path.name} line {start}"
         if start == 1 and len(cells) == 3 and cells[1].strip().lower() == "width":
             continue  # header

@@ -29,8 +29,9 @@ class ImportReport:
     unknown_keys: list[str] = field(default_factory=list)
     # Columns or JSON keys that were read but not imported, as "file: a, b".
     unknown_fields: list[str] = field(default_factory=list)
-    # Keys of the records that changed (updated), in input order.
+    # Keys of the records that changed (updated), and of those created, in input order.
     changed_keys: list[str] = field(default_factory=list)
+    created_keys: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     languages: list[str] = field(default_factory=list)
 

@@ -19,12 +19,14 @@ from annotation.models import (
     CampaignState,
     CaptioningSystem,
     ControlKind,
+    Image,
     Item,
     Language,
     SystemCaption,
     WrittenCaption,
 )
 from core.errors import Conflict, NotFound, ValidationFailed
+from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
 PROMPT_LANGUAGE = "en"
 SEED_MAX = 2**63 - 1
@@ -38,7 +40,7 @@ def campaign_items_sync(*, campaign: Campaign) -> int:
     For a caption campaign an image is eligible when its file is stored and the prompt
     system has an English caption for it. Idempotent (unique (campaign, image)).
     """
-    if campaign.kind != CampaignKind.CAPTION:
+    if campaign.kind != CampaignKind.CAPTION or campaign.fixed_images:
         return 0
     if campaign.prompt_system_id is None:
         raise ValidationFailed("A caption campaign needs a prompt system.")
@@ -61,6 +63,115 @@ def campaign_items_sync(*, campaign: Campaign) -> int:
     ]
     Item.objects.bulk_create(new, ignore_conflicts=True)
     return len(new)
+
+
+def caption_campaign_create(
+    *,
+    name: str,
+    language_code: str,
+    prompt_system: CaptioningSystem | str | int,
+    batch_size: int = 15,
+    replication: int = 2,
+    lease_minutes: int = 60,
+    image_keys: list[str] | None = None,
+    images_of_campaign_id: int | None = None,
+    rating_guidelines: str = "",
+    writing_guidelines: str = "",
+) -> Campaign:
+    """Create a caption campaign, as a draft.
+
+    Without a selection, every image with a stored file and a prompt caption joins when the
+    campaign opens (and on every reopening). With ``image_keys``, or the images of the campaign
+    ``images_of_campaign_id`` (any kind), exactly those images become its items now and the
+    campaign is marked ``fixed_images``: opening it adds no other. Every selected image must have
+    a stored file and an English caption from the prompt system.
+
+    Runs in one transaction. Raises ValidationFailed (nothing stored) for a taken or empty name,
+    bad numbers, an unknown language or system, both kinds of selection at once, an empty
+    selection, unknown keys, or selected images that cannot be shown (each listed, up to 10).
+    """
+    _check_common(name=name, batch_size=batch_size, replication=replication, sample_size=None, seed=0)
+    if lease_minutes < 1:
+        raise ValidationFailed("The lease is at least one minute.")
+    try:
+        language = Language.objects.get(code=language_code)
+    except Language.DoesNotExist:
+        raise ValidationFailed(f"There is no language “{language_code}”.") from None
+    system = _system(prompt_system, "prompt system")
+    if image_keys is not None and images_of_campaign_id is not None:
+        raise ValidationFailed("Choose the images by key or from a campaign, not both.")
+    with transaction.atomic():
+        selected: list[int] | None = None
+        if image_keys is not None:
+            keys = list(dict.fromkeys(k.strip() for k in image_keys if k and k.strip()))
+            if not keys:
+                raise ValidationFailed("No image key given.")
+            found = dict(Image.objects.filter(key__in=keys).values_list("key", "pk"))
+            unknown = [k for k in keys if k not in found]
+            if unknown:
+                raise ValidationFailed(f"{_count(unknown, 'unknown image key')}: {_listed(unknown)}.")
+            selected = [found[k] for k in keys]
+        elif images_of_campaign_id is not None:
+            source = Campaign.objects.filter(pk=images_of_campaign_id).first()
+            if source is None:
+                raise ValidationFailed("No such campaign to take the images from.")
+            selected = list(
+                Item.objects.filter(campaign=source)
+                .order_by("image__key")
+                .values_list("image_id", flat=True)
+                .distinct()
+            )
+            if not selected:
+                raise ValidationFailed(f"“{source.name}” has no images.")
+        campaign = Campaign.objects.create(
+            name=name.strip(),
+            kind=CampaignKind.CAPTION,
+            language=language,
+            prompt_system=system,
+            batch_size=batch_size,
+            replication=replication,
+            lease_minutes=lease_minutes,
+            rating_guidelines=rating_guidelines,
+            writing_guidelines=writing_guidelines,
+            fixed_images=selected is not None,
+        )
+        if selected is not None:
+            captions = dict(
+                SystemCaption.objects.filter(
+                    system=system, language__code=PROMPT_LANGUAGE, image_id__in=selected
+                )
+                .exclude(image__file="")
+                .values_list("image_id", "pk")
+            )
+            missing = [pk for pk in selected if pk not in captions]
+            if missing:
+                keys = list(
+                    Image.objects.filter(pk__in=missing).order_by("key").values_list("key", flat=True)
+                )
+                raise ValidationFailed(
+                    f"{_count(keys, 'selected image')} without a stored file or an English caption from "
+                    f"{system.name}: {_listed(keys)}."
+                )
+            rng = random.SystemRandom()
+            Item.objects.bulk_create(
+                Item(
+                    campaign=campaign,
+                    image_id=image_id,
+                    prompt_caption_id=captions[image_id],
+                    shuffle_key=rng.randrange(2**31),
+                )
+                for image_id in selected
+            )
+        return campaign
+
+
+def _count(items: list, noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+
+
+def _listed(items: list[str], shown: int = 10) -> str:
+    text = ", ".join(f"“{item}”" for item in items[:shown])
+    return text + (f", … ({len(items)} in all)" if len(items) > shown else "")
 
 
 def campaign_open(*, campaign_id: int) -> Campaign:
@@ -170,6 +281,7 @@ def sxs_campaign_create(
     controls_identical: int = 0,
     controls_wrong_image: int = 0,
     control_pass_threshold: float = 0.75,
+    control_min_judgments: int = SXS_CONTROL_MIN_JUDGMENTS,
     lease_minutes: int = 60,
 ) -> Campaign:
     """Create a side-by-side campaign (seed 000, sec. 3.3), as a draft, with its items.
@@ -191,7 +303,7 @@ def sxs_campaign_create(
       it by at least 2 points (score from m2's side <= -2).
 
     Annotators who pass less than ``control_pass_threshold`` of their control items are
-    flagged in the results. Runs in one transaction. Raises ValidationFailed (nothing stored) for an unknown language
+    flagged in the results, once they have ``control_min_judgments`` control judgments. Runs in one transaction. Raises ValidationFailed (nothing stored) for an unknown language
     or system, the same system twice, a name that contains a system's name (annotators see
     the name), no eligible image, a sample larger than the eligible
     images, more controls of a kind than sampled images, or bad numbers.
@@ -204,6 +316,10 @@ def sxs_campaign_create(
             raise ValidationFailed("The number of control items cannot be negative.")
     if not 0.0 <= control_pass_threshold <= 1.0:
         raise ValidationFailed("The control pass threshold is a share, from 0 to 1.")
+    if isinstance(control_min_judgments, bool) or not isinstance(control_min_judgments, int):
+        raise ValidationFailed("The minimum number of control judgments is a whole number.")
+    if control_min_judgments < 1:
+        raise ValidationFailed("The minimum number of control judgments is at least 1.")
     try:
         language = Language.objects.get(code=language_code)
     except Language.DoesNotExist:
@@ -233,7 +349,8 @@ def sxs_campaign_create(
         eligible = sorted(set(captions[m1.pk]) & set(captions[m2.pk]), key=keys.__getitem__)
         if not eligible:
             raise ValidationFailed(
-                f"No image has a stored file and a {language.name} caption from both {m1.name} and {m2.name}."
+                # "a caption in X", not "a X caption": no article to get wrong before Arabic, Urdu or Igbo.
+                f"No image has a stored file and a caption in {language.name} from both {m1.name} and {m2.name}."
             )
         rng = random.Random(seed)
         chosen = _sample(
@@ -260,6 +377,7 @@ def sxs_campaign_create(
             replication=replication,
             lease_minutes=lease_minutes,
             control_pass_threshold=control_pass_threshold,
+            control_min_judgments=control_min_judgments,
         )
         shuffle = random.SystemRandom()
         items = []

@@ -6,6 +6,7 @@ cache, DEBUG on, so that one command brings up a working demo anywhere. Set
 ``config.settings.production`` adds the deployment hardening on top.
 """
 
+import tempfile
 from pathlib import Path
 
 import environ
@@ -148,6 +149,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # JSON bodies of the API endpoints (core.parsers): a caption batch is a few KB.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
+# Admin imports wait here between their dry run and the manager's "Import" (annotation/admin/imports.py);
+# several web processes must share it. Never served.
+IMPORT_STAGING_DIR = env.str(
+    "IMPORT_STAGING_DIR", default=str(Path(tempfile.gettempdir()) / "caption-eval-import-staging")
+)
 
 # --- Celery -----------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")

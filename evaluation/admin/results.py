@@ -70,6 +70,16 @@ def sxs_summary_rows(summary: SxsSummary) -> list[tuple[str, str]]:
     ]
 
 
+def _control_verdict(row, minimum: int) -> str:
+    """What the pass rate means, next to it: "3 of 4 passed — too few to judge (minimum 5)"."""
+    passed = f"{row.n_passed} of {row.n_controls} passed"
+    if row.too_few:
+        return f"{passed} — too few to judge (minimum {minimum})"
+    if row.flagged:
+        return f"{passed} — flagged"
+    return passed
+
+
 def sxs_panel(results: SxsResults) -> dict:
     campaign = results.campaign
     return {
@@ -80,6 +90,7 @@ def sxs_panel(results: SxsResults) -> dict:
         "identical": sxs_summary_rows(results.identical)[:6] if results.identical.n_images else [],
         "identical_mean": _num(results.identical.mean_score_per_judgment, "+.2f"),
         "threshold": f"{results.control_threshold:.0%}",
+        "minimum": results.control_minimum,
         "n_control_judgments": results.n_control_judgments,
         "controls": [
             {
@@ -89,6 +100,7 @@ def sxs_panel(results: SxsResults) -> dict:
                 "n_passed": row.n_passed,
                 "pass_rate": f"{row.pass_rate:.0%}",
                 "flagged": row.flagged,
+                "verdict": _control_verdict(row, results.control_minimum),
             }
             for row in results.controls
         ],

@@ -22,7 +22,10 @@ HEADLINE_METRICS = ("CIDEr-D", "BLEU-4", "CLIPScore", "RefCLIPScore")
 class MetricRunStartForm(forms.ModelForm):
     """Start a run: validated by the same checks as the service, so problems show on the form."""
 
-    name = forms.CharField(required=False, help_text="Empty: “<systems> vs <reference set>”.")
+    name = forms.CharField(
+        required=False,
+        help_text="Empty: the systems' names, “vs” and the reference set's name (“demo-good, demo-weak vs German refs”).",
+    )
     metric_names = forms.MultipleChoiceField(
         label="Metrics",
         choices=[(m, m) for m in ALL_METRICS],

@@ -25,7 +25,9 @@ class ReferenceSetCreateForm(forms.Form):
     imported whole, or not at all)."""
 
     name = forms.CharField(
-        max_length=200, required=False, help_text="Empty for a campaign: “<campaign> (written captions)”."
+        max_length=200,
+        required=False,
+        help_text="Empty for a campaign: the campaign's name followed by “(written captions)”.",
     )
     kind = forms.ChoiceField(choices=ReferenceSetKind.choices, widget=forms.RadioSelect)
     campaign = forms.ModelChoiceField(

@@ -14,6 +14,10 @@ A side-by-side campaign can mix in control pairs that look like any other pair:
 
 Scores are from m2's side (−3 … +3) as everywhere in :mod:`.sxs`, so which side the annotator
 saw each caption on does not matter here.
+
+A pass rate over one or two judgments says nothing (one slip is 50%): an annotator is judged,
+and can be flagged, only from ``minimum`` control judgments on (:data:`DEFAULT_MIN_JUDGMENTS`,
+a campaign setting); below it the row says "too few to judge".
 """
 
 from __future__ import annotations
@@ -23,9 +27,18 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CONTROL_KINDS", "ControlPassRow", "control_pass_rates", "control_passed"]
+from core.scales import SXS_CONTROL_MIN_JUDGMENTS
+
+__all__ = [
+    "CONTROL_KINDS",
+    "DEFAULT_MIN_JUDGMENTS",
+    "ControlPassRow",
+    "control_pass_rates",
+    "control_passed",
+]
 
 CONTROL_KINDS = ("identical", "wrong_image")
+DEFAULT_MIN_JUDGMENTS = SXS_CONTROL_MIN_JUDGMENTS
 
 
 def control_passed(kind: str, score: int) -> bool:
@@ -42,25 +55,33 @@ def control_passed(kind: str, score: int) -> bool:
 
 @dataclass(frozen=True)
 class ControlPassRow:
-    """One annotator's control judgments: how many, how many passed, the share, and whether the
-    share is below the campaign's threshold (``flagged``)."""
+    """One annotator's control judgments: how many, how many passed, the share, whether there are
+    too few to judge (``too_few``: fewer than the minimum) and whether the share is below the
+    campaign's threshold with enough judgments to say so (``flagged``)."""
 
     rater_id: Hashable
     n_controls: int
     n_passed: int
     pass_rate: float
     flagged: bool
+    too_few: bool = False
 
 
 def control_pass_rates(
-    judgments: Iterable[tuple[Hashable, str, int] | Mapping[str, Any]], *, threshold: float
+    judgments: Iterable[tuple[Hashable, str, int] | Mapping[str, Any]],
+    *,
+    threshold: float,
+    minimum: int = DEFAULT_MIN_JUDGMENTS,
 ) -> list[ControlPassRow]:
     """Per annotator, from control judgments ``(rater_id, kind, score)`` (or mappings with those
-    keys): the pass rate and ``flagged = pass_rate < threshold``. Rows sorted by pass rate, lowest
-    first, then rater id as text. Annotators without a control judgment have no row. Raises
-    ``ValueError`` for a threshold outside 0..1, an unknown kind or a bad score."""
+    keys): the pass rate, ``too_few = n < minimum`` and ``flagged = not too_few and pass_rate <
+    threshold``. Rows sorted by pass rate, lowest first, then rater id as text. Annotators without
+    a control judgment have no row. Raises ``ValueError`` for a threshold outside 0..1, a minimum
+    below 1, an unknown kind or a bad score."""
     if not 0.0 <= threshold <= 1.0:
         raise ValueError("the threshold is a share, from 0 to 1")
+    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
+        raise ValueError(f"the minimum number of control judgments is a whole number >= 1, not {minimum!r}")
     tally: dict[Hashable, list[int]] = defaultdict(lambda: [0, 0])
     for record in judgments:
         if isinstance(record, Mapping):
@@ -71,7 +92,7 @@ def control_pass_rates(
         counts[0] += 1
         counts[1] += control_passed(kind, score)
     rows = [
-        ControlPassRow(rater, n, passed, passed / n, passed / n < threshold)
+        ControlPassRow(rater, n, passed, passed / n, n >= minimum and passed / n < threshold, n < minimum)
         for rater, (n, passed) in tally.items()
     ]
     return sorted(rows, key=lambda row: (row.pass_rate, str(row.rater_id)))

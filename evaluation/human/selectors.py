@@ -41,6 +41,9 @@ from evaluation.human.sxs import DEFAULT_N_BOOT
 # --- Human evaluation -----------------------------------------------------------------------------
 
 DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
+# The "subset" of a side-by-side row: the campaign's real pairs, or its pairs of identical captions.
+REAL_PAIRS = "real pairs"
+IDENTICAL_PAIRS = "identical pairs"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class AnnotatorControls:
     n_passed: int
     pass_rate: float
     flagged: bool
+    too_few: bool
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class SxsResults:
     controls: list[AnnotatorControls]
     control_threshold: float
     n_control_judgments: int
+    control_minimum: int
 
     @property
     def flagged(self) -> list[AnnotatorControls]:
@@ -105,7 +110,9 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
         else:
             pairs.append((key, annotator_id, score, side))
     threshold = campaign.control_pass_threshold
-    control_rows: list[ControlPassRow] = control_pass_rates(controls, threshold=threshold)
+    control_rows: list[ControlPassRow] = control_pass_rates(
+        controls, threshold=threshold, minimum=campaign.control_min_judgments
+    )
     return SxsResults(
         campaign=campaign,
         summary=sxs_summary(pairs, n_boot=n_boot, seed=seed),
@@ -118,11 +125,13 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
                 n_passed=row.n_passed,
                 pass_rate=row.pass_rate,
                 flagged=row.flagged,
+                too_few=row.too_few,
             )
             for row in control_rows
         ],
         control_threshold=threshold,
         n_control_judgments=len(controls),
+        control_minimum=campaign.control_min_judgments,
     )
 
 
@@ -246,7 +255,7 @@ def sxs_table_rows(
         rows.append(
             {
                 **common,
-                "subset": "pairs",
+                "subset": REAL_PAIRS,
                 **results.summary.as_dict(),
                 "control_judgments": results.n_control_judgments,
                 "control_pass_rate": passed / results.n_control_judgments
@@ -259,7 +268,7 @@ def sxs_table_rows(
             rows.append(
                 {
                     **common,
-                    "subset": "identical pairs",
+                    "subset": IDENTICAL_PAIRS,
                     **results.identical.as_dict(),
                     "control_judgments": None,
                     "control_pass_rate": None,

@@ -354,7 +354,13 @@ PER_CAPTION_COLUMNS = (
 
 # A side-by-side row (human.selectors.sxs_table_rows): which pair, then the numbers. Text and CSV
 # outputs show every column of SXS_COLUMNS and the controls; a page shows the headline numbers.
-SXS_PAIR_COLUMNS = (("language", "Id", ""), ("m1", "m1", ""), ("m2", "m2", ""), ("subset", "pairs", ""))
+# Headers a reader understands without the paper at hand: Table 1 and 2 keep the paper's "Id".
+SXS_PAIR_COLUMNS = (
+    ("language", "language", ""),
+    ("m1", "m1", ""),
+    ("m2", "m2", ""),
+    ("subset", "subset", ""),
+)
 SXS_TABLE_COLUMNS = (
     *SXS_PAIR_COLUMNS,
     *SXS_COLUMNS,

@@ -180,6 +180,10 @@ def test_same_system_twice_unknown_system_and_no_eligible_image_are_refused(germ
     french = f.LanguageFactory(code="fr", name="French")
     with pytest.raises(ValidationFailed, match="No image"):
         create(m1, m2, french)
+    # Never "a Arabic caption": the language comes after the noun, no article to get wrong.
+    arabic = f.LanguageFactory(code="ar", name="Arabic")
+    with pytest.raises(ValidationFailed, match=r"a stored file and a caption in Arabic from both"):
+        create(m1, m2, arabic)
     assert not Campaign.objects.exists()
 
 

@@ -19,6 +19,7 @@ from annotation.models import Campaign, CampaignKind, CampaignState, ControlKind
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
 from evaluation.human import control_pass_rates, control_passed, rating_alpha, sxs_summary
+from evaluation.human.controls import DEFAULT_MIN_JUDGMENTS
 from evaluation.human.selectors import (
     caption_statistics_rows,
     language_tables,
@@ -54,6 +55,26 @@ def test_control_pass_rule(kind, score, passed):
     assert control_passed(kind, score) is passed
 
 
+def test_control_minimum_no_flag_below_it_flagged_at_it():
+    """All three demo raters were flagged after one or two control judgments: below the minimum
+    (5 by default) a pass rate is "too few to judge", never a flag; at the minimum it counts."""
+    assert DEFAULT_MIN_JUDGMENTS == 5
+    failing = [("ann", "identical", 3)] * 4 + [("ben", "identical", 3)] * 5
+    rows = {r.rater_id: r for r in control_pass_rates(failing, threshold=0.75)}
+    assert (rows["ann"].n_controls, rows["ann"].pass_rate, rows["ann"].too_few, rows["ann"].flagged) == (
+        4,
+        0.0,
+        True,
+        False,
+    )
+    assert (rows["ben"].n_controls, rows["ben"].too_few, rows["ben"].flagged) == (5, False, True)
+    # A campaign's own minimum.
+    rows = {r.rater_id: r for r in control_pass_rates(failing, threshold=0.75, minimum=6)}
+    assert not rows["ben"].flagged and rows["ben"].too_few
+    with pytest.raises(ValueError, match="minimum"):
+        control_pass_rates(failing, threshold=0.75, minimum=0)
+
+
 def test_control_pass_rates_flag_annotators_below_the_threshold():
     rows = control_pass_rates(
         [
@@ -68,6 +89,7 @@ def test_control_pass_rates_flag_annotators_below_the_threshold():
             ("cid", "wrong_image", 0),
         ],
         threshold=0.75,
+        minimum=2,
     )
     assert [(r.rater_id, r.n_controls, r.n_passed, r.flagged) for r in rows] == [
         ("ben", 3, 1, True),
@@ -107,6 +129,9 @@ def judged(db, german):
         replication=3,
         controls_identical=1,
         controls_wrong_image=1,
+        # Two control judgments each: judged from 2 on, so that the flag is exercised here
+        # (the default minimum is proven in test_control_minimum_* below).
+        control_min_judgments=2,
         seed=3,
     )
     campaign = campaign_open(campaign_id=campaign.pk)
@@ -261,7 +286,20 @@ def test_the_side_by_side_campaign_page_shows_the_results(pm_client, submitted):
     controls = page[page.index('id="sxs-controls"') :]
     assert 'class="flagged" data-annotator="ben"' in controls and "flagged below 75%" in controls
     assert '<tr class="" data-annotator="ann">' in controls
+    assert "0 of 2 passed — flagged" in controls and "2 of 2 passed" in controls
     assert " style=" not in page
+
+
+def test_the_results_panel_says_too_few_to_judge_below_the_minimum(pm_client, submitted):
+    campaign, _ = submitted
+    campaign.control_min_judgments = 3  # everyone has judged 2 controls
+    campaign.save(update_fields=["control_min_judgments"])
+    page = flat(pm_client.get(reverse("admin:annotation_campaign_change", args=[campaign.pk])))
+    controls = page[page.index('id="sxs-controls"') :]
+    assert 'class="flagged"' not in controls
+    assert "0 of 2 passed — too few to judge (minimum 3)" in controls
+    assert "judged from 3 control judgments on" in controls
+    assert sxs_results(campaign).flagged == []
 
 
 def test_the_verification_campaign_page_shows_its_table_2_row_and_alpha(pm_client, rated):
@@ -287,6 +325,17 @@ def test_the_language_statistics_page_has_table_1_and_table_2_rows(
         assert '<td class="num">50.0</td><td class="num">50.0</td><td class="num">50.0</td>' in table2
         sxs = page[page.index('id="sxs-campaigns"') :]
         assert "Vergleich" in sxs and "33.3" in sxs and "identical pairs" in sxs
+        # Headers a person understands: the language column says "language", not "Id", and
+        # the subset column "subset" with "real pairs" / "identical pairs", not "pairs".
+        header = re.search(r"<thead>(.*?)</thead>", sxs).group(1)
+        assert re.findall(r"<th[^>]*>([^<]*)</th>", header)[:5] == [
+            "campaign",
+            "language",
+            "m1",
+            "m2",
+            "subset",
+        ]
+        assert "<td>real pairs</td>" in sxs and "<td>identical pairs</td>" in sxs
 
 
 def test_a_project_manager_creates_and_opens_a_side_by_side_campaign_in_the_browser_forms(pm_client, german):
@@ -296,6 +345,11 @@ def test_a_project_manager_creates_and_opens_a_side_by_side_campaign_in_the_brow
     url = reverse("admin:annotation_campaign_add_sxs")
     form = pm_client.get(url).content.decode()
     assert 'name="controls_wrong_image"' in form and 'value="3"' in form  # replication 3 by default
+    # Controls are on by default (5 of each kind), judged from 5 control judgments on.
+    assert re.search(r'name="controls_identical"[^>]*value="5"|value="5"[^>]*name="controls_identical"', form)
+    assert re.search(
+        r'name="control_min_judgments"[^>]*value="5"|value="5"[^>]*name="control_min_judgments"', form
+    )
     data = {
         "name": "Vergleich DE",
         "language": german.pk,
@@ -308,16 +362,18 @@ def test_a_project_manager_creates_and_opens_a_side_by_side_campaign_in_the_brow
         "controls_identical": 1,
         "controls_wrong_image": 1,
         "control_pass_threshold": 0.8,
+        "control_min_judgments": 4,
         "open_now": "on",
     }
     response = pm_client.post(url, data, follow=True)
     campaign = Campaign.objects.get(name="Vergleich DE")
-    assert (campaign.kind, campaign.state, campaign.sample_size, campaign.control_pass_threshold) == (
-        CampaignKind.SIDE_BY_SIDE,
-        CampaignState.OPEN,
-        5,
-        0.8,
-    )
+    assert (
+        campaign.kind,
+        campaign.state,
+        campaign.sample_size,
+        campaign.control_pass_threshold,
+        campaign.control_min_judgments,
+    ) == (CampaignKind.SIDE_BY_SIDE, CampaignState.OPEN, 5, 0.8, 4)
     assert campaign.items.count() == 7 and campaign.sample_seed is not None
     messages = [m.message for m in response.context["messages"]]
     assert any("7 items, of which 2 controls" in m and str(campaign.sample_seed) in m for m in messages)
@@ -426,7 +482,7 @@ def test_human_tables_prints_the_three_tables_as_text(rated, submitted):
     assert quality.split() == ["de", "2", "2", "50.0", "50.0", "50.0", "16.7", "0"]
     sxs = [line for line in lines if line.startswith("Vergleich")]
     assert len(sxs) == 2
-    assert "pairs" in sxs[0] and "66.7" in sxs[0] and "33.3" in sxs[0]
+    assert "real pairs" in sxs[0] and "66.7" in sxs[0] and "33.3" in sxs[0]
     assert "identical pairs" in sxs[1]
 
 
@@ -439,14 +495,14 @@ def test_human_tables_as_json_and_csv(rated, submitted):
         "Vergleich",
         "base-sys",
         "test-sys",
-        "pairs",
+        "real pairs",
     )
     assert pairs["delta_sxs"] == pytest.approx(100 / 3) and pairs["flagged_annotators"] == 1
     assert pairs["control_pass_rate"] == pytest.approx(4 / 6)
 
     table = list(csv.reader(io.StringIO(run("--format", "csv", "--table", "sxs", "--n-boot", "500"))))
     header, first = table[0], table[1]
-    assert header[:5] == ["campaign", "Id", "m1", "m2", "pairs"] and "ΔS×S" in header
+    assert header[:5] == ["campaign", "language", "m1", "m2", "subset"] and "ΔS×S" in header
     assert float(first[header.index("ΔS×S")]) == pytest.approx(100 / 3)
     assert float(first[header.index("WINS")]) == pytest.approx(200 / 3)
     everything = run("--format", "csv", "--n-boot", "500")

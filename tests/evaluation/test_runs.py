@@ -748,3 +748,12 @@ def test_admin_pages_of_the_other_models_render(
     embedding = ClipEmbedding.objects.first()
     assert admin_client.get(f"/admin/evaluation/clipembedding/{embedding.pk}/change/").status_code == 200
     assert admin_client.get("/admin/evaluation/referenceset/add/").status_code == 200
+
+
+def test_the_run_name_help_says_what_an_empty_name_becomes(pm_client, setup):
+    """The help text lost its placeholders (“<systems>” read as tags) and showed “ vs ”."""
+    page = pm_client.get("/admin/evaluation/metricrun/add/").content.decode()
+    assert "“ vs ”" not in page and "<systems>" not in page
+    assert "Empty: the systems&#x27; names, “vs” and the reference set&#x27;s name" in page or (
+        "Empty: the systems' names, “vs” and the reference set's name" in page
+    )

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from evaluation.human.quality import QualityRow
-from evaluation.human.selectors import caption_statistics_rows, quality_rows, sxs_table_rows
+from evaluation.human.selectors import REAL_PAIRS, caption_statistics_rows, quality_rows, sxs_table_rows
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
 from evaluation.models import ALL_METRICS, MetricRun
@@ -190,7 +190,7 @@ def report_from_db(
                 {
                     **row,
                     "campaign_id": campaign_id,
-                    "correlated": campaign_id in correlated and row["subset"] == "pairs",
+                    "correlated": campaign_id in correlated and row["subset"] == REAL_PAIRS,
                 }
             )
     states = dict(
@@ -198,7 +198,7 @@ def report_from_db(
     )
     for row in sxs_rows:
         row["state"] = states.get(row["campaign_id"], "")
-    sxs_rows.sort(key=lambda row: (row["language"], row["campaign_id"], row["subset"] != "pairs"))
+    sxs_rows.sort(key=lambda row: (row["language"], row["campaign_id"], row["subset"] != REAL_PAIRS))
 
     rows = agreement = None
     notes: list[str] = []
