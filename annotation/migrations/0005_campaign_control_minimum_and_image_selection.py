@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0003_sxs_choice_labels_as_the_annotator_sees_them'),
+        ('annotation', '0004_campaign_caption_checks'),
     ]
 
     operations = [
