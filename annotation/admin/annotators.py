@@ -83,8 +83,10 @@ class AnnotatorAdmin(StyledModelAdmin):
     list_select_related = ["user"]
     list_filter = ["reads_english", "skills__language"]
     search_fields = ["user__username", "pseudonym"]
-    readonly_fields = ["user", "pseudonym", "created_at"]
-    fields = ["user", "pseudonym", "reads_english", "created_at"]
+    # The account as text: a read-only foreign key would be drawn as a link to the user's admin page,
+    # which a researcher may not open (no view permission on accounts).
+    readonly_fields = ["account", "pseudonym", "created_at"]
+    fields = ["account", "pseudonym", "reads_english", "created_at"]
     inlines = [AnnotatorSkillInline]
     change_list_template = "admin/change_list_tools.html"
 
@@ -99,6 +101,10 @@ class AnnotatorAdmin(StyledModelAdmin):
             # One extra query for the languages of the whole page, not one per row.
             .prefetch_related("skills__language")
         )
+
+    @admin.display(description="user")
+    def account(self, obj):
+        return obj.user.get_username()
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name

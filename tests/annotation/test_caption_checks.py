@@ -137,7 +137,9 @@ def _write(campaign, annotator, texts):
         work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value="good")
     work.writing_open(annotator=annotator, batch_id=batch.pk)
     for a, text in zip(assignments, texts):
-        work.draft_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=text, revision=1)
+        work.draft_save(
+            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=text, base_revision=0
+        )
     return batch, assignments
 
 
