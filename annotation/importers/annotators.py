@@ -113,7 +113,9 @@ def annotators_import(*, path: Path, dry_run: bool = False) -> ImportReport:
             existing = {
                 user.get_username(): user
                 for user in get_user_model()
-                .objects.select_for_update()
+                # Lock the user rows only: PostgreSQL cannot lock the nullable side of the join
+                # to the annotator profile (and SQLite ignores FOR UPDATE, which hid this).
+                .objects.select_for_update(of=("self",))
                 .filter(username__in=[spec.username for _, spec in rows])
                 .select_related("annotator")
             }
