@@ -221,24 +221,30 @@ def image_visible_to(user, image_id: int) -> Image:
     raise NotFound("No such image.")
 
 
-def campaign_progress(campaign: Campaign) -> dict:
-    """Figures for the admin's campaign page: the fill histogram, batch stages, live work.
-
-    ``histogram`` is [(captions, images)] for 0..max(K, highest): how many images have how
-    many submitted results (late work included, so a bucket above K can appear).
-    """
-    done = (
+def _done_per_item() -> Subquery:
+    """Submitted results (late ones included) of the outer query's item, as a subquery."""
+    return Subquery(
         Assignment.objects.filter(
             item=OuterRef("pk"), state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]
         )
         .order_by()
         .values("item")
         .annotate(n=Count("pk"))
-        .values("n")
+        .values("n"),
+        output_field=IntegerField(),
     )
+
+
+def campaign_progress(campaign: Campaign) -> dict:
+    """Figures for the admin's campaign page: the fill histogram, batch stages, live work.
+
+    ``histogram`` is [(captions, images)] for 0..max(K, highest): how many images have how
+    many submitted results (late work included, so a bucket above K can appear).
+    """
+    done = _done_per_item()
     per_value = dict(
         Item.objects.filter(campaign=campaign)
-        .annotate(done=Coalesce(Subquery(done, output_field=IntegerField()), 0))
+        .annotate(done=Coalesce(done, 0))
         .order_by()
         .values("done")
         .annotate(n=Count("pk"))
@@ -288,18 +294,10 @@ def campaigns_progress(campaign_ids: Iterable[int]) -> dict[int, CampaignProgres
     ids = list(campaign_ids)
     if not ids:
         return {}
-    done = (
-        Assignment.objects.filter(
-            item=OuterRef("pk"), state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]
-        )
-        .order_by()
-        .values("item")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
+    done = _done_per_item()
     rows = (
         Item.objects.filter(campaign_id__in=ids)
-        .annotate(done=Coalesce(Subquery(done, output_field=IntegerField()), 0))
+        .annotate(done=Coalesce(done, 0))
         .order_by()
         .values("campaign_id")
         .annotate(
