@@ -14,7 +14,8 @@ from django.urls import reverse
 
 from tests import factories as f
 
-PASSWORD = "pw-for-tests-only"
+PASSWORD = "pw-for-tests-only"  # noqa: S105
+WRONG = "wrong-guess"  # noqa: S105
 
 # Twelve spellings that Django's login takes as the account ``anna``: its form strips whitespace
 # (``str.strip``, Unicode-aware) and ModelBackend looks up the NFKC form (fullwidth letters fold).
@@ -44,9 +45,11 @@ def clock(monkeypatch):
     cache.clear()
 
 
-def post_login(username, password="wrong", address="127.0.0.1", client=None):
+def post_login(username, password=WRONG, address="127.0.0.1", client=None):
     client = client or Client()
-    response = client.post(reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address)
+    response = client.post(
+        reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address
+    )
     return client, response
 
 
@@ -140,6 +143,8 @@ class DropOnce:
         return execute(sql, params, many, context)
 
 
+# Not inside the test's transaction: a retry on a new connection is only safe outside one.
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     "needle",
     [
@@ -157,6 +162,7 @@ def test_login_survives_one_dropped_connection(annotator, clock, needle):
     assert client.session[SESSION_KEY] == str(annotator.user.pk)
 
 
+@pytest.mark.django_db(transaction=True)
 def test_a_connection_that_stays_down_still_fails(annotator, clock):
     """One retry, not a loop: a database that is really gone gives the error."""
 
@@ -167,3 +173,21 @@ def test_a_connection_that_stays_down_still_fails(annotator, clock):
 
     with connection.execute_wrapper(always), pytest.raises(OperationalError):
         post_login("anna", PASSWORD)
+
+
+@pytest.mark.parametrize("text", ["ten a minute", "10", "0/m", "10/0m", "10/w", ""])
+def test_a_mistyped_rate_setting_stops_the_start(text):
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    with override_settings(LOGIN_RATE_LIMIT=text), pytest.raises(SystemCheckError, match="LOGIN_RATE_LIMIT"):
+        call_command("check")
+
+
+def test_rates_parse_as_django_ratelimit_wrote_them():
+    from core.ratelimit import Rate
+
+    assert Rate.parse("10/m") == Rate(10, 60)
+    assert Rate.parse("10/5m") == Rate(10, 300)
+    assert Rate.parse("100/h") == Rate(100, 3600)
+    assert Rate.parse(" 3 / s ") == Rate(3, 1)
