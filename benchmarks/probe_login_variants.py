@@ -58,7 +58,9 @@ def request(port, method, path, *, source="127.0.0.1", body=None, headers=None):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--source", type=Path, default=ROOT, help="the checkout to serve")
     parser.add_argument("--attempts", type=int, default=10, help="wrong guesses per spelling (≤ 20)")
     parser.add_argument("--rate", default="10/m", help="LOGIN_RATE_LIMIT")
@@ -85,7 +87,18 @@ def main() -> int:
     subprocess.run([python, "manage.py", "shell", "-c", create], **run)  # noqa: S603
     port = free_port()
     server = subprocess.Popen(  # noqa: S603
-        [python, "-m", "gunicorn", "config.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
+        [
+            python,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-w",
+            "2",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
         cwd=args.source,
         env=env,
     )
@@ -101,8 +114,14 @@ def main() -> int:
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
 
         def login(username, password, source):
-            body = urllib.parse.urlencode({"username": username, "password": password, "csrfmiddlewaretoken": token})
-            head = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Referer": "http://127.0.0.1/"}
+            body = urllib.parse.urlencode(
+                {"username": username, "password": password, "csrfmiddlewaretoken": token}
+            )
+            head = {
+                "Cookie": cookie,
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Referer": "http://127.0.0.1/",
+            }
             return request(port, "POST", "/accounts/login/", source=source, body=body, headers=head)
 
         counts = {"checked (200)": 0, "limited (429)": 0, "other": 0}
@@ -119,7 +138,9 @@ def main() -> int:
         spaced, spaced_headers, _ = login(" p033", PASSWORD, "127.0.9.2")
         print(f"source: {args.source}  rate: {args.rate}  spellings: {len(VARIANTS)} × {attempts}")
         print(f"guesses sent: {n} in {elapsed:.1f} s; " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
-        print(f"right password as 'p033': {plain}; as ' p033': {spaced} (Retry-After: {spaced_headers.get('Retry-After')})")
+        print(
+            f"right password as 'p033': {plain}; as ' p033': {spaced} (Retry-After: {spaced_headers.get('Retry-After')})"
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)
