@@ -191,3 +191,37 @@ def test_rates_parse_as_django_ratelimit_wrote_them():
     assert Rate.parse("10/5m") == Rate(10, 300)
     assert Rate.parse("100/h") == Rate(100, 3600)
     assert Rate.parse(" 3 / s ") == Rate(3, 1)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_login_survives_its_connection_killed_during_the_password_check(annotator, clock, monkeypatch):
+    """On PostgreSQL: another connection kills the request's backend (pg_terminate_backend) while the
+    password is being checked, as the fault probe did every 2 s; the login still succeeds."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (DATABASE_URL)")
+    import psycopg2
+    from django.contrib.auth import base_user
+
+    real_check = base_user.check_password
+    killed = []
+
+    def check_then_kill(*args, **kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        params = connection.get_connection_params()
+        other = psycopg2.connect(**{k: v for k, v in params.items() if k != "cursor_factory"})
+        try:
+            with other.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+                killed.append(cursor.fetchone()[0])
+        finally:
+            other.close()
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(base_user, "check_password", check_then_kill)
+    client, r = post_login("anna", PASSWORD)
+    assert killed == [True]
+    assert r.status_code == 302
+    assert client.session[SESSION_KEY] == str(annotator.user.pk)
