@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core import checks
 
 
 class CoreConfig(AppConfig):
@@ -6,3 +7,20 @@ class CoreConfig(AppConfig):
 
     name = "core"
     verbose_name = "Core"
+
+    def ready(self):
+        checks.register(check_login_rate_limit)
+
+
+def check_login_rate_limit(app_configs, **kwargs):
+    """A mistyped ``LOGIN_RATE_LIMIT`` stops the start instead of failing every login."""
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    from core.ratelimit import Rate
+
+    try:
+        Rate.parse(settings.LOGIN_RATE_LIMIT)
+    except ImproperlyConfigured as error:
+        return [checks.Error(str(error), id="core.E001", obj="LOGIN_RATE_LIMIT")]
+    return []

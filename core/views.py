@@ -3,43 +3,41 @@ through the shared cache), the error pages and the health check."""
 
 from __future__ import annotations
 
-from django.conf import settings
+from django.contrib.auth import login as auth_login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpResponse, HttpResponsePermanentRedirect
+from django.http import HttpResponse, HttpResponsePermanentRedirect, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
-from django.utils.decorators import method_decorator
-from django_ratelimit.decorators import ratelimit
 
 from core.access import areas_for, home_for
+from core.login import LoginForm, login_limit, retry_if_connection_dropped
 
 
-@method_decorator(
-    ratelimit(key="ip", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False),
-    name="dispatch",
-)
-@method_decorator(
-    ratelimit(key="post:username", rate=lambda g, r: settings.LOGIN_RATE_LIMIT, method="POST", block=False),
-    name="dispatch",
-)
 class LoginView(auth_views.LoginView):
-    """Django's login, rate-limited per address and per user name through the shared cache."""
+    """Django's login, limited per address and per user name (as authentication reads it) in the
+    shared cache, and retried once when the database connection drops under it."""
 
     template_name = "registration/login.html"
     redirect_authenticated_user = True
+    form_class = LoginForm
 
     def post(self, request, *args, **kwargs):
-        if getattr(request, "limited", False):
-            response = render(
-                request,
-                self.template_name,
-                {"form": self.get_form(), "limited": True},
-                status=429,
-            )
-            response["Retry-After"] = "60"
+        decision = login_limit(request)
+        if not decision.allowed:
+            # An unbound form: rendering a bound one would validate it, and so check the password.
+            form = self.form_class(request=request, initial={"username": request.POST.get("username", "")})
+            response = render(request, self.template_name, {"form": form, "limited": True}, status=429)
+            response["Retry-After"] = str(decision.retry_after)
             return response
         return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form):
+        # The password was checked (PBKDF2, no database); a connection killed meanwhile must not
+        # throw that away: login() is safe to repeat, so it gets one retry on a new connection.
+        user = form.get_user()
+        retry_if_connection_dropped(lambda: auth_login(self.request, user))
+        return HttpResponseRedirect(self.get_success_url())
 
 
 def healthz(request):

@@ -102,9 +102,9 @@ else:
             "LOCATION": env.str("DJANGO_CACHE_DIR", default=str(BASE_DIR / ".cache" / "django")),
         }
     }
-RATELIMIT_USE_CACHE = "default"
-# The file cache is shared across processes on one machine, which django-ratelimit cannot tell.
-SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+# Login attempts per address and per user name in any sliding window (core/ratelimit.py). Its
+# counters are in the default cache: Redis, atomic across processes, in production; the demo's
+# file cache is shared by one machine's processes but its increments are not atomic.
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
 
 # --- Auth -------------------------------------------------------------------------------
