@@ -6,3 +6,6 @@ class CoreConfig(AppConfig):
 
     name = "core"
     verbose_name = "Core"
+
+    def ready(self):
+        from core import checks  # noqa: F401  (registers the deploy checks)

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from core.csp import directives_from_string
 
@@ -216,11 +217,14 @@ DEFAULT_CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 )
-CONTENT_SECURITY_POLICY = {
-    "DIRECTIVES": directives_from_string(
-        env.str("CONTENT_SECURITY_POLICY", default=DEFAULT_CONTENT_SECURITY_POLICY)
-    )
-}
+try:
+    CONTENT_SECURITY_POLICY = {
+        "DIRECTIVES": directives_from_string(
+            env.str("CONTENT_SECURITY_POLICY", default=DEFAULT_CONTENT_SECURITY_POLICY)
+        )
+    }
+except ValueError as exc:  # an empty or mistyped policy stops the start, naming the variable
+    raise ImproperlyConfigured(f"CONTENT_SECURITY_POLICY: {exc}") from None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=60 * 60 * 12)
