@@ -10,6 +10,7 @@ class CoreConfig(AppConfig):
 
     def ready(self):
         checks.register(check_login_rate_limit)
+        from core import checks as deploy_checks  # noqa: F401  (registers the deploy checks)
 
 
 def check_login_rate_limit(app_configs, **kwargs):

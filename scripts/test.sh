@@ -20,7 +20,11 @@ echo "== import boundaries (import-linter contracts in pyproject.toml)"
 echo "== django checks"
 .venv/bin/python manage.py check
 .venv/bin/python manage.py makemigrations --check --dry-run
+# Production refuses to start without its services; `check` does not connect to them, so any
+# well-formed PostgreSQL and Redis URLs do here.
 DJANGO_SETTINGS_MODULE=config.settings.production DJANGO_SECRET_KEY="$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(64))')" \
-  DJANGO_ALLOWED_HOSTS=captions.example.org .venv/bin/python manage.py check --deploy --fail-level WARNING
+  DJANGO_ALLOWED_HOSTS=captions.example.org DATABASE_URL=postgres://captioneval@127.0.0.1:5432/captioneval \
+  CELERY_BROKER_URL=redis://127.0.0.1:6379/0 REDIS_URL=redis://127.0.0.1:6379/1 \
+  .venv/bin/python manage.py check --deploy --fail-level WARNING
 echo "== pytest (database: ${DATABASE_URL:-sqlite})"
 exec .venv/bin/python -m pytest "$@"

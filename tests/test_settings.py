@@ -1,51 +1,157 @@
-"""RELIABILITY 17: production settings are hardened and refuse unsafe starts."""
+"""RELIABILITY 17: production settings are hardened and refuse unsafe starts.
+
+Each weak or missing value is refused twice over: ``config.settings.production`` stops at import with
+an ImproperlyConfigured that names the setting, and the deploy checks of ``core.checks`` make
+``manage.py check --deploy`` report it (``captioneval.E001``...) under any settings module. Settings are
+imported in a subprocess with the environment set, as a server would start.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+# Variables the settings read that would change the outcome if CI or a developer had them set.
+SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER", "REDIS_URL")
+# A production environment that passes: the services need not be reachable for `check`.
+GOOD = {
+    "DJANGO_ALLOWED_HOSTS": "captions.example.org",
+    "DATABASE_URL": "postgres://captioneval@127.0.0.1:5432/captioneval",
+    "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+    "REDIS_URL": "redis://127.0.0.1:6379/1",
+}
+PLACEHOLDER_KEY = "change-me-to-50-random-characters-" + "x1y2z3" * 3  # .env.example's, made long
 
 
-def run_manage(*args, **env_overrides):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings.production",
-            "DJANGO_ALLOWED_HOSTS": "captions.example.org",
-        }
-    )
+def run_manage(
+    *args, settings="config.settings.production", unset=(), command=("manage.py",), **env_overrides
+):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("DJANGO_") and k not in SETTINGS_VARIABLES and k != "CONTENT_SECURITY_POLICY"
+    }
+    env.update({"DJANGO_SETTINGS_MODULE": settings, "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), **GOOD})
     env.update(env_overrides)
+    for name in unset:
+        env.pop(name)
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, *command, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
+
+
+def import_production(**kwargs):
+    """Import the production settings as a server starting would (faster than a manage.py command)."""
+    return run_manage(command=("-c", "import config.settings.production"), **kwargs)
 
 
 def test_check_deploy_passes_with_no_warnings():
-    result = run_manage(
-        "check", "--deploy", "--fail-level", "WARNING", DJANGO_SECRET_KEY=secrets.token_urlsafe(64)
-    )
+    result = run_manage("check", "--deploy", "--fail-level", "WARNING")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+    assert "captioneval." not in result.stdout + result.stderr
 
 
 def test_refuses_to_start_without_secret_key():
-    result = run_manage("check")
+    result = run_manage("check", unset=["DJANGO_SECRET_KEY"])
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY" in result.stderr
 
 
-def test_refuses_insecure_secret_key():
-    result = run_manage("check", DJANGO_SECRET_KEY="django-insecure-" + "a" * 50)
-    assert result.returncode != 0
-    assert "insecure" in result.stderr
-
-
 def test_refuses_debug_on():
-    result = run_manage("check", DJANGO_SECRET_KEY=secrets.token_urlsafe(64), DJANGO_DEBUG="true")
+    result = run_manage("check", DJANGO_DEBUG="true")
     assert result.returncode != 0
     assert "DJANGO_DEBUG must be off" in result.stderr
+
+
+# (environment changes, the setting the refusal must name), one per weak or missing value.
+REFUSED = {
+    "django-insecure key": (
+        {"DJANGO_SECRET_KEY": "django-insecure-" + "a1b2c3d4e5" * 5},
+        "DJANGO_SECRET_KEY",
+    ),
+    "short key": ({"DJANGO_SECRET_KEY": secrets.token_urlsafe(64)[:49]}, "DJANGO_SECRET_KEY"),
+    "4 distinct characters": ({"DJANGO_SECRET_KEY": "abcd" * 20}, "DJANGO_SECRET_KEY"),
+    "repeated unit": ({"DJANGO_SECRET_KEY": "abcde" * 10}, "DJANGO_SECRET_KEY"),
+    "repeated longer unit": ({"DJANGO_SECRET_KEY": "Kx7#pQ2v" * 8}, "DJANGO_SECRET_KEY"),
+    ".env.example placeholder": ({"DJANGO_SECRET_KEY": PLACEHOLDER_KEY}, "DJANGO_SECRET_KEY"),
+    "any host": ({"DJANGO_ALLOWED_HOSTS": "*"}, "DJANGO_ALLOWED_HOSTS"),
+    "any host among others": ({"DJANGO_ALLOWED_HOSTS": "captions.example.org,*"}, "DJANGO_ALLOWED_HOSTS"),
+    "no host": ({"DJANGO_ALLOWED_HOSTS": ""}, "DJANGO_ALLOWED_HOSTS"),
+    "empty CSP": ({"CONTENT_SECURITY_POLICY": ""}, "CONTENT_SECURITY_POLICY"),
+    "CSP allowing any script": (
+        {"CONTENT_SECURITY_POLICY": "default-src 'self'; script-src *"},
+        "CONTENT_SECURITY_POLICY",
+    ),
+    "SQLite database": ({"DATABASE_URL": "sqlite:////tmp/captioneval-prod.sqlite3"}, "DATABASE_URL"),
+    "eager tasks": ({"CELERY_TASK_ALWAYS_EAGER": "true"}, "CELERY_TASK_ALWAYS_EAGER"),
+    "cache that is not Redis": ({"REDIS_URL": "file:///tmp/cache"}, "REDIS_URL"),
+}
+UNSET = ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL")
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_production_refuses_to_start_and_names_the_setting(case):
+    changes, setting = REFUSED[case]
+    result = import_production(**changes)
+    assert result.returncode != 0, result.stdout
+    assert "ImproperlyConfigured" in result.stderr, result.stderr[-2000:]
+    assert setting in result.stderr.splitlines()[-1], result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("setting", UNSET)
+def test_production_refuses_to_start_when_a_service_is_unset(setting):
+    result = import_production(unset=[setting])
+    assert result.returncode != 0, result.stdout
+    assert "ImproperlyConfigured" in result.stderr, result.stderr[-2000:]
+    assert setting in result.stderr.splitlines()[-1], result.stderr[-2000:]
+
+
+# The deploy checks, run under the base settings (which start with anything) with DEBUG off: each weak
+# value is reported with its id and the setting's name, and the good configuration reports none.
+CHECKED = {
+    "captioneval.E001": [{"DJANGO_SECRET_KEY": "abcde" * 10}, {"DJANGO_SECRET_KEY": PLACEHOLDER_KEY}],
+    "captioneval.E002": [{"DJANGO_ALLOWED_HOSTS": "*"}],
+    "captioneval.E003": [
+        {"CONTENT_SECURITY_POLICY": "default-src 'self'; script-src 'self' 'unsafe-inline'"}
+    ],
+    "captioneval.E004": [{"DATABASE_URL": "sqlite:////tmp/captioneval-prod.sqlite3"}],
+    "captioneval.E005": [{"CELERY_BROKER_URL": ""}, {"CELERY_TASK_ALWAYS_EAGER": "true"}],
+    "captioneval.E006": [{"REDIS_URL": ""}],
+}
+CHECK_SETTING = {
+    "captioneval.E001": "DJANGO_SECRET_KEY",
+    "captioneval.E002": "DJANGO_ALLOWED_HOSTS",
+    "captioneval.E003": "CONTENT_SECURITY_POLICY",
+    "captioneval.E004": "DATABASE_URL",
+    "captioneval.E005": "CELERY_BROKER_URL",
+    "captioneval.E006": "REDIS_URL",
+}
+
+
+def check_deploy_base(**changes):
+    return run_manage("check", "--deploy", settings="config.settings.base", DJANGO_DEBUG="false", **changes)
+
+
+@pytest.mark.parametrize(
+    ("check_id", "index"), [(i, n) for i, cases in CHECKED.items() for n in range(len(cases))]
+)
+def test_check_deploy_reports_each_weak_value(check_id, index):
+    result = check_deploy_base(**CHECKED[check_id][index])
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if check_id in line]
+    assert lines, result.stderr[-2000:]
+    assert CHECK_SETTING[check_id] in "\n".join(lines)
+    assert set(re.findall(r"captioneval\.E\d+", result.stderr)) == {check_id}, result.stderr[-2000:]
+
+
+def test_check_deploy_with_base_settings_and_a_good_environment_reports_none_of_ours():
+    result = check_deploy_base()
+    assert "captioneval." not in result.stdout + result.stderr, result.stderr

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from core.csp import directives_from_string
 
@@ -48,6 +49,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Near the top, so that it also marks the answers other middleware make (redirects, CSRF 403).
+    "core.middleware.ResearchNoStoreMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -57,6 +60,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
 ]
+
+# Research data: `Cache-Control: private, no-store` on every answer under these (core.middleware).
+NO_STORE_PATH_PREFIXES = ["/api/", "/reports/", "/exports/"]
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -216,11 +222,14 @@ DEFAULT_CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 )
-CONTENT_SECURITY_POLICY = {
-    "DIRECTIVES": directives_from_string(
-        env.str("CONTENT_SECURITY_POLICY", default=DEFAULT_CONTENT_SECURITY_POLICY)
-    )
-}
+try:
+    CONTENT_SECURITY_POLICY = {
+        "DIRECTIVES": directives_from_string(
+            env.str("CONTENT_SECURITY_POLICY", default=DEFAULT_CONTENT_SECURITY_POLICY)
+        )
+    }
+except ValueError as exc:  # an empty or mistyped policy stops the start, naming the variable
+    raise ImproperlyConfigured(f"CONTENT_SECURITY_POLICY: {exc}") from None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=60 * 60 * 12)

@@ -69,7 +69,6 @@ def _download(request, stream: ExportStream) -> StreamingHttpResponse:
     if request.META.get("QUERY_STRING"):
         sidecar += "?" + request.META["QUERY_STRING"]
     response["X-Export-Provenance"] = stream.header(sidecar)
-    response["Cache-Control"] = "private, no-store"
     return response
 
 
@@ -78,7 +77,6 @@ def _provenance(stream: ExportStream) -> HttpResponse:
         provenance_json(export_digest(stream)).encode("utf-8"), content_type="application/json; charset=utf-8"
     )
     response["Content-Disposition"] = content_disposition_header(True, stream.filename + ".provenance.json")
-    response["Cache-Control"] = "private, no-store"
     return response
 
 

@@ -161,5 +161,4 @@ def report_scatter(request, metric: str, fmt: str):
     data = scatter(comparisons, metric, both_directions=not form.cleaned_data["one_direction"], fmt=fmt)
     response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'inline; filename="scatter_{metric}.{fmt}"'
-    response["Cache-Control"] = "private, no-cache"
     return response

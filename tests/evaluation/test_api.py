@@ -233,6 +233,8 @@ def test_researchers_project_managers_and_superusers_read_every_endpoint(world):
         for url in get_urls(world):
             response = client.get(url)
             assert response.status_code == 200, (user.username, url, response.content[:300])
+            # Research data are never stored by a browser or proxy; the schema and docs neither.
+            assert response["Cache-Control"] == "private, no-store", url
 
 
 def test_without_credentials_every_endpoint_answers_401_and_asks_for_a_token(world):
@@ -619,6 +621,7 @@ def run_payload(w, **overrides) -> dict:
 def test_a_researcher_starts_a_metric_run_and_it_runs(world):
     response = api(world.researcher).post(reverse("api:metric-run-list"), run_payload(world), format="json")
     assert response.status_code == 201, response.content
+    assert response["Cache-Control"] == "private, no-store"
     body = response.json()
     assert body["status"] == "succeeded"  # eager Celery: computed before the answer
     assert body["systems"] == ["alpha-sys", "beta-sys"] and body["language"] == "de"

@@ -619,6 +619,7 @@ def test_researchers_and_project_managers_download_every_export(client, research
         for url in all_urls:
             response = client.get(url)
             assert response.status_code == 200, url
+            assert response["Cache-Control"] == "private, no-store", url
 
 
 def test_a_download_streams_with_its_file_name_provenance_header_and_sidecar(researcher_client, captioned):

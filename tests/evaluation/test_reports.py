@@ -645,6 +645,7 @@ def test_report_page_shows_the_report_to_researchers_and_managers(world, researc
         client.force_login(user)
         response = client.get(reverse("reports:report"), page_query(world))
         assert response.status_code == 200
+        assert response["Cache-Control"] == "private, no-store"  # research data: never stored
         page = response.content.decode()
         assert 'id="correlations"' in page and 'data-metric="CIDEr-D"' in page
         assert "Only 2 comparisons" in page
@@ -676,6 +677,7 @@ def test_scatter_urls_render_png_and_svg(world, researcher, client):
         reverse("reports:scatter", kwargs={"metric": "CIDEr-D", "fmt": "png"}), page_query(world)
     )
     assert png.status_code == 200 and png["Content-Type"] == "image/png"
+    assert png["Cache-Control"] == "private, no-store"  # drawn from research data: never stored
     assert PILImage.open(io.BytesIO(png.content)).format == "PNG"
     svg = client.get(reverse("reports:scatter", kwargs={"metric": "BLEU-4", "fmt": "svg"}), page_query(world))
     assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml"
