@@ -191,6 +191,16 @@ def wait_for(predicate, timeout: float, workers: Workers, what: str):
     pytest.fail(f"timed out after {timeout} s waiting for {what}\n{workers.logs()}")
 
 
+# Heartbeat timings of the kill test, short so that CI spends seconds, not minutes, on it;
+# JOBS_TEST_PRODUCTION_TIMINGS=1 runs it with the production defaults (15 s beats, orphaned after
+# 90 s, swept every 30 s) to measure what a deployment gets.
+SHORT_TIMINGS = {
+    "METRIC_CHUNK_HEARTBEAT_SECONDS": 1,
+    "METRIC_CHUNK_ORPHAN_SECONDS": 5,
+    "METRIC_ORPHAN_SWEEP_SECONDS": 2,
+}
+
+
 def test_a_real_worker_computes_a_run(german, broker_url, workers):
     reference_set = make_data(german, systems=("sys-a", "sys-b"))
     workers.start()
@@ -212,7 +222,9 @@ def test_a_real_worker_computes_a_run(german, broker_url, workers):
 
 def test_a_worker_killed_mid_chunk_loses_nothing_and_duplicates_nothing(german, broker_url, workers):
     reference_set = make_data(german)
-    slow = {"METRIC_CHUNK_TEST_DELAY": 4, "CELERY_VISIBILITY_TIMEOUT": 6}
+    # As in production, the message comes back only after the chunk's orphan timeout (here 5 s,
+    # with 1 s beats): a message redelivered sooner finds the chunk still beating and is refused.
+    slow = {"METRIC_CHUNK_TEST_DELAY": 4, "CELERY_VISIBILITY_TIMEOUT": 12, **SHORT_TIMINGS}
     first = workers.start(**slow)
     run = start_run(broker_url, reference_set, ["sys-a"])
     chunk = run.chunks.get()
@@ -240,16 +252,6 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_duplicates_nothing(german, 
     assert chunk.status == ChunkStatus.DONE and chunk.attempts >= 2
     assert CaptionScore.objects.filter(run=run).count() == 6 * len(METRICS)
     assert CorpusScore.objects.filter(run=run).count() == len(METRICS)
-
-
-# Heartbeat timings of the kill test, short so that CI spends seconds, not minutes, on it;
-# JOBS_TEST_PRODUCTION_TIMINGS=1 runs it with the production defaults (15 s beats, orphaned after
-# 90 s, swept every 30 s) to measure what a deployment gets.
-SHORT_TIMINGS = {
-    "METRIC_CHUNK_HEARTBEAT_SECONDS": 1,
-    "METRIC_CHUNK_ORPHAN_SECONDS": 5,
-    "METRIC_ORPHAN_SWEEP_SECONDS": 2,
-}
 
 
 def test_a_killed_worker_group_leaves_no_chunk_running_for_long(german, broker_url, workers, tmp_path):
