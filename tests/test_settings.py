@@ -49,3 +49,19 @@ def test_refuses_debug_on():
     result = run_manage("check", DJANGO_SECRET_KEY=secrets.token_urlsafe(64), DJANGO_DEBUG="true")
     assert result.returncode != 0
     assert "DJANGO_DEBUG must be off" in result.stderr
+
+
+def test_refuses_an_orphan_timeout_shorter_than_three_heartbeats():
+    """A live but busy worker's metric chunk would be taken over and computed twice (RELIABILITY 10)."""
+    key = secrets.token_urlsafe(64)
+    result = run_manage(
+        "check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="40", METRIC_CHUNK_ORPHAN_SECONDS="90"
+    )
+    assert result.returncode != 0
+    assert "METRIC_CHUNK_ORPHAN_SECONDS (90.0) must be at least three heartbeats" in result.stderr
+    result = run_manage("check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="0")
+    assert result.returncode != 0 and "METRIC_CHUNK_ORPHAN_SECONDS" in result.stderr
+    result = run_manage(
+        "check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="30", METRIC_CHUNK_ORPHAN_SECONDS="90"
+    )
+    assert result.returncode == 0, result.stderr
