@@ -11,9 +11,12 @@ and one per (run, system, metric) for the corpus score.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from annotation.models import Campaign, CaptioningSystem, Image, Language
 from core.models import TimeStamped
@@ -209,6 +212,37 @@ class ChunkStatus(models.TextChoices):
     FAILED = "failed", "failed"
 
 
+def chunk_orphaned_before(now: datetime | None = None) -> datetime:
+    """A running chunk whose last sign of life is older than this has lost its worker.
+
+    The worker beats every ``METRIC_CHUNK_HEARTBEAT_SECONDS`` while it computes; the settings
+    make ``METRIC_CHUNK_ORPHAN_SECONDS`` at least three beats, so a live chunk is never orphaned.
+    """
+    return (now or timezone.now()) - timedelta(seconds=settings.METRIC_CHUNK_ORPHAN_SECONDS)
+
+
+def _silent_since(cutoff: datetime) -> Q:
+    # The last sign of life is the heartbeat, or the claim for a chunk that never beat.
+    return (
+        Q(heartbeat_at__lt=cutoff)
+        | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+        | Q(heartbeat_at__isnull=True, started_at__isnull=True)
+    )
+
+
+class MetricChunkQuerySet(models.QuerySet):
+    def orphaned(self, *, now: datetime | None = None):
+        """Chunks 'running' with no heartbeat for ``METRIC_CHUNK_ORPHAN_SECONDS``: their worker is gone."""
+        return self.filter(Q(status=ChunkStatus.RUNNING) & _silent_since(chunk_orphaned_before(now)))
+
+    def claimable(self, *, now: datetime | None = None):
+        """Chunks a worker may take: pending, failed, or orphaned. Never done, never running and alive."""
+        return self.filter(
+            Q(status__in=[ChunkStatus.PENDING, ChunkStatus.FAILED])
+            | Q(status=ChunkStatus.RUNNING) & _silent_since(chunk_orphaned_before(now))
+        )
+
+
 class MetricChunk(TimeStamped):
     """The unit of work a worker takes, retries and resumes: some metrics of one system on some images."""
 
@@ -220,8 +254,12 @@ class MetricChunk(TimeStamped):
     status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Set when a worker claims the chunk and every METRIC_CHUNK_HEARTBEAT_SECONDS while it computes.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+
+    objects = MetricChunkQuerySet.as_manager()
 
     class Meta:
         ordering = ["run", "system", "kind", "index"]
@@ -233,6 +271,19 @@ class MetricChunk(TimeStamped):
 
     def __str__(self) -> str:
         return f"run {self.run_id} / {self.system_id} / {self.kind} {self.index}"
+
+    def silent_seconds(self, now: datetime | None = None) -> float | None:
+        """Seconds since the last sign of life of a running chunk (None when it is not running)."""
+        last = self.heartbeat_at or self.started_at
+        if self.status != ChunkStatus.RUNNING or last is None:
+            return None
+        return ((now or timezone.now()) - last).total_seconds()
+
+    def is_orphaned(self, now: datetime | None = None) -> bool:
+        if self.status != ChunkStatus.RUNNING:
+            return False
+        last = self.heartbeat_at or self.started_at
+        return last is None or last < chunk_orphaned_before(now)
 
 
 class CaptionScore(TimeStamped):

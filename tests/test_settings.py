@@ -155,3 +155,19 @@ def test_check_deploy_reports_each_weak_value(check_id, index):
 def test_check_deploy_with_base_settings_and_a_good_environment_reports_none_of_ours():
     result = check_deploy_base()
     assert "captioneval." not in result.stdout + result.stderr, result.stderr
+
+
+def test_refuses_an_orphan_timeout_shorter_than_three_heartbeats():
+    """A live but busy worker's metric chunk would be taken over and computed twice (RELIABILITY 10)."""
+    key = secrets.token_urlsafe(64)
+    result = run_manage(
+        "check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="40", METRIC_CHUNK_ORPHAN_SECONDS="90"
+    )
+    assert result.returncode != 0
+    assert "METRIC_CHUNK_ORPHAN_SECONDS (90.0) must be at least three heartbeats" in result.stderr
+    result = run_manage("check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="0")
+    assert result.returncode != 0 and "METRIC_CHUNK_ORPHAN_SECONDS" in result.stderr
+    result = run_manage(
+        "check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="30", METRIC_CHUNK_ORPHAN_SECONDS="90"
+    )
+    assert result.returncode == 0, result.stderr

@@ -184,8 +184,26 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_step": 0.2,
     "visibility_timeout": 3900,
 }
+# A worker computing a metric chunk beats every METRIC_CHUNK_HEARTBEAT_SECONDS; a running chunk
+# silent for METRIC_CHUNK_ORPHAN_SECONDS lost its worker (killed, machine gone) and is queued
+# again by the sweep every METRIC_ORPHAN_SWEEP_SECONDS, so a kill costs about two minutes, not
+# the task time limit or the visibility timeout. The timeout must span several beats, or a live
+# but busy worker's chunk would be taken over and computed twice.
+METRIC_CHUNK_HEARTBEAT_SECONDS = env.float("METRIC_CHUNK_HEARTBEAT_SECONDS", default=15)
+METRIC_CHUNK_ORPHAN_SECONDS = env.float("METRIC_CHUNK_ORPHAN_SECONDS", default=90)
+METRIC_ORPHAN_SWEEP_SECONDS = env.float("METRIC_ORPHAN_SWEEP_SECONDS", default=30)
+if not 0 < METRIC_CHUNK_HEARTBEAT_SECONDS * 3 <= METRIC_CHUNK_ORPHAN_SECONDS:
+    raise ImproperlyConfigured(
+        f"METRIC_CHUNK_ORPHAN_SECONDS ({METRIC_CHUNK_ORPHAN_SECONDS}) must be at least three heartbeats "
+        f"(METRIC_CHUNK_HEARTBEAT_SECONDS = {METRIC_CHUNK_HEARTBEAT_SECONDS}, > 0): a shorter timeout "
+        "would take live chunks away from their workers."
+    )
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-leases": {"task": "annotation.tasks.expire_leases", "schedule": 60.0},
+    "requeue-orphaned-metric-chunks": {
+        "task": "evaluation.tasks.requeue_orphaned_chunks",
+        "schedule": METRIC_ORPHAN_SWEEP_SECONDS,
+    },
 }
 
 # --- REST framework ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ from annotation.admin.common import StyledModelAdmin, run_service, seconds_displ
 from core.errors import DomainError
 from evaluation.metrics.runs import JobsUnavailable, metric_run_plan, metric_run_resume, metric_run_store
 from evaluation.metrics.selectors import corpus_table, metric_run_queryset
-from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun
+from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun, RunStatus
 
 # Metrics the run list shows per system, when the run has them (all of a run's scores are on its page).
 HEADLINE_METRICS = ("CIDEr-D", "BLEU-4", "CLIPScore", "RefCLIPScore")
@@ -58,7 +58,19 @@ class MetricRunStartForm(forms.ModelForm):
 
 class MetricChunkInline(admin.TabularInline):
     model = MetricChunk
-    fields = ["system", "kind", "index", "status", "attempts", "images", "started_at", "finished_at", "error"]
+    fields = [
+        "system",
+        "kind",
+        "index",
+        "status",
+        "liveness",
+        "attempts",
+        "images",
+        "started_at",
+        "heartbeat_at",
+        "finished_at",
+        "error",
+    ]
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -75,6 +87,19 @@ class MetricChunkInline(admin.TabularInline):
     def images(self, chunk):
         return len(chunk.image_ids)
 
+    @admin.display(description="worker")
+    def liveness(self, chunk):
+        return _liveness(chunk)
+
+
+def _liveness(chunk: MetricChunk) -> str:
+    silent = chunk.silent_seconds()
+    if silent is None:
+        return "–"
+    if chunk.is_orphaned():
+        return f"orphaned: no heartbeat for {silent:.0f} s"
+    return f"alive (last heartbeat {silent:.0f} s ago)"
+
 
 @admin.register(MetricRun)
 class MetricRunAdmin(StyledModelAdmin):
@@ -90,6 +115,7 @@ class MetricRunAdmin(StyledModelAdmin):
         "status",
         "error",
         "progress",
+        "orphaned_chunks",
         "language",
         "systems_list",
         "reference_set",
@@ -164,6 +190,28 @@ class MetricRunAdmin(StyledModelAdmin):
     @admin.display(description="progress")
     def progress(self, run):
         return f"{run.chunks_done}/{run.chunks_total}"
+
+    @admin.display(description="orphaned chunks")
+    def orphaned_chunks(self, run):
+        orphans = list(run.chunks.orphaned().select_related("system"))
+        if not orphans:
+            return "none"
+        lines = [
+            (f"{chunk.system.name} {chunk.kind} chunk {chunk.index}", f"{chunk.silent_seconds():.0f}")
+            for chunk in orphans
+        ]
+        what = (
+            "queued again by the next sweep"
+            if run.status in (RunStatus.QUEUED, RunStatus.RUNNING)
+            else "resume the run"
+        )
+        return format_html(
+            "{} orphaned chunk{} (the worker stopped beating; {}):<br>{}",
+            len(orphans),
+            "" if len(orphans) == 1 else "s",
+            what,
+            format_html_join(mark_safe("<br>"), "{}: no heartbeat for {} s", lines),  # noqa: S308
+        )
 
     @admin.display(description="duration")
     def duration(self, run):

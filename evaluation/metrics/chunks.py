@@ -5,18 +5,28 @@ one short transaction that locks the run row, then the chunk row (always in that
 here and in :func:`evaluation.metrics.runs.metric_run_resume`), deletes whatever rows an
 earlier, interrupted attempt may have left and inserts the new ones. A chunk that is already
 done is never written again, so a redelivered or duplicated task stores nothing twice.
+
+While a worker computes a chunk, a thread of its own beats (``heartbeat_at``) every
+``METRIC_CHUNK_HEARTBEAT_SECONDS``. A thread rather than checkpoints in the chunk loop, because
+the long calls (CLIP inference of a batch, loading the model) are not ours to interrupt: a
+beat between batches would leave a slow but live chunk silent. A worker killed with SIGKILL
+takes the thread with it, so the beats stop exactly when the work does. A chunk is claimed
+by one conditional UPDATE (pending, failed, or running but silent for
+``METRIC_CHUNK_ORPHAN_SECONDS``), so two workers never compute the same live chunk.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Avg, F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -203,16 +213,11 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
         return "missing"
     if chunk.status == ChunkStatus.DONE:
         return "already done"
+    attempt = metric_chunk_claim(chunk_id=chunk_id)
+    if attempt is None:
+        done = MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.DONE).exists()
+        return "already done" if done else "running elsewhere"
     now = timezone.now()
-    claimed = (
-        MetricChunk.objects.filter(pk=chunk_id)
-        .exclude(status=ChunkStatus.DONE)
-        .update(
-            status=ChunkStatus.RUNNING, attempts=F("attempts") + 1, started_at=now, error="", updated_at=now
-        )
-    )
-    if not claimed:
-        return "already done"
     MetricRun.objects.filter(pk=chunk.run_id, status__in=[RunStatus.PENDING, RunStatus.QUEUED]).update(
         status=RunStatus.RUNNING,
         started_at=Coalesce(F("started_at"), Value(now)),
@@ -221,12 +226,102 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
     )
     started = time.perf_counter()
     try:
-        result = _compute_text(chunk) if chunk.kind == ChunkKind.TEXT else _compute_clip(chunk)
+        with _Heartbeat(chunk_id=chunk_id, attempt=attempt):
+            result = _compute_text(chunk) if chunk.kind == ChunkKind.TEXT else _compute_clip(chunk)
+        result.seconds = time.perf_counter() - started
+        return _store(chunk_id, result)
     except (ClipUnavailable, ChunkDataError) as exc:
         metric_chunk_fail(chunk_id=chunk_id, message=str(exc))
         return "failed"
-    result.seconds = time.perf_counter() - started
-    return _store(chunk_id, result)
+    except DatabaseError:
+        # The task retries it: give the chunk back, or the retry would find it "running elsewhere".
+        _release(chunk_id, attempt)
+        raise
+
+
+def _release(chunk_id: int, attempt: int) -> None:
+    try:
+        MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.RUNNING, attempts=attempt).update(
+            status=ChunkStatus.PENDING, heartbeat_at=None, updated_at=timezone.now()
+        )
+    except DatabaseError:  # still down: the chunk goes silent and is orphaned, then queued again
+        log.warning("metric chunk %s: could not be given back after a database error", chunk_id)
+
+
+def metric_chunk_claim(*, chunk_id: int) -> int | None:
+    """Take a chunk for this worker: returns the attempt number, or None when it is not to be computed.
+
+    One conditional UPDATE (no lock held afterwards): the chunk must be pending, failed, or
+    orphaned (running, silent for ``METRIC_CHUNK_ORPHAN_SECONDS``). PostgreSQL re-checks that
+    condition on the row a concurrent claim just updated, so of two workers claiming together
+    exactly one gets the chunk; a done chunk, or one whose worker is alive, is never claimed.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = (
+            MetricChunk.objects.filter(pk=chunk_id)
+            .claimable(now=now)
+            .update(
+                status=ChunkStatus.RUNNING,
+                attempts=F("attempts") + 1,
+                started_at=now,
+                heartbeat_at=now,
+                error="",
+                updated_at=now,
+            )
+        )
+        if not claimed:
+            return None
+        return MetricChunk.objects.values_list("attempts", flat=True).get(pk=chunk_id)
+
+
+def metric_chunk_beat(*, chunk_id: int, attempt: int) -> bool:
+    """Record that the worker of ``attempt`` is still computing the chunk. False: the chunk is no longer its own.
+
+    Only the attempt that holds the chunk beats (the chunk is running and ``attempts`` is still
+    this attempt): a worker that was thought dead and whose chunk was taken over, finished or
+    failed changes nothing and stops beating. Its result, if it gets one, is still stored at most
+    once (see :func:`_store`).
+    """
+    now = timezone.now()
+    return bool(
+        MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.RUNNING, attempts=attempt).update(
+            heartbeat_at=now, updated_at=now
+        )
+    )
+
+
+class _Heartbeat:
+    """Beats for a chunk from a daemon thread while the ``with`` block computes it."""
+
+    def __init__(self, *, chunk_id: int, attempt: int):
+        self.chunk_id, self.attempt = chunk_id, attempt
+        self.interval = float(settings.METRIC_CHUNK_HEARTBEAT_SECONDS)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, name=f"metric-chunk-{chunk_id}-heartbeat", daemon=True
+        )
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stopped.set()
+        self.thread.join(timeout=self.interval + 5)
+
+    def _run(self) -> None:
+        try:
+            while not self.stopped.wait(self.interval):
+                try:
+                    if not metric_chunk_beat(chunk_id=self.chunk_id, attempt=self.attempt):
+                        return
+                except DatabaseError:
+                    # The database is away for a moment: beat again next time. Missing beats for
+                    # the whole orphan timeout lets another worker take over, which is safe.
+                    log.warning("metric chunk %s: heartbeat failed", self.chunk_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def _store(chunk_id: int, result: ChunkResult) -> str:

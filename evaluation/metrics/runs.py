@@ -11,7 +11,6 @@ import logging
 import sys
 import tomllib
 from dataclasses import dataclass, field
-from datetime import timedelta
 from importlib import metadata
 
 from django.conf import settings
@@ -367,18 +366,23 @@ def metric_run_enqueue(*, run: MetricRun) -> None:
 
 
 def _send_pending_chunks(run_id: int) -> int:
-    from evaluation.metrics.tasks import compute_metric_chunk
-
-    chunks = list(
-        MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).values_list(
-            "pk", "kind", "system_id", "index"
-        )
+    chunk_ids = list(
+        MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).values_list("pk", flat=True)
     )
-    # Text chunks first: they are fast, and their scores do not wait behind CLIP inference.
-    chunks.sort(key=lambda c: (c[1] != ChunkKind.TEXT, c[2], c[3]))
     MetricRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
         status=RunStatus.QUEUED, queued_at=timezone.now(), updated_at=timezone.now()
     )
+    return _send_chunks(run_id, chunk_ids)
+
+
+def _send_chunks(run_id: int, chunk_ids: list[int]) -> int:
+    from evaluation.metrics.tasks import compute_metric_chunk
+
+    chunks = list(
+        MetricChunk.objects.filter(pk__in=chunk_ids).values_list("pk", "kind", "system_id", "index")
+    )
+    # Text chunks first: they are fast, and their scores do not wait behind CLIP inference.
+    chunks.sort(key=lambda c: (c[1] != ChunkKind.TEXT, c[2], c[3]))
     for chunk_id, *_ in chunks:
         try:
             compute_metric_chunk.apply_async(args=[chunk_id], retry=True, retry_policy=PUBLISH_RETRY_POLICY)
@@ -400,14 +404,6 @@ def _send_pending_chunks(run_id: int) -> int:
     return len(chunks)
 
 
-def chunk_stale_after() -> timedelta:
-    """A chunk 'running' for longer than its task's hard time limit was lost with its worker."""
-    from evaluation.metrics.tasks import compute_metric_chunk
-
-    limit = compute_metric_chunk.time_limit or settings.CELERY_TASK_TIME_LIMIT
-    return timedelta(seconds=limit + 60)
-
-
 @dataclass(frozen=True)
 class ResumeResult:
     run: MetricRun
@@ -418,9 +414,9 @@ class ResumeResult:
 def metric_run_resume(*, run_id: int) -> ResumeResult:
     """Re-enqueue (on commit) every chunk of the run that is not done.
 
-    Pending and failed chunks go back to pending, and so do chunks 'running' for longer
-    than the task time limit (their worker died); chunks running for less are left to
-    their worker. Locks the run row. Idempotent: a succeeded run is left as it is; a run
+    Pending and failed chunks go back to pending, and so do orphaned chunks (running, but
+    their worker stopped beating ``METRIC_CHUNK_ORPHAN_SECONDS`` ago: it died); chunks whose
+    worker is alive are left to it. Locks the run row. Idempotent: a succeeded run is left as it is; a run
     whose chunks are all done is finalised. Raises NotFound, and JobsUnavailable like
     :func:`metric_run_enqueue`.
     """
@@ -432,12 +428,7 @@ def metric_run_resume(*, run_id: int) -> ResumeResult:
             raise NotFound(f"There is no metric run #{run_id}.")
         if run.status == RunStatus.SUCCEEDED:
             return ResumeResult(run=run, requeued=0, running=0)
-        stale = timezone.now() - chunk_stale_after()
-        undone = run.chunks.filter(
-            Q(status__in=[ChunkStatus.PENDING, ChunkStatus.FAILED])
-            | Q(status=ChunkStatus.RUNNING, started_at__lt=stale)
-            | Q(status=ChunkStatus.RUNNING, started_at__isnull=True)
-        )
+        undone = run.chunks.claimable()
         requeued = undone.update(status=ChunkStatus.PENDING, error="", updated_at=timezone.now())
         running = run.chunks.filter(status=ChunkStatus.RUNNING).count()
         if requeued == 0 and running == 0:
@@ -451,3 +442,42 @@ def metric_run_resume(*, run_id: int) -> ResumeResult:
             run.save(update_fields=["status", "queued_at", "error", "finished_at", "updated_at"])
             metric_run_enqueue(run=run)
     return ResumeResult(run=run, requeued=requeued, running=running)
+
+
+def metric_chunks_requeue_orphaned() -> int:
+    """Queue again every orphaned chunk of a queued or running run; returns how many (the beat calls it).
+
+    An orphaned chunk lost its worker (see ``MetricChunkQuerySet.orphaned``). Per run, locks the
+    run row, then puts back to pending only the chunks still orphaned at that moment (one
+    conditional UPDATE: a chunk that beat or was taken over meanwhile is left alone) and sends
+    just those on commit. Runs that failed or succeeded are left to a person (``metric_run resume``):
+    their pages name the orphaned chunks. Idempotent: a second call finds nothing. Raises
+    JobsUnavailable like :func:`metric_run_enqueue` (the run is then marked failed, resumable).
+    """
+    active = [RunStatus.QUEUED, RunStatus.RUNNING]
+    run_ids = sorted(
+        set(MetricChunk.objects.orphaned().filter(run__status__in=active).values_list("run_id", flat=True))
+    )
+    requeued = 0
+    for run_id in run_ids:
+        with transaction.atomic():
+            run = MetricRun.objects.select_for_update().filter(pk=run_id, status__in=active).first()
+            if run is None:
+                continue
+            chunk_ids = list(run.chunks.orphaned().values_list("pk", flat=True))
+            count = (
+                MetricChunk.objects.filter(pk__in=chunk_ids)
+                .orphaned()
+                .update(status=ChunkStatus.PENDING, error="", updated_at=timezone.now())
+            )
+            if not count:
+                continue
+            chunk_ids = list(
+                MetricChunk.objects.filter(pk__in=chunk_ids, status=ChunkStatus.PENDING).values_list(
+                    "pk", flat=True
+                )
+            )
+            log.warning("metric run %s: %s orphaned chunks queued again (%s)", run_id, count, chunk_ids)
+            requeued += count
+            transaction.on_commit(lambda run_id=run_id, chunk_ids=chunk_ids: _send_chunks(run_id, chunk_ids))
+    return requeued

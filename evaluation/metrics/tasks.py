@@ -3,7 +3,10 @@
 Delivery guarantees come from the settings (``CELERY_TASK_ACKS_LATE``,
 ``CELERY_TASK_REJECT_ON_WORKER_LOST``, prefetch 1) and are repeated on the task so they hold
 whatever the deployment sets: a worker that dies mid-chunk leaves the message unacknowledged
-and another worker takes it again; the chunk is idempotent, so that costs only time.
+and another worker takes it again; the chunk is idempotent, so that costs only time. Redis
+gives such a message back only after its visibility timeout (an hour, longer than any task),
+so the chunk's heartbeat is what finds a dead worker within minutes: the beat task
+``requeue_orphaned_chunks`` queues orphaned chunks again.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
 from evaluation.metrics.chunks import metric_chunk_compute, metric_chunk_fail
+from evaluation.metrics.runs import JobsUnavailable, metric_chunks_requeue_orphaned
 
 log = logging.getLogger(__name__)
 
@@ -76,3 +80,19 @@ def compute_metric_chunk(self, chunk_id: int) -> str:
             message=f"internal error, not a data problem ({type(exc).__name__}: {exc}); see the worker log",
         )
         return "failed"
+
+
+@shared_task(
+    name="evaluation.tasks.requeue_orphaned_chunks", acks_late=True, time_limit=300, soft_time_limit=240
+)
+def requeue_orphaned_chunks() -> int:
+    """Periodic (Celery beat, every ``METRIC_ORPHAN_SWEEP_SECONDS``): queue again the chunks of dead workers.
+
+    Calls :func:`evaluation.metrics.runs.metric_chunks_requeue_orphaned`; idempotent. With the
+    broker down the run is marked failed (resumable) and the next sweep carries on.
+    """
+    try:
+        return metric_chunks_requeue_orphaned()
+    except JobsUnavailable as exc:
+        log.error("%s", exc.message)
+        return 0

@@ -58,7 +58,9 @@ def broker_url():
     if connection.vendor != "postgresql":
         pytest.skip("the worker is another process: it needs PostgreSQL (DATABASE_URL), not SQLite")
     token = uuid.uuid4().hex
-    for db in range(15, 0, -1):
+    # TEST_REDIS_DBS=8,9 keeps a run to the databases it was given (parallel runs on one server).
+    allowed = os.environ.get("TEST_REDIS_DBS", "")
+    for db in [int(n) for n in allowed.split(",") if n.strip()] or range(15, 0, -1):
         client = redis_client(db)
         if client.dbsize() == 0 and client.set(CLAIM_KEY, token, nx=True):
             break
@@ -79,7 +81,7 @@ class Workers:
         self.log_dir = log_dir
         self.processes: list[subprocess.Popen] = []
 
-    def start(self, **env) -> subprocess.Popen:
+    def start(self, *options: str, **env) -> subprocess.Popen:
         db = settings.DATABASES["default"]
         auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
         environment = {
@@ -109,6 +111,7 @@ class Workers:
                 f"evaluation-test-{uuid.uuid4().hex[:8]}@%h",
                 "--without-gossip",
                 "--without-mingle",
+                *options,
             ],
             cwd=REPO_ROOT,
             env=environment,
@@ -188,6 +191,16 @@ def wait_for(predicate, timeout: float, workers: Workers, what: str):
     pytest.fail(f"timed out after {timeout} s waiting for {what}\n{workers.logs()}")
 
 
+# Heartbeat timings of the kill test, short so that CI spends seconds, not minutes, on it;
+# JOBS_TEST_PRODUCTION_TIMINGS=1 runs it with the production defaults (15 s beats, orphaned after
+# 90 s, swept every 30 s) to measure what a deployment gets.
+SHORT_TIMINGS = {
+    "METRIC_CHUNK_HEARTBEAT_SECONDS": 1,
+    "METRIC_CHUNK_ORPHAN_SECONDS": 5,
+    "METRIC_ORPHAN_SWEEP_SECONDS": 2,
+}
+
+
 def test_a_real_worker_computes_a_run(german, broker_url, workers):
     reference_set = make_data(german, systems=("sys-a", "sys-b"))
     workers.start()
@@ -209,7 +222,9 @@ def test_a_real_worker_computes_a_run(german, broker_url, workers):
 
 def test_a_worker_killed_mid_chunk_loses_nothing_and_duplicates_nothing(german, broker_url, workers):
     reference_set = make_data(german)
-    slow = {"METRIC_CHUNK_TEST_DELAY": 4, "CELERY_VISIBILITY_TIMEOUT": 6}
+    # As in production, the message comes back only after the chunk's orphan timeout (here 5 s,
+    # with 1 s beats): a message redelivered sooner finds the chunk still beating and is refused.
+    slow = {"METRIC_CHUNK_TEST_DELAY": 4, "CELERY_VISIBILITY_TIMEOUT": 12, **SHORT_TIMINGS}
     first = workers.start(**slow)
     run = start_run(broker_url, reference_set, ["sys-a"])
     chunk = run.chunks.get()
@@ -235,5 +250,51 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_duplicates_nothing(german, 
     chunk.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert chunk.status == ChunkStatus.DONE and chunk.attempts >= 2
+    assert CaptionScore.objects.filter(run=run).count() == 6 * len(METRICS)
+    assert CorpusScore.objects.filter(run=run).count() == len(METRICS)
+
+
+def test_a_killed_worker_group_leaves_no_chunk_running_for_long(german, broker_url, workers, tmp_path):
+    """kill -9 the worker's whole process group mid-chunk, with the production visibility timeout.
+
+    Redis would hand the unacknowledged message to another worker only after an hour; before
+    chunks had heartbeats the run stayed "running" at 0/1 and resume refused the chunk for 31
+    minutes. Now the new worker's beat finds the chunk orphaned and queues it again.
+    """
+    production = os.environ.get("JOBS_TEST_PRODUCTION_TIMINGS") == "1"
+    timings = {} if production else SHORT_TIMINGS
+    orphan_after = 90 if production else SHORT_TIMINGS["METRIC_CHUNK_ORPHAN_SECONDS"]
+    sweep_every = 30 if production else SHORT_TIMINGS["METRIC_ORPHAN_SWEEP_SECONDS"]
+    reference_set = make_data(german)
+    # The chunk takes longer than the orphan timeout: only a dead worker's chunk may be taken over.
+    slow = {"METRIC_CHUNK_TEST_DELAY": orphan_after + 3, "CELERY_VISIBILITY_TIMEOUT": 3600, **timings}
+    first = workers.start(**slow)
+    run = start_run(broker_url, reference_set, ["sys-a"])
+    chunk = run.chunks.get()
+
+    def running():
+        chunk.refresh_from_db()
+        return chunk.status == ChunkStatus.RUNNING
+
+    wait_for(running, 30, workers, "the first worker to take the chunk")
+    time.sleep(min(3, orphan_after / 2))  # mid-chunk, after a beat or two
+    workers.kill(first)
+    killed_at = time.monotonic()
+    chunk.refresh_from_db()
+    assert (chunk.status, chunk.attempts) == (ChunkStatus.RUNNING, 1)
+
+    workers.start("-B", "-s", str(tmp_path / "beat-schedule"), **{**slow, "METRIC_CHUNK_TEST_DELAY": 0})
+
+    def finished():
+        run.refresh_from_db()
+        return run.is_finished
+
+    # The bound: orphan timeout + one sweep + the chunk itself, with room for a slow CI machine.
+    wait_for(finished, orphan_after + sweep_every + 60, workers, "the run to finish after the kill")
+    elapsed = time.monotonic() - killed_at
+    print(f"kill -9 of the worker group to run finished: {elapsed:.1f} s (orphaned after {orphan_after} s)")
+    chunk.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert (chunk.status, chunk.attempts) == (ChunkStatus.DONE, 2)
     assert CaptionScore.objects.filter(run=run).count() == 6 * len(METRICS)
     assert CorpusScore.objects.filter(run=run).count() == len(METRICS)

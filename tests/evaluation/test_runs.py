@@ -185,9 +185,11 @@ def test_rerunning_a_finished_runs_tasks_changes_nothing(setup, django_capture_o
 def test_a_chunk_rerun_after_a_crash_leaves_no_duplicates(setup):
     run = create(setup, enqueue=False)
     chunk = run.chunks.get(system__name="sys-a")
-    # A worker died after writing part of the rows: chunk 'running', some rows, some wrong.
+    # A worker died after writing part of the rows: chunk 'running', some rows, some wrong, and
+    # no heartbeat since (a chunk still beating is its worker's and is not taken over).
+    silent_since = timezone.now() - timedelta(minutes=5)
     MetricChunk.objects.filter(pk=chunk.pk).update(
-        status=ChunkStatus.RUNNING, attempts=1, started_at=timezone.now()
+        status=ChunkStatus.RUNNING, attempts=1, started_at=silent_since, heartbeat_at=silent_since
     )
     images = setup["images"]
     for image in images[:3]:
