@@ -6,3 +6,9 @@ class CoreConfig(AppConfig):
 
     name = "core"
     verbose_name = "Core"
+
+    def ready(self):
+        # Before any URLconf is loaded: the urls.py modules use <id:…> and <code:…>.
+        from core.converters import converters_register
+
+        converters_register()
