@@ -12,6 +12,11 @@ class CoreConfig(AppConfig):
         checks.register(check_login_rate_limit)
         from core import checks as deploy_checks  # noqa: F401  (registers the deploy checks)
 
+        # Before any URLconf is loaded: the urls.py modules use <id:…> and <code:…>.
+        from core.converters import converters_register
+
+        converters_register()
+
 
 def check_login_rate_limit(app_configs, **kwargs):
     """A mistyped ``LOGIN_RATE_LIMIT`` stops the start instead of failing every login."""

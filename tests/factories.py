@@ -13,9 +13,15 @@ from annotation import models as m
 from evaluation import models as em
 
 
-def png_bytes(color=(120, 160, 200), size=(8, 8)) -> bytes:
+def png_bytes(color=(120, 160, 200), size=(8, 8), text: str = "") -> bytes:
+    """A PNG; ``text`` goes into a tEXt chunk (inside the picture, so it is part of what is stored)."""
+    from PIL.PngImagePlugin import PngInfo
+
+    info = PngInfo()
+    if text:
+        info.add_text("key", text)
     buf = io.BytesIO()
-    PILImage.new("RGB", size, color).save(buf, format="PNG")
+    PILImage.new("RGB", size, color).save(buf, format="PNG", pnginfo=info)
     return buf.getvalue()
 
 
@@ -67,8 +73,8 @@ class ImageFactory(factory.django.DjangoModelFactory):
             return
         import hashlib
 
-        data = png_bytes(color=(obj.pk % 256 if obj.pk else 1, 100, 150))
-        data += obj.key.encode()  # distinct bytes per image: the hash is unique
+        # Distinct bytes per image (the key in a tEXt chunk): the hash is unique.
+        data = png_bytes(color=(obj.pk % 256 if obj.pk else 1, 100, 150), text=obj.key)
         obj.content_hash = hashlib.sha256(data).hexdigest()
         obj.file.save(f"{obj.key}.png", ContentFile(data), save=create)
 

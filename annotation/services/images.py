@@ -2,7 +2,8 @@
 
 Every picture that reaches storage went through ``image_validate``: size, pixel count
 (from the header, before any decoding), format (as Pillow decodes it, never the file
-name), then a ``verify()`` and a full ``load()``. A stored file is named after the sha256
+name), the format's own end (anything appended after it is dropped), then a ``verify()``
+and a decode of every pixel within a memory budget. A stored file is named after the sha256
 of its bytes, never after what the uploader called it, and the same picture is stored once.
 """
 
@@ -23,6 +24,7 @@ from django.db import IntegrityError, transaction
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 
+from annotation.image_bytes import Malformed, image_end, png_pixels_check
 from annotation.models import Image
 from core.errors import Conflict, ValidationFailed
 
@@ -47,7 +49,34 @@ class ValidatedImage:
     format: str
     width: int
     height: int
+    # sha256 of the picture as stored: the bytes up to the format's end marker (image_payload).
     content_hash: str
+    trailing_bytes: int = 0  # what was appended after the picture and dropped
+
+
+def image_payload(data: bytes, fmt: str) -> bytes:
+    """The picture in ``data``: the bytes up to its format's end marker (JPEG, PNG, GIF, WEBP).
+
+    A GIF with an HTML page appended is still a GIF to Pillow and to browsers; stored whole, the
+    page would be served with it. Cutting at the end marker rather than re-encoding keeps the
+    picture byte for byte (no JPEG generation loss) with its EXIF orientation, ICC profile and
+    other metadata. Other formats (when added to IMAGE_ALLOWED_FORMATS) are kept as given.
+    Raises Malformed when the structure breaks before the end marker.
+    """
+    end = image_end(data, fmt)
+    return data if end is None else data[:end]
+
+
+# Bytes per pixel of Pillow's in-memory image (RGB is stored in 4 bytes, as RGBA).
+_PIXEL_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2}
+# Peak over that image while decoding, measured: WebP goes through libwebp's own RGBA buffer
+# and a copy (4000 × 3000: 186.6 MB peak for a 45.8 MB image).
+_DECODE_FACTOR = {"WEBP": 4}
+
+
+def decode_bytes(fmt: str, mode: str, width: int, height: int) -> int:
+    """Peak memory Pillow needs to decode a whole picture of this format, mode and size."""
+    return width * height * _PIXEL_BYTES.get(mode, 4) * _DECODE_FACTOR.get(fmt, 1)
 
 
 # --- Validation -----------------------------------------------------------------------------
@@ -113,8 +142,10 @@ def image_validate(data: bytes, *, name: str = "") -> ValidatedImage:
     identify (text, SVG, HTML, whatever the file name says), formats outside
     settings.IMAGE_ALLOWED_FORMATS, pictures above settings.IMAGE_MAX_PIXELS (read from the
     header, before decoding: a decompression bomb is never decoded), and truncated or
-    corrupt files (``verify()``, then a full ``load()`` of a second open). Memory stays
-    bounded by the limits. Pure: writes nothing.
+    corrupt files (``verify()``, then every pixel decoded: see ``_pixels_check``). Bytes
+    appended after the format's end marker are not part of the picture: the hash and the
+    stored file cover the picture only (``image_payload``). Memory stays bounded by the
+    limits and settings.IMAGE_DECODE_MAX_BYTES. Pure: writes nothing.
     """
     where = f"“{name}”: " if name else ""
 
@@ -145,11 +176,16 @@ def image_validate(data: bytes, *, name: str = "") -> ValidatedImage:
                         f"the image is {width:,} × {height:,} pixels, above the limit of {max_pixels:,} "
                         "pixels: refused as a possible decompression bomb."
                     )
+                mode = im.mode
+            try:
+                payload = image_payload(data, fmt)
+            except Malformed as exc:
+                raise refuse(f"the file is truncated or corrupt ({exc}).") from None
+            with PILImage.open(io.BytesIO(payload), formats=[decoded_format]) as im:
                 im.verify()
-            # verify() leaves the image unusable: open again and decode every pixel, which
-            # is what catches a truncated JPEG.
-            with PILImage.open(io.BytesIO(data), formats=[decoded_format]) as im:
-                im.load()
+            # verify() leaves the image unusable: open again and decode every pixel, which is
+            # what catches a truncated JPEG, within a bounded memory (_pixels_check).
+            _pixels_check(payload, decoded_format, fmt, mode, width, height, refuse)
         except ValidationFailed:
             raise
         except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning):
@@ -163,8 +199,40 @@ def image_validate(data: bytes, *, name: str = "") -> ValidatedImage:
             # on damaged input; every one of them means the same to the user.
             raise refuse(f"the file is truncated or corrupt ({exc}).") from None
     return ValidatedImage(
-        format=fmt, width=width, height=height, content_hash=hashlib.sha256(data).hexdigest()
+        format=fmt,
+        width=width,
+        height=height,
+        content_hash=hashlib.sha256(payload).hexdigest(),
+        trailing_bytes=len(data) - len(payload),
     )
+
+
+def _pixels_check(payload: bytes, decoded_format: str, fmt: str, mode: str, width: int, height: int, refuse):
+    """Decode every pixel of ``payload`` with memory bounded by settings.IMAGE_DECODE_MAX_BYTES.
+
+    - PNG (not interlaced): its image data is inflated a slice at a time and checked scanline
+      by scanline (annotation.image_bytes.png_pixels_check): about 1 MB whatever the size;
+    - JPEG: decoded at 1/8 scale (``draft``), which still reads every coefficient of the file:
+      width × height × 4 / 64 bytes;
+    - others (GIF, WEBP, interlaced PNG): decoded whole, so width × height × bytes per pixel
+      must fit the budget (decode_bytes, from the header, before decoding); above it they are
+      refused.
+    """
+    if fmt == "PNG" and png_pixels_check(payload):
+        return
+    with PILImage.open(io.BytesIO(payload), formats=[decoded_format]) as im:
+        if fmt == "JPEG":
+            im.draft(None, ((width + 7) // 8, (height + 7) // 8))
+        else:
+            needed = decode_bytes(fmt, mode, width, height)
+            budget = settings.IMAGE_DECODE_MAX_BYTES
+            if needed > budget:
+                raise refuse(
+                    f"decoding this {width:,} × {height:,} {fmt} image takes {size_text(needed)} of memory, "
+                    f"above the budget of {size_text(budget)} (IMAGE_DECODE_MAX_BYTES): save it smaller "
+                    "or as PNG or JPEG."
+                )
+        im.load()
 
 
 def image_metadata_clean(metadata: dict[str, object]) -> dict[str, object]:
@@ -222,11 +290,16 @@ def _coordinate(field: str, value: object) -> float | None:
 
 
 def image_file_write(*, image: Image, validated: ValidatedImage, data: bytes) -> None:
-    """Write the validated bytes to storage under their hash and point ``image`` at them.
+    """Write the validated picture (``data`` up to its end marker) to storage under its hash.
 
+    Points ``image`` at the file.
     Does not save ``image``. The caller holds the transaction; a rollback leaves the file
     behind, which is harmless: the name is the hash, so the next attempt reuses it.
     """
+    try:
+        data = image_payload(data, validated.format)
+    except Malformed:
+        data = b""  # the file changed: it no longer has the structure that was checked
     if hashlib.sha256(data).hexdigest() != validated.content_hash:
         raise ValidationFailed(f"“{image.key}”: the file changed after it was checked.")
     image.content_hash = validated.content_hash
@@ -275,7 +348,10 @@ def image_store(*, key: str, data: bytes, name: str = "", **metadata) -> tuple[I
             created = image is None
             if created:
                 image = Image(key=key)
-            elif image.content_hash and image.content_hash != validated.content_hash:
+            elif image.content_hash and image.content_hash not in (
+                validated.content_hash,
+                hashlib.sha256(data).hexdigest(),  # stored whole, trailing bytes included, before the trim
+            ):
                 raise ValidationFailed(f"image “{key}” already has a different picture stored.")
             changed = created
             if image.content_hash != validated.content_hash:

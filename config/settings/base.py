@@ -150,6 +150,9 @@ STORAGES = {
 IMAGE_MAX_BYTES = env.int("IMAGE_MAX_BYTES", default=25 * 1024 * 1024)
 # Pillow raises DecompressionBombError above twice this; we refuse anything above it.
 IMAGE_MAX_PIXELS = env.int("IMAGE_MAX_PIXELS", default=40_000_000)
+# Memory a picture may take while it is checked, for the formats decoded whole (GIF, WEBP,
+# interlaced PNG; annotation.services.images.decode_bytes). PNG and JPEG are checked in far less.
+IMAGE_DECODE_MAX_BYTES = env.int("IMAGE_DECODE_MAX_BYTES", default=128 * 1024 * 1024)
 IMAGE_ALLOWED_FORMATS = env.list("IMAGE_ALLOWED_FORMATS", default=["JPEG", "PNG", "WEBP", "GIF"])
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # JSON bodies of the API endpoints (core.parsers): a caption batch is a few KB.

@@ -17,10 +17,10 @@ for kind, formats in FORMATS.items():
         extra = {"kind": kind, "fmt": fmt}
         urlpatterns += [
             path(
-                f"campaigns/<int:campaign_id>/{filename}", views.campaign_export, extra, name=f"{kind}-{fmt}"
+                f"campaigns/<id:campaign_id>/{filename}", views.campaign_export, extra, name=f"{kind}-{fmt}"
             ),
             path(
-                f"campaigns/<int:campaign_id>/{filename}.provenance.json",
+                f"campaigns/<id:campaign_id>/{filename}.provenance.json",
                 views.campaign_export,
                 {**extra, "provenance": True},
                 name=f"{kind}-{fmt}-provenance",
@@ -28,12 +28,12 @@ for kind, formats in FORMATS.items():
         ]
 urlpatterns += [
     path(
-        "systems/<int:system_id>/<str:language>/captions.coco-results.json",
+        "systems/<id:system_id>/<code:language>/captions.coco-results.json",
         views.system_export,
         name="system-captions",
     ),
     path(
-        "systems/<int:system_id>/<str:language>/captions.coco-results.json.provenance.json",
+        "systems/<id:system_id>/<code:language>/captions.coco-results.json.provenance.json",
         views.system_export,
         {"provenance": True},
         name="system-captions-provenance",

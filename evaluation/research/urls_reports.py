@@ -7,7 +7,7 @@ app_name = "reports"
 urlpatterns = [
     path("", views_reports.report_page, name="report"),
     re_path(
-        r"^scatter/(?P<metric>[A-Za-z0-9_-]+)\.(?P<fmt>png|svg)$",
+        r"^scatter/(?P<metric>[A-Za-z0-9_-]{1,64})\.(?P<fmt>png|svg)$",
         views_reports.report_scatter,
         name="scatter",
     ),

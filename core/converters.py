@@ -1,0 +1,45 @@
+"""Path converters that refuse, in the resolver, what no row could match (issue 16, item 4).
+
+Django's ``int`` takes any run of digits and ``str`` anything without a slash, so ``10**30`` and a NUL
+reached the views: PostgreSQL refuses a NUL in a string literal (a 500 ``ValueError``) and an id past
+bigint cannot name a row. With these, such a path is a plain 404 before any view runs.
+"""
+
+from __future__ import annotations
+
+from django.urls import register_converter
+
+from core.bounds import BIGINT_MAX
+
+
+class IdConverter:
+    """A primary key (BigAutoField): 1 … 2^63 − 1, written without a sign or leading zeros."""
+
+    regex = "[1-9][0-9]{0,18}"
+
+    def to_python(self, value: str) -> int:
+        number = int(value)
+        if number > BIGINT_MAX:
+            raise ValueError("id out of range")  # the resolver's signal for "no match"
+        return number
+
+    def to_url(self, value: int) -> str:
+        return str(int(value))
+
+
+class CodeConverter:
+    """A language code, BCP 47-ish: letters, digits and hyphens, 1–16 characters (Language.code)."""
+
+    regex = "[A-Za-z0-9-]{1,16}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+def converters_register() -> None:
+    """Register ``<id:…>`` and ``<code:…>`` for every urls.py; called from CoreConfig.ready()."""
+    register_converter(IdConverter, "id")
+    register_converter(CodeConverter, "code")
