@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from annotation.importers.report import plural
 from annotation.models import (
     Campaign,
     CampaignKind,
@@ -45,24 +46,42 @@ def campaign_items_sync(*, campaign: Campaign) -> int:
     if campaign.prompt_system_id is None:
         raise ValidationFailed("A caption campaign needs a prompt system.")
     have = set(campaign.items.values_list("image_id", flat=True))
-    captions = (
-        SystemCaption.objects.filter(system_id=campaign.prompt_system_id, language__code=PROMPT_LANGUAGE)
-        .exclude(image__file="")
-        .exclude(image_id__in=have)
-        .values_list("pk", "image_id")
+    captions = {
+        image_id: caption_id
+        for image_id, caption_id in _prompt_captions(campaign.prompt_system_id).items()
+        if image_id not in have
+    }
+    return _caption_items_create(campaign, captions)
+
+
+def _prompt_captions(system_id: int, image_ids: list[int] | None = None) -> dict[int, int]:
+    """image id -> the prompt system's English caption id, for images with a stored file (the
+    images a caption campaign can offer), optionally only among ``image_ids``."""
+    captions = SystemCaption.objects.filter(system_id=system_id, language__code=PROMPT_LANGUAGE).exclude(
+        image__file=""
     )
+    if image_ids is not None:
+        captions = captions.filter(image_id__in=image_ids)
+    return dict(captions.values_list("image_id", "pk"))
+
+
+def _caption_items_create(campaign: Campaign, captions: dict[int, int]) -> int:
+    """One item per (image id -> prompt caption id), in that order, with a random shuffle key.
+    Idempotent (unique (campaign, image)); returns how many were asked for."""
     rng = random.SystemRandom()
-    new = [
-        Item(
-            campaign=campaign,
-            image_id=image_id,
-            prompt_caption_id=caption_id,
-            shuffle_key=rng.randrange(2**31),
-        )
-        for caption_id, image_id in captions
-    ]
-    Item.objects.bulk_create(new, ignore_conflicts=True)
-    return len(new)
+    Item.objects.bulk_create(
+        [
+            Item(
+                campaign=campaign,
+                image_id=image_id,
+                prompt_caption_id=caption_id,
+                shuffle_key=rng.randrange(2**31),
+            )
+            for image_id, caption_id in captions.items()
+        ],
+        ignore_conflicts=True,
+    )
+    return len(captions)
 
 
 def caption_campaign_create(
@@ -109,7 +128,7 @@ def caption_campaign_create(
             found = dict(Image.objects.filter(key__in=keys).values_list("key", "pk"))
             unknown = [k for k in keys if k not in found]
             if unknown:
-                raise ValidationFailed(f"{_count(unknown, 'unknown image key')}: {_listed(unknown)}.")
+                raise ValidationFailed(f"{plural(len(unknown), 'unknown image key')}: {_listed(unknown)}.")
             selected = [found[k] for k in keys]
         elif images_of_campaign_id is not None:
             source = Campaign.objects.filter(pk=images_of_campaign_id).first()
@@ -136,37 +155,18 @@ def caption_campaign_create(
             fixed_images=selected is not None,
         )
         if selected is not None:
-            captions = dict(
-                SystemCaption.objects.filter(
-                    system=system, language__code=PROMPT_LANGUAGE, image_id__in=selected
-                )
-                .exclude(image__file="")
-                .values_list("image_id", "pk")
-            )
+            captions = _prompt_captions(system.pk, selected)
             missing = [pk for pk in selected if pk not in captions]
             if missing:
                 keys = list(
                     Image.objects.filter(pk__in=missing).order_by("key").values_list("key", flat=True)
                 )
                 raise ValidationFailed(
-                    f"{_count(keys, 'selected image')} without a stored file or an English caption from "
+                    f"{plural(len(keys), 'selected image')} without a stored file or an English caption from "
                     f"{system.name}: {_listed(keys)}."
                 )
-            rng = random.SystemRandom()
-            Item.objects.bulk_create(
-                Item(
-                    campaign=campaign,
-                    image_id=image_id,
-                    prompt_caption_id=captions[image_id],
-                    shuffle_key=rng.randrange(2**31),
-                )
-                for image_id in selected
-            )
+            _caption_items_create(campaign, {image_id: captions[image_id] for image_id in selected})
         return campaign
-
-
-def _count(items: list, noun: str) -> str:
-    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
 
 
 def _listed(items: list[str], shown: int = 10) -> str:
