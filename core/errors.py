@@ -90,9 +90,9 @@ def api_exception_handler(exc, context):
         response.data = {"error": "invalid", "message": _first_message(exc.detail), "details": exc.detail}
     elif response is not None and isinstance(exc, drf_exceptions.APIException):
         # Parse errors, 401/403/405/413/429: ``message`` too (``detail`` stays for existing clients).
-        detail = str(exc.detail)
+        detail, code = str(exc.detail), exc.get_codes()
         response.data = {
-            "error": exc.get_codes() if isinstance(exc.get_codes(), str) else "error",
+            "error": code if isinstance(code, str) else "error",
             "message": detail,
             "detail": detail,
         }

@@ -123,7 +123,7 @@ class MetricRunAdmin(StyledModelAdmin):
         "metrics",
         "params",
         "versions",
-        "created_by",
+        "started_by",
         "created_at",
         "queued_at",
         "started_at",
@@ -212,6 +212,12 @@ class MetricRunAdmin(StyledModelAdmin):
             what,
             format_html_join(mark_safe("<br>"), "{}: no heartbeat for {} s", lines),  # noqa: S308
         )
+
+    # The account as text: a read-only foreign key is drawn as a link to the user's admin page,
+    # which researchers may not open (they have no view permission on accounts).
+    @admin.display(description="created by")
+    def started_by(self, run):
+        return run.created_by.get_username() if run.created_by_id else "–"
 
     @admin.display(description="duration")
     def duration(self, run):

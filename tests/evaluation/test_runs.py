@@ -759,3 +759,16 @@ def test_the_run_name_help_says_what_an_empty_name_becomes(pm_client, setup):
     assert "Empty: the systems&#x27; names, “vs” and the reference set&#x27;s name" in page or (
         "Empty: the systems' names, “vs” and the reference set's name" in page
     )
+
+
+def test_a_researcher_reads_a_run_page_with_no_link_they_may_not_open(setup, researcher_client):
+    """The run records who started it; a researcher sees the name, not a link to the account's admin
+    page (they have no view permission on accounts: such a link would answer 403)."""
+    from django.contrib.auth import get_user_model
+
+    run = create(setup, enqueue=False)
+    starter = get_user_model().objects.create_user("starter")
+    MetricRun.objects.filter(pk=run.pk).update(created_by=starter)
+    page = researcher_client.get(f"/admin/evaluation/metricrun/{run.pk}/change/").content.decode()
+    assert "starter" in page
+    assert "/admin/auth/user/" not in page
