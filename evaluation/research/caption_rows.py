@@ -33,6 +33,7 @@ from evaluation.human.selectors import DONE_STATES
 from evaluation.metrics.runs import metrics_parse
 from evaluation.models import ALL_METRICS, CaptionScore
 from evaluation.research.comparisons import languages_check, metric_runs_for_report
+from evaluation.research.correlation import TAU_C_SEED001
 from evaluation.research.per_caption import per_caption_agreement_by_language
 
 
@@ -148,9 +149,12 @@ def per_caption_rows(
     return PerCaptionRows(rows, notes=notes)
 
 
-def per_caption_agreement_from_rows(rows: Iterable[PerCaptionRow]) -> dict[str, dict[str, dict[str, Any]]]:
-    """{metric: {language: {"n", "n_not_enough_info", "kendall_tau_b", "kendall_tau_c", "spearman"}}}
-    by :func:`evaluation.research.correlation.per_caption_agreement_by_language`; one observation per rating."""
+def per_caption_agreement_from_rows(
+    rows: Iterable[PerCaptionRow], *, tau_c: str = TAU_C_SEED001
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """{metric: {language: {"n", "n_not_enough_info", "kendall_tau_b", "kendall_tau_c", "spearman",
+    "kendall_tau_c_variant"}}} by :func:`evaluation.research.per_caption.per_caption_agreement_by_language`;
+    one observation per rating; ``tau_c``: ``"seed001"`` or ``"scipy"``."""
     by_metric: dict[str, list[tuple]] = defaultdict(list)
     for row in rows:
         by_metric[row.metric].append(
@@ -158,4 +162,4 @@ def per_caption_agreement_from_rows(rows: Iterable[PerCaptionRow]) -> dict[str, 
         )
     ordered = [metric for metric in ALL_METRICS if metric in by_metric]
     ordered += sorted(set(by_metric) - set(ordered))
-    return {metric: per_caption_agreement_by_language(by_metric[metric]) for metric in ordered}
+    return {metric: per_caption_agreement_by_language(by_metric[metric], tau_c=tau_c) for metric in ordered}

@@ -38,6 +38,18 @@ Model level (seed 000, sec. 3.4, Tables 4 and 6)
 
 The coefficients are scipy's (``pearsonr``, ``spearmanr``, ``kendalltau(variant="b"/"c")``); the
 bootstrap uses vectorised equivalents that the tests check against scipy.
+
+Two τ_c (:func:`kendall_tau_c`)
+    τ_c = (n_c − n_d)/n_0 × (n−1)/n × m/(m−1) (seed 001, appendix B, eq. 6). Seed 001 takes m as
+    the number of values of the reference ratings' ranking scale; scipy's ``variant="c"`` takes m
+    as the smaller number of distinct values in the two samples, which is what can be done when no
+    scale is known. They agree when every point of the scale occurs and the other sample has at
+    least as many distinct values; otherwise seed 001's is smaller (m/(m−1) shrinks as m grows).
+    Model level, ΔS×S is a difference of percentages, not a rating scale: τ_c there is scipy's,
+    for the point, the p-value and the bootstrap alike, and every result says so
+    (``kendall_tau_c_variant``). The caption level (:mod:`evaluation.research.per_caption`) knows
+    its scale and uses seed 001's by default. The p-value of τ_c depends only on n_c − n_d (scipy
+    computes it so for every variant), so the two variants share it.
 """
 
 from __future__ import annotations
@@ -55,10 +67,16 @@ __all__ = [
     "ALL",
     "COEFFICIENTS",
     "CORRELATION_N_BOOT",
+    "TAU_C_SCIPY",
+    "TAU_C_SCIPY_LABEL",
+    "TAU_C_SEED001",
+    "TAU_C_VARIANTS",
     "Comparison",
     "CorrelationResult",
     "correlate",
+    "kendall_tau_c",
     "mirror",
+    "tau_c_label",
 ]
 
 ALL = "all"
@@ -69,6 +87,29 @@ MIN_COMPARISONS = 3
 # Monte-Carlo error of a 95% bound near ±0.01 for these coefficients, and the report page answers in
 # about a second for 48 comparisons in 8 languages; pass more for a paper's final table.
 CORRELATION_N_BOOT = 1000
+
+# Which τ_c: seed 001's m = the number of points of the reference ratings' scale, or scipy's m = the
+# smaller number of distinct values in the two samples. The names are what options and APIs accept.
+TAU_C_SEED001 = "seed001"
+TAU_C_SCIPY = "scipy"
+TAU_C_VARIANTS = (TAU_C_SEED001, TAU_C_SCIPY)
+
+
+def tau_c_label(variant: str, m: int | None = None) -> str:
+    """What every output says about its τ_c: ``"seed-001 (m=4)"`` or ``"scipy (m=min distinct)"``.
+
+    Raises ``ValueError`` for an unknown variant, or seed 001's without its scale size ``m``.
+    """
+    if variant == TAU_C_SCIPY:
+        return "scipy (m=min distinct)"
+    if variant == TAU_C_SEED001:
+        if m is None:
+            raise ValueError("seed 001's τ_c needs m, the number of points of the ratings' scale")
+        return f"seed-001 (m={m})"
+    raise ValueError(f"unknown τ_c variant {variant!r}; choose one of {', '.join(TAU_C_VARIANTS)}")
+
+
+TAU_C_SCIPY_LABEL = tau_c_label(TAU_C_SCIPY)
 
 NOTE_MIRRORED = (
     "Each comparison counts in both directions (m1 vs m2 added with both deltas negated), so n is twice "
@@ -157,6 +198,8 @@ class CorrelationResult:
     kendall_tau_b_ci: tuple[float, float] | None = None
     kendall_tau_c_ci: tuple[float, float] | None = None
     note: str = ""
+    # ΔS×S is not a rating scale: the model level's τ_c (point, p-value, bootstrap) is scipy's.
+    kendall_tau_c_variant: str = TAU_C_SCIPY_LABEL
 
     def coefficient(self, name: str) -> float | None:
         return getattr(self, name)
@@ -172,6 +215,7 @@ class CorrelationResult:
         for name in COEFFICIENTS:
             out[f"{name}_p"] = getattr(self, f"{name}_p")
         out.update({"p_n": self.p_n, "n_boot": self.n_boot, "mirrored": self.mirrored, "note": self.note})
+        out["kendall_tau_c_variant"] = self.kendall_tau_c_variant
         return out
 
 
@@ -199,12 +243,42 @@ def _spearman_exact_p(x: np.ndarray, y: np.ndarray, rho: float) -> float:
     return float(np.mean(np.abs(rhos) >= abs(rho) - 1e-12))
 
 
+def kendall_tau_c(x: Sequence[float], y: Sequence[float], *, m: int | None = None) -> tuple[float, float]:
+    """(τ_c, p-value) of ``x`` against the reference ratings ``y``; NaN where undefined (a constant side).
+
+    ``m=None``: scipy's τ_c (m = the smaller number of distinct values of x and y). ``m``: seed 001's
+    eq. 6 with m the number of points of the ratings' ranking scale, whether or not all occur.
+    Raises ``ValueError`` when ``y`` takes more distinct values than the scale has points, or m < 2.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    scipy_tau = stats.kendalltau(x, y, variant="c")
+    if m is None:
+        return float(scipy_tau.statistic), float(scipy_tau.pvalue)
+    if m < 2:
+        raise ValueError(f"a ranking scale has at least 2 points, not m={m}")
+    distinct_y = len(np.unique(y))
+    if distinct_y > m:
+        raise ValueError(f"the ratings take {distinct_y} distinct values but the scale has m={m} points")
+    if not math.isfinite(scipy_tau.statistic):
+        return math.nan, math.nan
+    # scipy's τ_c is 2·S / (n² (m_s − 1)/m_s) with S = n_c − n_d, an integer: recover S exactly and
+    # put the scale's m in place of m_s. The p-value depends on S alone.
+    n = len(x)
+    m_s = min(len(np.unique(x)), distinct_y)
+    s = round(scipy_tau.statistic * n * n * (m_s - 1) / (2 * m_s))
+    n_0 = n * (n - 1) / 2
+    tau = s / n_0 * (n - 1) / n * m / (m - 1)
+    return float(np.clip(tau, -1.0, 1.0)), float(scipy_tau.pvalue)
+
+
 def _coefficients(
-    x: np.ndarray, y: np.ndarray, *, exact_p: bool = True
+    x: np.ndarray, y: np.ndarray, *, exact_p: bool = True, tau_c_m: int | None = None
 ) -> dict[str, tuple[float | None, float | None]]:
     """{name: (coefficient, p-value)} by scipy; None where undefined (constant input).
 
     ``exact_p=False`` skips the exact Spearman p-value where the p-values will not be used.
+    ``tau_c_m``: τ_c with seed 001's m (the size of ``y``'s rating scale); None: scipy's.
     """
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return {name: (None, None) for name in COEFFICIENTS}
@@ -216,12 +290,12 @@ def _coefficients(
         else spearman.pvalue
     )
     tau_b = stats.kendalltau(x, y, variant="b")
-    tau_c = stats.kendalltau(x, y, variant="c")
+    tau_c = kendall_tau_c(x, y, m=tau_c_m)
     return {
         "pearson": (_finite(pearson.statistic), _finite(pearson.pvalue)),
         "spearman": (_finite(spearman.statistic), _finite(spearman_p)),
         "kendall_tau_b": (_finite(tau_b.statistic), _finite(tau_b.pvalue)),
-        "kendall_tau_c": (_finite(tau_c.statistic), _finite(tau_c.pvalue)),
+        "kendall_tau_c": (_finite(tau_c[0]), _finite(tau_c[1])),
     }
 
 

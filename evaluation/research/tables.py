@@ -176,7 +176,7 @@ def correlation_csv(results: dict[str, dict[str, CorrelationResult]]) -> str:
     header = ["metric", "language", "n", "n_comparisons"]
     for name in COEFFICIENTS:
         header += [name, f"{name}_ci_lo", f"{name}_ci_hi", f"{name}_p"]
-    header += ["p_n", "n_boot", "mirrored", "note"]
+    header += ["p_n", "n_boot", "mirrored", "note", "kendall_tau_c_variant"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(header)
@@ -191,7 +191,7 @@ def correlation_csv(results: dict[str, dict[str, CorrelationResult]]) -> str:
                     ci[1] if ci else None,
                     getattr(result, f"{name}_p"),
                 ]
-            row += [result.p_n, result.n_boot, result.mirrored, result.note]
+            row += [result.p_n, result.n_boot, result.mirrored, result.note, result.kendall_tau_c_variant]
             writer.writerow([_csv_cell(value) for value in row])
     return buffer.getvalue()
 
@@ -252,6 +252,10 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
         lines.append("p-values: with --verbosity 2, and in --format csv / json.")
     if first.n_boot:
         lines.append(f"95% CI: percentile bootstrap, {first.n_boot} resamples of the comparisons.")
+    lines.append(
+        f"tau_c: {first.kendall_tau_c_variant}, for the coefficient, its p-value and its interval "
+        "(ΔS×S is not a rating scale, so seed 001's m does not apply)."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -313,6 +317,7 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
     headers = ["metric", "language", "N", "comparisons"]
     headers += [f"{_COEFFICIENT_TITLES[name]} [95% CI]" for name in COEFFICIENTS]
     headers.append("p (Pearson, Spearman, τ_b, τ_c)")
+    headers.append("τ_c variant")
     rows = []
     for metric, by_language in results.items():
         for language, result in by_language.items():
@@ -329,8 +334,10 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
             cells.append(
                 _html_cell(", ".join(_p_text(getattr(result, f"{n}_p")) for n in COEFFICIENTS), True)
             )
+            cells.append(_html_cell(result.kendall_tau_c_variant, False))
             rows.append({"attrs": [("metric", metric), ("language", language)], "cells": cells})
-    return {"headers": [_html_cell(h, i >= 2) for i, h in enumerate(headers)], "rows": rows}
+    numeric = range(2, len(headers) - 1)
+    return {"headers": [_html_cell(h, i in numeric) for i, h in enumerate(headers)], "rows": rows}
 
 
 _COEFFICIENT_TITLES = {
@@ -350,6 +357,7 @@ PER_CAPTION_COLUMNS = (
     ("kendall_tau_b", "kendall_tau_b", ".3f"),
     ("kendall_tau_c", "kendall_tau_c", ".3f"),
     ("spearman", "spearman", ".3f"),
+    ("kendall_tau_c_variant", "tau_c variant", ""),
 )
 
 # A side-by-side row (human.selectors.sxs_table_rows): which pair, then the numbers. Text and CSV

@@ -23,7 +23,7 @@ from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import comparisons_from_db
-from evaluation.research.correlation import CORRELATION_N_BOOT
+from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.reports.plots import metric_names, scatter
 from evaluation.research.reports.render import per_caption_records
 from evaluation.research.reports.report import report_from_db
@@ -93,6 +93,18 @@ class ReportForm(forms.Form):
         required=False,
         label="Per caption: carry English screen-1 ratings over to translated captions (seed 001)",
     )
+    tau_c = forms.ChoiceField(
+        choices=[
+            (TAU_C_SEED001, "seed 001's: m = 4, the ranked points of the rating scale"),
+            (TAU_C_SCIPY, "scipy's: m = the smaller number of distinct values"),
+        ],
+        initial=TAU_C_SEED001,
+        required=False,
+        widget=forms.RadioSelect,
+        label="Per caption: Kendall τ_c",
+        help_text="The two agree when all four ratings occur. The correlation with ΔS×S always uses "
+        "scipy's (ΔS×S is not a rating scale).",
+    )
 
     def selection(self) -> dict:
         data = self.cleaned_data
@@ -114,6 +126,7 @@ def report_page(request):
                 **form.selection(),
                 both_directions=not form.cleaned_data["one_direction"],
                 transfer_ratings=form.cleaned_data["transfer_ratings"],
+                tau_c=form.cleaned_data["tau_c"] or TAU_C_SEED001,
             )
         except DomainError as exc:
             form.add_error(None, exc.message)

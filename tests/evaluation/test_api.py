@@ -558,6 +558,7 @@ def test_correlations_of_finished_campaigns_with_a_metric_run(world):
         n_boot=200,
     )
     assert cider["de"]["kendall_tau_c"] == pytest.approx(by_hand["CIDEr"]["de"].kendall_tau_c)
+    assert cider["de"]["kendall_tau_c_variant"] == "scipy (m=min distinct)"
     assert cider["de"]["spearman_ci"] == pytest.approx(list(by_hand["CIDEr"]["de"].spearman_ci))
 
 

@@ -35,6 +35,7 @@ def test_json_has_every_metric_language_and_coefficient():
                 assert 0 <= cell[f"{name}_p"] <= 1
             assert cell["p_n"] == cell["n"] // 2
             assert "not independent" in cell["note"]
+            assert cell["kendall_tau_c_variant"] == "scipy (m=min distinct)"
     # Seed 000, Table 6.
     assert round(data["cider_xm600"]["all"]["pearson"], 2) == 0.89
     assert round(data["cider_xm3600"]["en"]["kendall_tau_b"], 2) == 0.80
@@ -78,6 +79,7 @@ def test_text_is_an_aligned_table():
     footer = " ".join(rest[rest.index("") + 1 :])
     assert "mirrored points are not independent" in footer
     assert "100 resamples" in footer
+    assert "tau_c: scipy (m=min distinct), for the coefficient, its p-value and its interval" in footer
 
 
 def test_text_shows_p_values_at_verbosity_2():
@@ -107,6 +109,7 @@ def test_csv_keeps_numbers_and_neutralises_formula_text(tmp_path):
     assert not cell["pearson"].startswith("'")  # negative numbers stay numbers
     assert float(cell["pearson_ci_lo"]) <= float(cell["pearson"]) <= float(cell["pearson_ci_hi"])
     assert cell["mirrored"] == "true"
+    assert cell["kendall_tau_c_variant"] == "scipy (m=min distinct)"
 
 
 def test_csv_leaves_undefined_cells_empty(tmp_path):

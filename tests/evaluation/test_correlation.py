@@ -435,11 +435,90 @@ def test_per_caption_agreement_undefined_and_errors():
         "kendall_tau_b": None,
         "kendall_tau_c": None,
         "spearman": None,
+        "kendall_tau_c_variant": "seed-001 (m=4)",
     }
     same = per_caption_agreement({"a": 0.1, "b": 0.2, "c": 0.3}, {"a": "GOOD", "b": "GOOD", "c": "GOOD"})
     assert same["kendall_tau_b"] is None
     with pytest.raises(ValueError, match="no metric score"):
         per_caption_agreement({"a": 0.1}, {"a": "GOOD", "b": "BAD"})
+
+
+def _tau_c_by_hand(x, y, m):
+    """Seed 001's eq. 6 pair by pair: (n_c − n_d)/n_0 × (n−1)/n × m/(m−1)."""
+    n = len(x)
+    concordant = discordant = 0
+    for i, j in itertools.combinations(range(n), 2):
+        product = (x[i] - x[j]) * (y[i] - y[j])
+        concordant += product > 0
+        discordant += product < 0
+    return (concordant - discordant) / (n * (n - 1) / 2) * (n - 1) / n * m / (m - 1)
+
+
+def test_seed001_tau_c_is_equation_6_pair_by_pair():
+    rng = np.random.default_rng(7)
+    for m, size in ((4, 30), (4, 9), (5, 40), (7, 25)):
+        x = rng.normal(size=size).round(1)  # some ties in the scores too
+        y = rng.integers(1, m + 1, size=size).astype(float)
+        tau, p = corr.kendall_tau_c(x, y, m=m)
+        assert tau == pytest.approx(_tau_c_by_hand(x, y, m), abs=1e-12)
+        # The p-value tests n_c − n_d, the same for every variant: scipy's.
+        assert p == pytest.approx(stats.kendalltau(x, y, variant="c").pvalue)
+
+
+def test_seed001_tau_c_equals_scipy_when_every_scale_point_occurs():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        y = np.concatenate([[1, 2, 3, 4], rng.integers(1, 5, size=16)]).astype(float)
+        x = rng.random(20) + 0.2 * y
+        seed001, _ = corr.kendall_tau_c(x, y, m=4)
+        assert seed001 == pytest.approx(stats.kendalltau(x, y, variant="c").statistic, abs=1e-12)
+        assert corr.kendall_tau_c(x, y) == pytest.approx(tuple(stats.kendalltau(x, y, variant="c")))
+
+
+def test_seed001_and_scipy_tau_c_differ_without_a_bad_rating():
+    # 15 pairs: 3 tied in rating, 1 discordant (0.6 EXCELLENT below 0.7 GOOD), 11 concordant: S = 10.
+    scores = {"a": 0.9, "b": 0.6, "c": 0.7, "d": 0.5, "e": 0.3, "f": 0.2}
+    ratings = {"a": "EXCELLENT", "b": "EXCELLENT", "c": "GOOD", "d": "GOOD", "e": "MEDIUM", "f": "MEDIUM"}
+    seed001 = per_caption_agreement(scores, ratings)
+    scipy = per_caption_agreement(scores, ratings, tau_c="scipy")
+    # Seed 001: m = 4 scale points; scipy: m = 3 distinct ratings. n = 6.
+    assert seed001["kendall_tau_c"] == pytest.approx(2 * 10 / 36 * 4 / 3)  # 0.741
+    assert scipy["kendall_tau_c"] == pytest.approx(2 * 10 / 36 * 3 / 2)  # 0.833
+    assert scipy["kendall_tau_c"] == pytest.approx(
+        stats.kendalltau(list(scores.values()), [4, 4, 3, 3, 2, 2], variant="c").statistic
+    )
+    assert (seed001["kendall_tau_c_variant"], scipy["kendall_tau_c_variant"]) == (
+        "seed-001 (m=4)",
+        "scipy (m=min distinct)",
+    )
+    # τ_b and ρ do not depend on the choice.
+    assert seed001["kendall_tau_b"] == scipy["kendall_tau_b"] and seed001["spearman"] == scipy["spearman"]
+    by_language = per_caption_agreement_by_language(
+        [("en", key, scores[key], ratings[key]) for key in scores], tau_c="scipy"
+    )
+    assert by_language["en"]["kendall_tau_c"] == pytest.approx(scipy["kendall_tau_c"])
+
+
+def test_tau_c_refusals():
+    with pytest.raises(ValueError, match="unknown τ_c variant 'b'; choose one of seed001, scipy"):
+        per_caption_agreement({"a": 0.1}, {"a": "GOOD"}, tau_c="b")
+    with pytest.raises(ValueError, match="5 distinct values but the scale has m=4 points"):
+        corr.kendall_tau_c([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], m=4)
+    with pytest.raises(ValueError, match="at least 2 points"):
+        corr.kendall_tau_c([1, 2, 3], [1, 1, 1], m=1)
+
+
+def test_model_level_tau_c_is_scipys_and_says_so():
+    comparisons = [
+        Comparison("a", f"b{i}", "de", d, {"CIDEr": v})
+        for i, (d, v) in enumerate([(10.0, 0.1), (-5.0, 0.2), (30.0, 0.3), (20.0, -0.1)])
+    ]
+    result = correlate(comparisons, n_boot=50)["CIDEr"]["de"]
+    x = np.array([10.0, -5.0, 30.0, 20.0, -10.0, 5.0, -30.0, -20.0])
+    y = np.array([0.1, 0.2, 0.3, -0.1, -0.1, -0.2, -0.3, 0.1])
+    assert result.kendall_tau_c == pytest.approx(stats.kendalltau(x, y, variant="c").statistic)
+    assert result.kendall_tau_c_variant == "scipy (m=min distinct)"
+    assert result.as_dict()["kendall_tau_c_variant"] == "scipy (m=min distinct)"
 
 
 def test_per_caption_agreement_by_language():

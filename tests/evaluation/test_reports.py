@@ -306,7 +306,7 @@ def rated(db, german):
     return {"en_run": en_run, "de_run": de_run, "campaign": campaign, "system": system}
 
 
-def expected_agreement():
+def expected_agreement(variant="seed-001 (m=4)"):
     scale = {"excellent": 4, "good": 3, "medium": 2, "bad": 1}
     pairs = [(SCORES[k], scale[v]) for k, values in RATINGS.items() for v in values if v != "nei"]
     x, y = zip(*pairs)
@@ -314,8 +314,10 @@ def expected_agreement():
         "n": 7,
         "n_not_enough_info": 1,
         "kendall_tau_b": stats.kendalltau(x, y, variant="b").statistic,
+        # Every rating occurs and the scores take 4 values: seed 001's τ_c equals scipy's here.
         "kendall_tau_c": stats.kendalltau(x, y, variant="c").statistic,
         "spearman": stats.spearmanr(x, y).statistic,
+        "kendall_tau_c_variant": variant,
     }
 
 
@@ -544,10 +546,24 @@ def test_report_command_writes_per_caption_agreement(rated, tmp_path):
     data = json.loads((out_dir / "per_caption.json").read_text())
     assert data["agreement"]["CLIPScore"]["en"] == pytest.approx(expected_agreement())
     assert len(data["rows"]) == 8
+    assert data["kendall_tau_c_variant"] == "seed-001 (m=4)"
     rows = list(csv.DictReader(io.StringIO((out_dir / "per_caption.csv").read_text())))
-    assert [(r["metric"], r["language"], r["ratings"], r["N"]) for r in rows] == [
-        ("CLIPScore", "en", "direct", "7")
+    assert [(r["metric"], r["language"], r["ratings"], r["N"], r["tau_c variant"]) for r in rows] == [
+        ("CLIPScore", "en", "direct", "7", "seed-001 (m=4)")
     ]
+    assert "Per-caption agreement with screen-1 ratings (τ_c: seed-001 (m=4))" in stdout
+    assert "(τ_c: seed-001 (m=4))" in (out_dir / "per_caption.txt").read_text()
+    index = (out_dir / "index.txt").read_text()
+    assert "per-caption τ_c: seed-001 (m=4)" in index
+    assert "τ_c of ΔS×S against Δmetric: scipy (m=min distinct)" in index
+    # scipy's τ_c on request, named so in every file.
+    stdout, _ = run_report(
+        "--runs", str(rated["en_run"].pk), "--out", str(out_dir), "--bootstrap", "0", "--tau-c", "scipy"
+    )
+    assert "(τ_c: scipy (m=min distinct))" in stdout
+    data = json.loads((out_dir / "per_caption.json").read_text())
+    assert data["agreement"]["CLIPScore"]["en"] == pytest.approx(expected_agreement("scipy (m=min distinct)"))
+    assert "scipy (m=min distinct)" in (out_dir / "per_caption.csv").read_text()
     # Carried over to the German translations only on request, and then labelled so.
     stdout, _ = run_report("--runs", str(rated["de_run"].pk), "--transfer-ratings", "--bootstrap", "0")
     assert re.search(r"CLIPScore\s+de\s+transferred\s+7\s", stdout)
@@ -560,6 +576,16 @@ def test_report_page_shows_per_caption_agreement(rated, researcher, client):
     expected = expected_agreement()
     assert f'<td class="num">{expected["kendall_tau_b"]:.3f}</td>' in page
     assert "No comparison with a metric: nothing to correlate." in page
+    assert "<td>seed-001 (m=4)</td>" in page
+    assert 'id="per-caption-tau-c">τ_c: seed-001 (m=4)' in page
+    page = client.get(
+        reverse("reports:report"), {"runs": [rated["en_run"].pk], "tau_c": "scipy"}
+    ).content.decode()
+    assert 'id="per-caption-tau-c">τ_c: scipy (m=min distinct)' in page
+    page = client.get(
+        reverse("reports:report"), {"runs": [rated["en_run"].pk], "tau_c": "b"}
+    ).content.decode()
+    assert "Select a valid choice" in page and 'id="per-caption"' not in page
 
 
 # --- The demo, done: the issue's "Done when" ---------------------------------------------------------

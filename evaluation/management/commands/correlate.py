@@ -25,7 +25,10 @@ class Command(BaseCommand):
         "or --runs (and --campaigns, --languages, --metrics): the platform's side-by-side campaigns and "
         "metric runs, read by the same builder as the report page and the API (what is left out goes to "
         "stderr). Each comparison counts in both directions unless --one-direction (seed 000 gets N=48 "
-        "from 24 comparisons so). Reads only; writes nothing."
+        "from 24 comparisons so). tau_c is scipy's (m = the smaller number of distinct values), for the "
+        "coefficient, its p-value and its interval, and every output says so: ΔS×S is not a rating scale, "
+        "so seed 001's m (the number of points of the ratings' scale) does not apply here; the per-caption "
+        "agreement of `report` has the choice (--tau-c). Reads only; writes nothing."
     )
 
     def add_arguments(self, parser):

@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
+from evaluation.research.correlation import TAU_C_SEED001, TAU_C_VARIANTS
 from evaluation.research.reports.render import correlation_table, per_caption_table, report_write
 from evaluation.research.reports.report import (
     Report,
@@ -45,6 +46,15 @@ class Command(BaseCommand):
             help="Per caption: also pair English screen-1 ratings with the same system's captions in the "
             "run's language (only meaningful when those captions are translations, as in seed 001).",
         )
+        parser.add_argument(
+            "--tau-c",
+            choices=TAU_C_VARIANTS,
+            default=TAU_C_SEED001,
+            help="Per caption: whose Kendall tau_c. seed001 (default): seed 001's eq. 6 with m = 4, the ranked "
+            "points of the rating scale (NOT-ENOUGH-INFO is not one), whether or not all occur; scipy: "
+            "scipy's, m = the smaller number of distinct values. Every output names the one used. The "
+            "correlation with ΔS×S always uses scipy's (ΔS×S is not a rating scale).",
+        )
         parser.add_argument("--out", type=Path, metavar="DIR", help="Write the report's files here.")
         parser.add_argument(
             "--format", choices=FORMATS, default="text", help="What to print (default: text)."
@@ -84,7 +94,12 @@ class Command(BaseCommand):
         return report_from_comparisons(canonical_metric_names(comparisons), source=f"file {path}", **common)
 
     def _from_db(self, options, common) -> Report:
-        return report_from_db(**db_selection(options), transfer_ratings=options["transfer_ratings"], **common)
+        return report_from_db(
+            **db_selection(options),
+            transfer_ratings=options["transfer_ratings"],
+            tau_c=options["tau_c"],
+            **common,
+        )
 
     def _print_text(self, report: Report, *, verbosity: int) -> None:
         out = self.stdout.write
@@ -96,6 +111,6 @@ class Command(BaseCommand):
         self.stdout.write(correlation_table(report, "text", show_p=verbosity >= 2), ending="")
         if report.per_caption:
             out("")
-            out("Per-caption agreement with screen-1 ratings")
+            out(f"Per-caption agreement with screen-1 ratings (τ_c: {report.tau_c_label})")
             out("")
             self.stdout.write(per_caption_table(report), ending="")

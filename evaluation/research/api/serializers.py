@@ -190,6 +190,11 @@ class CorrelationResultSerializer(serializers.Serializer):
     n_boot = serializers.IntegerField()
     mirrored = serializers.BooleanField()
     note = serializers.CharField()
+    kendall_tau_c_variant = serializers.CharField(
+        help_text="Whose τ_c (coefficient, p-value and interval): always “scipy (m=min distinct)” here, "
+        "m being the smaller number of distinct values; ΔS×S is not a rating scale, so seed 001's m "
+        "(points of the ratings' scale) does not apply."
+    )
 
 
 # --- Campaigns and their results, submitted work, correlations -------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.metrics.runs import platform_version
 from evaluation.models import MetricRun
+from evaluation.research.correlation import TAU_C_SCIPY_LABEL
 from evaluation.research.reports.plots import scatter_filename, write_scatter_plots
 from evaluation.research.reports.report import Report
 from evaluation.research.tables import (
@@ -60,7 +61,8 @@ FILE_DESCRIPTIONS = {
     "position bias, alpha, controls",
     "sxs.csv": "the same as CSV",
     "per_caption.txt": "per-caption agreement of metric scores with screen-1 ratings: Kendall τ_b, τ_c, "
-    "Spearman ρ per metric and language",
+    "Spearman ρ per metric and language; the tau_c variant column says whose τ_c (seed 001's eq. 6 with "
+    "m = the 4 ranked points of the rating scale, or scipy's with m = the smaller number of distinct values)",
     "per_caption.csv": "the same as CSV",
     "per_caption.json": "the same, with every (score, rating) row",
 }
@@ -180,6 +182,7 @@ def _index(report: Report, written: list[str]) -> str:
         if report.both_directions
         else "each comparison counts once, as entered (m2 vs m1)",
         f"bootstrap: {report.n_boot} resamples of the comparisons, seed {report.seed}",
+        f"τ_c of ΔS×S against Δmetric: {TAU_C_SCIPY_LABEL} (ΔS×S is not a rating scale)",
     ]
     for c in report.comparisons:
         lines.append(
@@ -220,7 +223,9 @@ def _index(report: Report, written: list[str]) -> str:
         lines.append(
             "  (Tables 1 and 2 and the side-by-side rows come from the database: not written for entered comparisons.)"
         )
-    elif report.per_caption is None:
+    if report.per_caption is not None:
+        lines.append(f"  per-caption τ_c: {report.tau_c_label}")
+    elif report.from_database:
         lines.append(
             "  (no per-caption agreement: no selected run scores captions that were rated on screen 1; "
             "such a run is in the prompt captions' language, English)"
@@ -250,12 +255,14 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
         texts["sxs.txt"] = _table_text("Side by side", report.sxs_rows, SXS_REPORT_COLUMNS)
         texts["sxs.csv"] = format_table(report.sxs_rows, SXS_REPORT_COLUMNS, "csv")
     if report.per_caption is not None:
-        texts["per_caption.txt"] = "Per-caption agreement with screen-1 ratings\n\n" + per_caption_table(
-            report
+        texts["per_caption.txt"] = (
+            f"Per-caption agreement with screen-1 ratings (τ_c: {report.tau_c_label})\n\n"
+            + per_caption_table(report)
         )
         texts["per_caption.csv"] = per_caption_table(report, "csv")
         texts["per_caption.json"] = _json_text(
             {
+                "kendall_tau_c_variant": report.tau_c_label,
                 "agreement": report.per_caption,
                 "rows": [row.as_dict() for row in report.per_caption_rows or []],
                 "notes": report.per_caption_notes,

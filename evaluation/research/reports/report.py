@@ -36,10 +36,12 @@ from evaluation.research.comparisons import (
 from evaluation.research.correlation import (
     CORRELATION_N_BOOT,
     MIN_COMPARISONS,
+    TAU_C_SEED001,
     Comparison,
     CorrelationResult,
     correlate,
 )
+from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_variant_check
 from evaluation.research.reports.plots import metric_names
 
 __all__ = [
@@ -89,6 +91,12 @@ class Report:
     per_caption_rows: list[PerCaptionRow] | None = None
     per_caption: dict[str, dict[str, dict[str, Any]]] | None = None
     per_caption_notes: list[str] = field(default_factory=list)
+    tau_c: str = TAU_C_SEED001  # the per-caption τ_c: "seed001" or "scipy"
+
+    @property
+    def tau_c_label(self) -> str:
+        """The per-caption τ_c as outputs name it, e.g. "seed-001 (m=4)"."""
+        return per_caption_tau_c_label(self.tau_c)
 
     @property
     def metrics(self) -> list[str]:
@@ -159,14 +167,18 @@ def report_from_db(
     transfer_ratings: bool = False,
     per_caption: bool = True,
     sxs_n_boot: int = DEFAULT_N_BOOT,
+    tau_c: str = TAU_C_SEED001,
 ) -> Report:
     """A report over the side-by-side campaigns (all, or ``campaign_ids``; in ``language_codes``)
     and the metric runs ``metric_run_ids``, with Tables 1 and 2 of those languages (all when not
     given), the campaigns' side-by-side rows and, when the runs score rated captions, the per-caption
-    agreement (``transfer_ratings``: see :func:`evaluation.research.caption_rows.per_caption_rows`).
+    agreement (``transfer_ratings``: see :func:`evaluation.research.caption_rows.per_caption_rows`),
+    its τ_c seed 001's (``tau_c="seed001"``, m = the rating scale's 4 points) or scipy's (``"scipy"``).
 
-    Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises.
+    Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises, and ``ValueError`` for
+    an unknown ``tau_c``.
     """
+    tau_c_variant_check(tau_c)
     comparisons = comparisons_from_db(
         campaign_ids=campaign_ids,
         language_codes=language_codes,
@@ -212,7 +224,7 @@ def report_from_db(
         notes = found.notes
         if found:
             rows = list(found)
-            agreement = per_caption_agreement_from_rows(rows)
+            agreement = per_caption_agreement_from_rows(rows, tau_c=tau_c)
 
     items = list(comparisons)
     scope = (
@@ -238,4 +250,5 @@ def report_from_db(
         per_caption_rows=rows,
         per_caption=agreement,
         per_caption_notes=notes,
+        tau_c=tau_c,
     )
