@@ -263,6 +263,15 @@ CLIP_PRETRAINED = env.str("CLIP_PRETRAINED", default="laion5b_s13b_b90k")
 CLIP_CHECKPOINT = env.str("CLIP_CHECKPOINT", default="")
 # Empty by default: an English prompt before a non-English caption mixes languages (README).
 CLIP_PROMPT_PREFIX = env.str("CLIP_PROMPT_PREFIX", default="")
+# How image pixels reach CLIP: "exif" turns them upright by the EXIF orientation tag, as annotators see
+# them (the platform's choice); "stored" takes them as stored, as jmhessel's reference CLIPScore code does
+# (rotated photos then score differently). A metric run records it in params["image_orientation"], and
+# the start form, API, `metric_run start` and `score_captions` can override it per run.
+CLIP_IMAGE_ORIENTATION = env.str("CLIP_IMAGE_ORIENTATION", default="exif")
+if CLIP_IMAGE_ORIENTATION not in ("exif", "stored"):
+    raise ImproperlyConfigured(
+        f"CLIP_IMAGE_ORIENTATION must be exif or stored, not {CLIP_IMAGE_ORIENTATION!r}"
+    )
 # Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
 METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 from django.urls import reverse
@@ -33,6 +34,17 @@ class MetricRunStartForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="CLIPScore and RefCLIPScore use the CLIP_* settings and need the image files.",
     )
+    image_orientation = forms.ChoiceField(
+        label="Image orientation (CLIP)",
+        choices=[
+            ("exif", "exif: upright by the EXIF tag, as annotators see the image"),
+            ("stored", "stored: pixels as stored, as the reference CLIPScore code reads them"),
+        ],
+        initial=lambda: settings.CLIP_IMAGE_ORIENTATION,
+        required=False,  # left out: the CLIP_IMAGE_ORIENTATION setting
+        widget=forms.RadioSelect,
+        help_text="Only CLIP metrics use it; recorded in the run's parameters. Rotated photos score differently.",
+    )
 
     class Meta:
         model = MetricRun
@@ -50,6 +62,7 @@ class MetricRunStartForm(forms.ModelForm):
                 reference_set_id=data["reference_set"].pk,
                 image_set_id=data["image_set"].pk if data.get("image_set") else None,
                 metrics=data["metric_names"],
+                image_orientation=data["image_orientation"],
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -144,7 +157,15 @@ class MetricRunAdmin(StyledModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["name", "language", "systems", "reference_set", "image_set", "metric_names"]
+            return [
+                "name",
+                "language",
+                "systems",
+                "reference_set",
+                "image_set",
+                "metric_names",
+                "image_orientation",
+            ]
         return self.run_fields
 
     def get_readonly_fields(self, request, obj=None):

@@ -34,6 +34,7 @@ from PIL import Image as PILImage
 
 from annotation.models import Image
 from evaluation.metrics.clip import (
+    DEFAULT_IMAGE_ORIENTATION,
     ClipUnavailable,
     clipscore,
     embed_images_cached,
@@ -164,7 +165,9 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
 
     cache = DbEmbeddingCache()
     prefix = params.get("clip_prompt_prefix", "")
-    image_emb = embed_images_cached(loaded, items, cache)
+    # Runs from before the setting existed were computed upright (EXIF applied).
+    orientation = params.get("image_orientation", DEFAULT_IMAGE_ORIENTATION)
+    image_emb = embed_images_cached(loaded, items, cache, orientation=orientation)
     cand_emb = embed_texts(loaded, list(candidates.values()), prefix)
     per_clip = clipscore(image_emb, cand_emb)
     columns = {Metric.CLIPSCORE.value: per_clip}
@@ -187,6 +190,7 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
             "images_embedded": cache.stored,
             "images_cached": cache.hits,
             "clip_model_id": loaded.model_id,
+            "image_orientation": orientation,
         },
     )
 

@@ -21,6 +21,7 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
 from core.errors import DomainError, NotFound, ValidationFailed
+from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.models import (
     ALL_METRICS,
     CLIP_METRICS,
@@ -163,14 +164,22 @@ def metric_run_plan(
     reference_set_id: int,
     image_set_id: int | None = None,
     metrics: list[str],
+    image_orientation: str | None = None,
 ) -> RunPlan:
     """Check everything a run needs and decide the images per system; stores nothing.
 
     Without an image set, a system is scored on every image that has references and a
     caption from it in the language. With one, every image of the set must have references
-    and a caption from every system. Raises ValidationFailed / NotFound with the reason.
+    and a caption from every system. A run with CLIP metrics records its CLIP settings in
+    ``params``, ``image_orientation`` among them (``"exif"`` or ``"stored"``; None: the
+    ``CLIP_IMAGE_ORIENTATION`` setting). Raises ValidationFailed / NotFound with the reason.
     """
     metrics = metrics_parse(metrics)
+    orientation = settings.CLIP_IMAGE_ORIENTATION if image_orientation in (None, "") else image_orientation
+    try:
+        image_orientation_check(orientation)
+    except ValueError as exc:
+        raise ValidationFailed(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
     language = Language.objects.filter(code=language_code).first()
     if language is None:
         raise ValidationFailed(f"Unknown language “{language_code}”.")
@@ -270,6 +279,7 @@ def metric_run_plan(
             "clip_checkpoint": settings.CLIP_CHECKPOINT,
             "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX,
             "clip_chunk_size": settings.METRIC_CLIP_CHUNK_SIZE,
+            "image_orientation": orientation,
         }
     return plan
 
@@ -285,6 +295,7 @@ def metric_run_create(
     reference_set_id: int,
     image_set_id: int | None = None,
     metrics: list[str],
+    image_orientation: str | None = None,
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
@@ -300,6 +311,7 @@ def metric_run_create(
         reference_set_id=reference_set_id,
         image_set_id=image_set_id,
         metrics=metrics,
+        image_orientation=image_orientation,
     )
     return metric_run_store(plan=plan, user=user, enqueue=enqueue)
 

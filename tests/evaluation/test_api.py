@@ -670,6 +670,8 @@ def test_a_run_that_cannot_be_made_says_why(world):
     assert response.status_code == 400 and response.json()["message"].startswith("metrics:")
     response = client.post(url, run_payload(world, reference_set=999999), format="json")
     assert response.status_code == 404 and "no reference set #999999" in response.json()["message"]
+    response = client.post(url, run_payload(world, image_orientation="sideways"), format="json")
+    assert response.status_code == 400 and response.json()["message"].startswith("image_orientation:")
     assert MetricRun.objects.count() == 1
 
 

@@ -429,6 +429,37 @@ def test_clip_metrics_are_stored_and_image_embeddings_cached(
     assert ClipEmbedding.objects.count() == 4
 
 
+def test_image_orientation_is_recorded_and_keys_the_embedding_cache(
+    setup, tiny_clip, django_capture_on_commit_callbacks
+):
+    # The default, exif (as annotators see the image), is recorded with the other CLIP settings.
+    first = run_now(setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"])
+    assert first.status == RunStatus.SUCCEEDED, first.error
+    assert first.params["image_orientation"] == "exif"
+    assert first.timings["image_orientation"] == "exif"
+    model_id = first.timings["clip_model_id"]
+    assert set(ClipEmbedding.objects.values_list("model_id", flat=True)) == {model_id}
+
+    # A run asking for the pixels as stored never reuses the upright embeddings: it computes its own.
+    stored = run_now(
+        setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"], image_orientation="stored"
+    )
+    assert stored.status == RunStatus.SUCCEEDED, stored.error
+    assert stored.params["image_orientation"] == "stored"
+    # 4 images embedded again; the second system's chunk then finds them under the stored key.
+    assert stored.timings["images_embedded"] == 4 and stored.timings["images_cached"] == 4
+    assert ClipEmbedding.objects.filter(model_id=model_id).count() == 4
+    assert ClipEmbedding.objects.filter(model_id=f"{model_id}|image_orientation=stored").count() == 4
+
+    # The setting changes the default; a text-only run has no CLIP parameters to record.
+    with override_settings(CLIP_IMAGE_ORIENTATION="stored"):
+        by_setting = create(setup, metrics=["CLIPScore"], enqueue=False)
+        assert by_setting.params["image_orientation"] == "stored"
+        assert "image_orientation" not in create(setup, metrics=["BLEU-4"], enqueue=False).params
+    with pytest.raises(ValidationFailed, match="Unknown image orientation 'sideways'; choose exif"):
+        create(setup, metrics=["CLIPScore"], image_orientation="sideways", enqueue=False)
+
+
 def test_clip_unavailable_fails_the_run_and_keeps_text_scores(
     setup, tiny_checkpoint, django_capture_on_commit_callbacks
 ):
@@ -695,7 +726,9 @@ def test_admin_starts_a_run_and_refuses_an_impossible_one(
     monkeypatch.setattr(runs_service, "metric_run_plan", counted_plan)
 
     url = "/admin/evaluation/metricrun/add/"
-    assert admin_client.get(url).status_code == 200
+    page = admin_client.get(url)
+    assert page.status_code == 200
+    assert 'name="image_orientation" value="exif"' in page.content.decode()  # the setting's default, ticked
     form = {
         "name": "",
         "language": setup["language"].pk,

@@ -199,7 +199,13 @@ def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoin
         "--per-caption",
     ]
     data = json.loads(score(*args))
-    assert [key for key in data if key != "per_caption"] == [*TEXT_KEYS, "CLIPScore", "RefCLIPScore"]
+    assert [key for key in data if key != "per_caption"] == [
+        *TEXT_KEYS,
+        "CLIPScore",
+        "RefCLIPScore",
+        "image_orientation",
+    ]
+    assert data["image_orientation"] == "exif"  # the CLIP_IMAGE_ORIENTATION default
 
     loaded = load_clip(TINY_MODEL_NAME, checkpoint_path=tiny_checkpoint, device="cpu")
     images = {key: example / "images" / f"{key}.jpg" for key in good}
@@ -208,6 +214,15 @@ def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoin
     assert data["RefCLIPScore"] == pytest.approx(expected.corpus_refclipscore, abs=1e-6)
     per_caption = {row["image_id"]: row["CLIPScore"] for row in data["per_caption"]}
     assert per_caption == pytest.approx(expected.clipscore, abs=1e-6)
+    # As the reference CLIPScore code reads the files, on request; said in both formats.
+    stored = json.loads(score(*args, "--image-orientation", "stored"))
+    assert stored["image_orientation"] == "stored"
+    expected_stored = score_clip(loaded, good, images, refs, image_orientation="stored")
+    assert stored["CLIPScore"] == pytest.approx(expected_stored.corpus_clipscore, abs=1e-6)
+    text = score(
+        *[a for a in args if a not in ("--format", "json", "--per-caption")], "--image-orientation", "stored"
+    )
+    assert dict(line.split() for line in text.splitlines())["image_orientation"] == "stored"
 
     with pytest.raises(CommandError, match=r"results.json: entry 0: no image file for image_id 'image1'"):
         score(*[a if a != str(example / "images") else str(tmp_path) for a in args])

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import DomainError
+from evaluation.metrics.clip import IMAGE_ORIENTATIONS
 from evaluation.metrics.runs import metric_run_create, metric_run_resume
 from evaluation.metrics.selectors import corpus_table, metric_run_get, metric_run_queryset
 from evaluation.models import ImageSet, MetricRun, ReferenceSet, RunStatus
@@ -18,7 +19,7 @@ class Command(BaseCommand):
     help = (
         "Metric runs: start one (and follow its progress), follow, show, resume or list runs.\n"
         "  metric_run start --language de --systems a,b --references NAME [--image-set NAME] "
-        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--name NAME] [--wait]\n"
+        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--name NAME] [--image-orientation exif|stored] [--wait]\n"
         "  metric_run follow ID | show ID | resume ID [--wait] | list [--limit N]"
     )
 
@@ -39,6 +40,13 @@ class Command(BaseCommand):
             "text, clip, all; default: text.",
         )
         start.add_argument("--name", default="", help="A name for the run (default: systems vs references).")
+        start.add_argument(
+            "--image-orientation",
+            choices=IMAGE_ORIENTATIONS,
+            help="CLIP metrics: exif (upright by the EXIF tag, as annotators see it) or stored (as the "
+            "reference CLIPScore code reads the file); default: the CLIP_IMAGE_ORIENTATION setting. "
+            "Recorded in the run's params.",
+        )
         start.add_argument(
             "--wait", action="store_true", help="Follow the run with a progress bar until it ends."
         )
@@ -77,6 +85,7 @@ class Command(BaseCommand):
             reference_set_id=reference_set.pk,
             image_set_id=image_set_id,
             metrics=options["metrics"],
+            image_orientation=options["image_orientation"],
         )
         run.refresh_from_db()
         self.say(

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
+from evaluation.metrics.clip.embedding import IMAGE_ORIENTATIONS
 from evaluation.metrics.runs import metrics_parse
 from evaluation.metrics.text.formats import FormatError, read_coco_results, read_references
 from evaluation.metrics.text.preprocess import TOKENIZERS, default_tokenizer
@@ -69,6 +70,13 @@ class Command(BaseCommand):
         clip.add_argument(
             "--prompt-prefix", help="Text put before every caption (default: CLIP_PROMPT_PREFIX)."
         )
+        clip.add_argument(
+            "--image-orientation",
+            choices=IMAGE_ORIENTATIONS,
+            help="exif: turn each image upright by its EXIF orientation tag, as annotators see it; stored: "
+            "the pixels as stored, as jmhessel's reference CLIPScore code reads them (rotated photos then "
+            "score differently). Default: the CLIP_IMAGE_ORIENTATION setting. Printed with the scores.",
+        )
         clip.add_argument("--device", help="cpu or cuda (default: cuda when available).")
 
     def handle(self, *args, **options):
@@ -95,6 +103,7 @@ class Command(BaseCommand):
 
         corpus: dict[str, float] = {}
         per_caption: dict[str, dict] = {}
+        self.image_orientation = None  # set when CLIP metrics are scored
         tokenizer = options["tokenizer"] or default_tokenizer(language)
         if options["pretokenized"]:
             tokenizer = "pretokenized (split on spaces)"
@@ -200,6 +209,7 @@ class Command(BaseCommand):
         except (ClipUnavailable, ValueError) as exc:
             raise CommandError(str(exc)) from None
         prefix = settings.CLIP_PROMPT_PREFIX if options["prompt_prefix"] is None else options["prompt_prefix"]
+        self.image_orientation = options["image_orientation"] or settings.CLIP_IMAGE_ORIENTATION
         try:
             report = score_clip(
                 loaded,
@@ -208,6 +218,7 @@ class Command(BaseCommand):
                 refs if "RefCLIPScore" in clip_metrics else None,
                 prompt_prefix=prefix,
                 cache=InMemoryEmbeddingCache(),
+                image_orientation=self.image_orientation,
             )
         except OSError as exc:  # an unreadable or broken image file
             raise CommandError(f"an image cannot be read: {exc}") from None
@@ -217,7 +228,10 @@ class Command(BaseCommand):
             corpus["RefCLIPScore"] = report.corpus_refclipscore
             per_caption["RefCLIPScore"] = report.refclipscore
         if options["verbosity"] >= 1:
-            self.stderr.write(f"CLIP model: {loaded.model_id}; prompt prefix: {prefix!r}.")
+            self.stderr.write(
+                f"CLIP model: {loaded.model_id}; prompt prefix: {prefix!r}; "
+                f"image orientation: {self.image_orientation}."
+            )
         return {m: corpus[m] for m in clip_metrics}, {m: per_caption[m] for m in clip_metrics}
 
     # --- output ---------------------------------------------------------------------------------
@@ -225,6 +239,8 @@ class Command(BaseCommand):
     def output(self, options, metrics, corpus, per_caption, candidates):
         if options["format"] == "json":
             data: dict = dict(corpus)
+            if self.image_orientation is not None:
+                data["image_orientation"] = self.image_orientation
             if options["per_caption"]:
                 data["per_caption"] = [
                     {
@@ -239,6 +255,8 @@ class Command(BaseCommand):
         width = max(len(m) for m in metrics)
         for metric in metrics:
             self.stdout.write(f"{metric:<{width}}  {corpus[metric]:.3f}")
+        if self.image_orientation is not None:
+            self.stdout.write(f"image_orientation  {self.image_orientation}")
         if options["per_caption"]:
             self.stdout.write("")
             self.stdout.write("\t".join(["image_id", *metrics]))

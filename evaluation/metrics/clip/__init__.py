@@ -6,6 +6,8 @@ is loaded or used, so importing this package is cheap.
 
 from .compat import ensure_torchvision_loadable
 from .embedding import (
+    DEFAULT_IMAGE_ORIENTATION,
+    IMAGE_ORIENTATIONS,
     DirectoryEmbeddingCache,
     ImageEmbeddingCache,
     InMemoryEmbeddingCache,
@@ -13,6 +15,9 @@ from .embedding import (
     embed_images,
     embed_images_cached,
     embed_texts,
+    embedding_cache_key,
+    image_orientation_check,
+    image_rgb,
 )
 from .hashing import content_hash
 from .loading import (
@@ -36,12 +41,14 @@ from .scoring import (
 )
 
 __all__ = [
+    "DEFAULT_IMAGE_ORIENTATION",
     "DEFAULT_MODEL",
     "DEFAULT_PRETRAINED",
     "DEFAULT_PROMPT_PREFIX",
     "DEFAULT_W",
     "ClipScoreReport",
     "ClipUnavailable",
+    "IMAGE_ORIENTATIONS",
     "DirectoryEmbeddingCache",
     "ImageEmbeddingCache",
     "InMemoryEmbeddingCache",
@@ -53,8 +60,11 @@ __all__ = [
     "embed_images",
     "embed_images_cached",
     "embed_texts",
+    "embedding_cache_key",
     "ensure_torchvision_loadable",
     "harmonic_mean",
+    "image_orientation_check",
+    "image_rgb",
     "load_clip",
     "ref_similarity",
     "refclipscore",

@@ -2,9 +2,19 @@
 
 All embeddings are L2-normalised float32 numpy arrays of shape ``(n, embed_dim)``.
 Image embeddings are keyed by the sha256 of the image file's bytes (:func:`content_hash`)
-and by ``LoadedClip.model_id``, so a re-uploaded copy of the same file is not recomputed and
-embeddings of different weights never mix. Text embeddings are not cached: captions are
-cheap to encode and rarely repeat.
+and by :func:`embedding_cache_key` (``LoadedClip.model_id`` and the image orientation), so a
+re-uploaded copy of the same file is not recomputed and embeddings of different weights or
+orientations never mix. Text embeddings are not cached: captions are cheap to encode and
+rarely repeat.
+
+Image orientation (:data:`IMAGE_ORIENTATIONS`)
+    ``"exif"`` (the platform's default) turns the pixels upright by the file's EXIF orientation
+    tag before CLIP's preprocessing: annotators see the image upright in the browser, and the
+    caption describes what they saw. ``"stored"`` takes the pixels as stored, ignoring the tag,
+    as jmhessel's reference CLIPScore code does (``Image.open(path)`` then the CLIP preprocess);
+    use it to reproduce numbers computed that way. On a rotated photo the two give different
+    embeddings (CLIPScores reported up to about 0.1 apart); without an orientation tag (or with tag 1)
+    they are the same.
 
 torch is imported inside the functions, so importing this module stays cheap.
 """
@@ -29,6 +39,8 @@ if TYPE_CHECKING:
     from .loading import LoadedClip
 
 __all__ = [
+    "DEFAULT_IMAGE_ORIENTATION",
+    "IMAGE_ORIENTATIONS",
     "DirectoryEmbeddingCache",
     "ImageEmbeddingCache",
     "ImageInput",
@@ -36,21 +48,50 @@ __all__ = [
     "apply_prompt_prefix",
     "content_hash",
     "embed_images",
-    "embed_images_cached",
     "embed_texts",
+    "embedding_cache_key",
+    "image_orientation_check",
+    "image_rgb",
 ]
 
 ImageInput = Image.Image | str | os.PathLike | bytes
 
+IMAGE_ORIENTATIONS = ("exif", "stored")
+DEFAULT_IMAGE_ORIENTATION = "exif"
 
-def _to_rgb(image: ImageInput) -> Image.Image:
-    # EXIF orientation is applied: annotators see the image upright in the browser, and the caption
-    # describes what they saw.
+
+def image_orientation_check(orientation: object) -> str:
+    """``orientation`` if it is ``"exif"`` or ``"stored"``; ``ValueError`` naming the choices otherwise."""
+    if orientation not in IMAGE_ORIENTATIONS:
+        raise ValueError(
+            f"unknown image orientation {orientation!r}; choose exif (upright by the EXIF tag, as "
+            "annotators see it) or stored (pixels as stored, as the reference CLIPScore code reads them)"
+        )
+    return str(orientation)
+
+
+def embedding_cache_key(model_id: str, orientation: str = DEFAULT_IMAGE_ORIENTATION) -> str:
+    """The model key image embeddings are cached under: the weights and preprocessing, orientation included.
+
+    ``"exif"`` keeps the plain ``model_id``: every embedding cached before the orientation became a
+    setting was computed that way, so it stays valid. ``"stored"`` gets its own key.
+    """
+    image_orientation_check(orientation)
+    return model_id if orientation == "exif" else f"{model_id}|image_orientation={orientation}"
+
+
+def _oriented(image: Image.Image, orientation: str) -> Image.Image:
+    return (ImageOps.exif_transpose(image) if orientation == "exif" else image).convert("RGB")
+
+
+def image_rgb(image: ImageInput, orientation: str = DEFAULT_IMAGE_ORIENTATION) -> Image.Image:
+    """The RGB pixels CLIP's preprocessing gets: upright by the EXIF tag (``"exif"``) or as stored."""
+    image_orientation_check(orientation)
     if isinstance(image, Image.Image):
-        return ImageOps.exif_transpose(image).convert("RGB")
+        return _oriented(image, orientation)
     source = io.BytesIO(image) if isinstance(image, bytes) else image
     with Image.open(source) as opened:
-        return ImageOps.exif_transpose(opened).convert("RGB")
+        return _oriented(opened, orientation)
 
 
 def _normalised(features) -> np.ndarray:
@@ -59,15 +100,26 @@ def _normalised(features) -> np.ndarray:
     return F.normalize(features.float(), dim=-1).cpu().numpy().astype(np.float32, copy=False)
 
 
-def embed_images(loaded: LoadedClip, images: Sequence[ImageInput], batch_size: int = 32) -> np.ndarray:
-    """Embed images (PIL images, file paths or encoded bytes) in batches; returns ``(n, d)`` float32."""
+def embed_images(
+    loaded: LoadedClip,
+    images: Sequence[ImageInput],
+    batch_size: int = 32,
+    *,
+    orientation: str = DEFAULT_IMAGE_ORIENTATION,
+) -> np.ndarray:
+    """Embed images (PIL images, file paths or encoded bytes) in batches; returns ``(n, d)`` float32.
+
+    ``orientation``: ``"exif"`` or ``"stored"`` (see the module docstring)."""
     import torch
 
     if batch_size < 1:
         raise ValueError("batch_size must be positive")
+    image_orientation_check(orientation)
     chunks = []
     for start in range(0, len(images), batch_size):
-        pixels = torch.stack([loaded.preprocess(_to_rgb(im)) for im in images[start : start + batch_size]])
+        pixels = torch.stack(
+            [loaded.preprocess(image_rgb(im, orientation)) for im in images[start : start + batch_size]]
+        )
         with torch.inference_mode():
             chunks.append(_normalised(loaded.model.encode_image(pixels.to(loaded.device))))
     if not chunks:
@@ -199,8 +251,14 @@ def embed_images_cached(
     items: Sequence[tuple[str, Callable[[], ImageInput]]],
     cache: ImageEmbeddingCache,
     batch_size: int = 32,
+    *,
+    orientation: str = DEFAULT_IMAGE_ORIENTATION,
 ) -> np.ndarray:
     """Embeddings for ``(content_hash, loader)`` items, computing only those missing from ``cache``.
+
+    The cache is read and written under :func:`embedding_cache_key` of the model and
+    ``orientation``, so an embedding of the upright image never serves a run that wants the pixels
+    as stored, nor the reverse.
 
     A loader is called only for a hash the cache lacks, once per distinct hash, one batch at
     a time (so at most ``batch_size`` images are in memory); each computed batch is stored
@@ -216,17 +274,20 @@ def embed_images_cached(
         loaders.setdefault(h, loader)
     unique = list(loaders)
 
+    key = embedding_cache_key(loaded.model_id, orientation)
     found = {
         h: np.asarray(v, dtype=np.float32)
-        for h, v in cache.get_many(loaded.model_id, unique).items()
+        for h, v in cache.get_many(key, unique).items()
         if np.shape(v) == (loaded.embed_dim,)
     }
     missing = [h for h in unique if h not in found]
     for start in range(0, len(missing), batch_size):
         batch = missing[start : start + batch_size]
-        vectors = embed_images(loaded, [loaders[h]() for h in batch], batch_size=len(batch))
+        vectors = embed_images(
+            loaded, [loaders[h]() for h in batch], batch_size=len(batch), orientation=orientation
+        )
         computed = dict(zip(batch, vectors))
-        cache.put_many(loaded.model_id, computed)
+        cache.put_many(key, computed)
         found.update(computed)
     if not hashes:
         return np.zeros((0, loaded.embed_dim), dtype=np.float32)

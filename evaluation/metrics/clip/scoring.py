@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .embedding import (
+    DEFAULT_IMAGE_ORIENTATION,
     ImageEmbeddingCache,
     ImageInput,
     InMemoryEmbeddingCache,
@@ -49,6 +50,7 @@ from .embedding import (
     embed_images,
     embed_images_cached,
     embed_texts,
+    image_orientation_check,
 )
 
 if TYPE_CHECKING:
@@ -144,6 +146,7 @@ class ClipScoreReport:
     refclipscore: dict[Hashable, float] | None = None
     ref_similarity: dict[Hashable, float] | None = None
     corpus_refclipscore: float | None = None
+    image_orientation: str = DEFAULT_IMAGE_ORIENTATION
 
 
 def _image_items(images: Sequence[ImageInput]):
@@ -175,14 +178,19 @@ def score_clip(
     w: float = DEFAULT_W,
     image_batch_size: int = 32,
     text_batch_size: int = 64,
+    image_orientation: str = DEFAULT_IMAGE_ORIENTATION,
 ) -> ClipScoreReport:
     """Score ``candidates[key]`` against ``images[key]`` (and ``references[key]`` if given).
 
     Images are file paths, encoded bytes or PIL images; the embeddings of files and bytes go
     through ``cache`` (a per-call in-memory cache if None), keyed by ``loaded.model_id`` and the
     sha256 of their bytes. ``prompt_prefix`` is prepended to candidates and references alike.
-    Raises ValueError when a key lacks an image or references, or when there are no candidates.
+    ``image_orientation``: ``"exif"`` (upright, as annotators see it) or ``"stored"`` (as the
+    reference CLIPScore code reads the file); see :mod:`.embedding`.
+    Raises ValueError when a key lacks an image or references, when there are no candidates, or
+    for an unknown orientation.
     """
+    image_orientation_check(image_orientation)
     keys = list(candidates)
     if not keys:
         raise ValueError("no candidate captions to score")
@@ -199,12 +207,19 @@ def score_clip(
     hashed = [(h, loader) for h, loader in items if h is not None]
     image_emb = np.zeros((len(keys), loaded.embed_dim), dtype=np.float32)
     if hashed:
-        vectors = embed_images_cached(loaded, hashed, cache, batch_size=image_batch_size)
+        vectors = embed_images_cached(
+            loaded, hashed, cache, batch_size=image_batch_size, orientation=image_orientation
+        )
         rows = [i for i, (h, _) in enumerate(items) if h is not None]
         image_emb[rows] = vectors
     if direct:
         direct_ids = list(direct)
-        vectors = embed_images(loaded, [direct[i] for i in direct_ids], batch_size=image_batch_size)
+        vectors = embed_images(
+            loaded,
+            [direct[i] for i in direct_ids],
+            batch_size=image_batch_size,
+            orientation=image_orientation,
+        )
         by_id = dict(zip(direct_ids, vectors))
         for i, (h, image) in enumerate(items):
             if h is None:
@@ -214,6 +229,7 @@ def score_clip(
     per_clip = clipscore(image_emb, cand_emb, w=w)
     report = {
         "model_id": loaded.model_id,
+        "image_orientation": image_orientation,
         "prompt_prefix": prompt_prefix,
         "w": w,
         "clipscore": dict(zip(keys, per_clip.tolist())),

@@ -20,6 +20,7 @@ from annotation.selectors import campaigns_progress
 from core.access import ResearchAccess
 from core.bounds import BIGINT_MAX, id_field
 from core.errors import ValidationFailed
+from evaluation.metrics.clip import IMAGE_ORIENTATIONS
 from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
@@ -367,6 +368,15 @@ class MetricRunCreateApi(ResearchApi):
             min_length=1,
             help_text="Metric names, or the groups text, clip, all.",
         )
+        image_orientation = serializers.ChoiceField(
+            choices=IMAGE_ORIENTATIONS,
+            required=False,
+            default=None,
+            allow_null=True,
+            help_text="CLIP metrics: exif (upright by the EXIF tag, as annotators see it) or stored (as the "
+            "reference CLIPScore code reads the file). Empty: the CLIP_IMAGE_ORIENTATION setting. Recorded "
+            "in the run's params.image_orientation.",
+        )
 
     @extend_schema(
         summary="Start a metric run",
@@ -391,6 +401,7 @@ class MetricRunCreateApi(ResearchApi):
             reference_set_id=data["reference_set"],
             image_set_id=data["image_set"],
             metrics=data["metrics"],
+            image_orientation=data["image_orientation"],
             user=request.user,
         )
         run = selectors.metric_run_detail(run_id=run.pk)
