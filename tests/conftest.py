@@ -11,16 +11,19 @@ from django.test import Client
 
 from core.access import PROJECT_MANAGERS, RESEARCHERS, roles_ensure
 from tests import factories as f
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+from tests.prerequisites import SHARED_DATA, java_executable, shared_data_folder
 
 
 @pytest.fixture
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared test data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    """``../shared/data``; skipped when missing, failed under CI (see tests/prerequisites.py)."""
+    return shared_data_folder(SHARED_DATA)
+
+
+@pytest.fixture(scope="session")
+def java() -> str:
+    """The ``java`` executable for the pycocoevalcap jars; skipped when missing, failed under CI."""
+    return java_executable()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import hashlib
 import io
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,14 +31,14 @@ from evaluation.metrics.clip import (
     score_clip,
 )
 from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_IMAGE_SIZE, TINY_MODEL_NAME, save_tiny_checkpoint
+from tests.prerequisites import SHARED_DATA, shared_data_folder
 
 # Shared test data lives beside the project root (../shared/data), not inside the repository.
-EXAMPLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "clipscore-example"
+EXAMPLE = SHARED_DATA / "clipscore-example"
 
 
 def _example():
-    if not EXAMPLE.is_dir():
-        pytest.skip(f"shared test data not found at {EXAMPLE}")
+    shared_data_folder(EXAMPLE)  # skipped when missing, failed under CI
     good = json.loads((EXAMPLE / "good_captions.json").read_text())
     bad = json.loads((EXAMPLE / "bad_captions.json").read_text())
     refs = json.loads((EXAMPLE / "refs.json").read_text())

@@ -16,8 +16,9 @@ from evaluation.metrics.text.formats import (
     read_references,
     read_xm3600_captions,
 )
+from tests.prerequisites import SHARED_DATA, shared_data_folder
 
-COCO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "coco-fakecap"
+COCO = SHARED_DATA / "coco-fakecap"
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
@@ -45,8 +46,7 @@ def xm_line(key: str, **languages: list[str]) -> str:
 
 
 def test_reads_the_real_coco_files():
-    if not COCO.is_dir():
-        pytest.skip(f"coco-fakecap test data not found under {COCO}")
+    shared_data_folder(COCO)  # skipped when missing, failed under CI
     results = read_coco_results(COCO / "captions_val2014_fakecap_results.json")
     references = read_coco_annotations(COCO / "captions_val2014_fakecap_subset_refs_tokenized.json")
     assert len(results) == 1000 and set(results) == set(references)

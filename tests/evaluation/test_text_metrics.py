@@ -6,7 +6,6 @@ import json
 import math
 import random
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +14,9 @@ from evaluation.metrics.text.bleu import bleu
 from evaluation.metrics.text.cider import cider, cider_d
 from evaluation.metrics.text.rouge import lcs_length, rouge_l
 from evaluation.metrics.text.scoring import METRICS, score_texts, score_tokens
+from tests.prerequisites import SHARED_DATA, shared_data_folder
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-COCO = DATA / "coco-fakecap"
+COCO = SHARED_DATA / "coco-fakecap"
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +24,7 @@ def coco():
     """coco-fakecap as the server tokenised it: candidates and PTB references split on spaces."""
     results = COCO / "captions_val2014_fakecap_results.json"
     references = COCO / "captions_val2014_fakecap_subset_refs_tokenized.json"
-    if not (results.exists() and references.exists()):
-        pytest.skip(f"coco-fakecap test data not found under {COCO}")
+    shared_data_folder(COCO)  # skipped when missing, failed under CI
     candidates = {item["image_id"]: item["caption"].split(" ") for item in json.loads(results.read_text())}
     refs: dict[int, list[list[str]]] = defaultdict(list)
     for annotation in json.loads(references.read_text())["annotations"]:
