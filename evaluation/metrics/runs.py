@@ -21,6 +21,8 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
 from core.errors import DomainError, NotFound, ValidationFailed
+from evaluation.metrics.text.cider import DF_FROM_TEST
+from evaluation.metrics.text.meteor import MeteorConfig, meteor_setting
 from evaluation.models import (
     ALL_METRICS,
     CLIP_METRICS,
@@ -43,6 +45,21 @@ KEYS_SHOWN = 5
 PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 BROKER_ERRORS = (BrokerOperationalError, ConnectionError, OSError)
 METRIC_GROUPS = {"text": TEXT_METRICS, "clip": CLIP_METRICS, "all": ALL_METRICS}
+# Where CIDEr's document frequencies come from: the scored images' references (the COCO server's
+# behaviour, the default) or every image of the run's reference set, scored or not.
+CIDER_DF_TEST = DF_FROM_TEST
+CIDER_DF_REFSET = "refset"
+CIDER_DF_CHOICES = {
+    CIDER_DF_TEST: "the references of the scored images (the COCO server's behaviour)",
+    CIDER_DF_REFSET: "the references of every image of the reference set",
+}
+
+
+def meteor_config() -> MeteorConfig:
+    """The METEOR jar, Java and time limit from the settings (``METEOR_JAR``, ``METEOR_JAVA``, ...)."""
+    return MeteorConfig(
+        jar=settings.METEOR_JAR or None, java=settings.METEOR_JAVA, timeout=settings.METEOR_TIMEOUT_SECONDS
+    )
 
 
 class JobsUnavailable(DomainError):
@@ -163,14 +180,21 @@ def metric_run_plan(
     reference_set_id: int,
     image_set_id: int | None = None,
     metrics: list[str],
+    cider_df: str = CIDER_DF_TEST,
 ) -> RunPlan:
     """Check everything a run needs and decide the images per system; stores nothing.
 
     Without an image set, a system is scored on every image that has references and a
     caption from it in the language. With one, every image of the set must have references
-    and a caption from every system. Raises ValidationFailed / NotFound with the reason.
+    and a caption from every system. ``cider_df`` is a key of :data:`CIDER_DF_CHOICES`; the
+    params record it as ``test`` or ``refset:<reference set name>``. Raises ValidationFailed /
+    NotFound with the reason.
     """
     metrics = metrics_parse(metrics)
+    if cider_df not in CIDER_DF_CHOICES:
+        raise ValidationFailed(
+            f"Unknown CIDEr document-frequency source “{cider_df}”: choose {' or '.join(CIDER_DF_CHOICES)}."
+        )
     language = Language.objects.filter(code=language_code).first()
     if language is None:
         raise ValidationFailed(f"Unknown language “{language_code}”.")
@@ -252,6 +276,15 @@ def metric_run_plan(
             plan.images[system.pk] = sorted(scored)
 
     plan.params = {"tokenizer": language.tokenizer}
+    if plan.text_metrics:
+        plan.params["cider_df"] = (
+            CIDER_DF_TEST if cider_df == CIDER_DF_TEST else f"{CIDER_DF_REFSET}:{reference_set.name}"
+        )
+    if "METEOR" in plan.metrics:
+        config = meteor_config()
+        plan.params["meteor"] = meteor_setting(
+            language.code, paraphrase_languages=config.paraphrase_languages()
+        ).name
     if plan.clip_metrics:
         all_ids = set().union(*plan.images.values())
         without_file = set(
@@ -285,6 +318,7 @@ def metric_run_create(
     reference_set_id: int,
     image_set_id: int | None = None,
     metrics: list[str],
+    cider_df: str = CIDER_DF_TEST,
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
@@ -300,6 +334,7 @@ def metric_run_create(
         reference_set_id=reference_set_id,
         image_set_id=image_set_id,
         metrics=metrics,
+        cider_df=cider_df,
     )
     return metric_run_store(plan=plan, user=user, enqueue=enqueue)
 

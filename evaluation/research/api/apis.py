@@ -20,7 +20,7 @@ from annotation.selectors import campaigns_progress
 from core.access import ResearchAccess
 from core.bounds import BIGINT_MAX, id_field
 from core.errors import ValidationFailed
-from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
+from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
 from evaluation.research.api.filters import ResearchFilterBackend, StrictFilterSet
@@ -367,6 +367,13 @@ class MetricRunCreateApi(ResearchApi):
             min_length=1,
             help_text="Metric names, or the groups text, clip, all.",
         )
+        cider_df = serializers.ChoiceField(
+            choices=list(CIDER_DF_CHOICES),
+            required=False,
+            default=CIDER_DF_TEST,
+            help_text="CIDEr document frequencies: test (the scored images' references) or refset (every image "
+            "of the reference set).",
+        )
 
     @extend_schema(
         summary="Start a metric run",
@@ -391,6 +398,7 @@ class MetricRunCreateApi(ResearchApi):
             reference_set_id=data["reference_set"],
             image_set_id=data["image_set"],
             metrics=data["metrics"],
+            cider_df=data["cider_df"],
             user=request.user,
         )
         run = selectors.metric_run_detail(run_id=run.pk)
