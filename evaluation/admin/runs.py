@@ -44,6 +44,7 @@ class MetricRunStartForm(forms.ModelForm):
         label="CIDEr document frequencies",
         choices=list(CIDER_DF_CHOICES.items()),
         initial=CIDER_DF_TEST,
+        required=False,  # left out: the default
         help_text="From the scored images (the COCO server's behaviour), or from every image of the reference "
         "set: steadier for a small image set.",
     )
@@ -64,7 +65,7 @@ class MetricRunStartForm(forms.ModelForm):
                 reference_set_id=data["reference_set"].pk,
                 image_set_id=data["image_set"].pk if data.get("image_set") else None,
                 metrics=data["metric_names"],
-                cider_df=data["cider_df"],
+                cider_df=data.get("cider_df") or CIDER_DF_TEST,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
