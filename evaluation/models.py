@@ -30,11 +30,22 @@ class Metric(models.TextChoices):
     ROUGE_L = "ROUGE-L", "ROUGE-L"
     CIDER = "CIDEr", "CIDEr"
     CIDER_D = "CIDEr-D", "CIDEr-D"
+    METEOR = "METEOR", "METEOR"
     CLIPSCORE = "CLIPScore", "CLIPScore"
     REFCLIPSCORE = "RefCLIPScore", "RefCLIPScore"
 
 
-TEXT_METRICS: tuple[str, ...] = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D")
+# METEOR is computed with the text metrics (same chunk, same tokens) by the METEOR 1.5 jar under Java.
+TEXT_METRICS: tuple[str, ...] = (
+    "BLEU-1",
+    "BLEU-2",
+    "BLEU-3",
+    "BLEU-4",
+    "ROUGE-L",
+    "CIDEr",
+    "CIDEr-D",
+    "METEOR",
+)
 CLIP_METRICS: tuple[str, ...] = ("CLIPScore", "RefCLIPScore")
 ALL_METRICS: tuple[str, ...] = TEXT_METRICS + CLIP_METRICS
 
@@ -157,6 +168,9 @@ class MetricRun(TimeStamped):
     params = models.JSONField(default=dict, blank=True)
     # Package versions of the worker that computed the run.
     versions = models.JSONField(default=dict, blank=True)
+    # Requested metrics a chunk could not compute while the rest were stored: {metric: {system: reason}}
+    # (METEOR without Java). The run still succeeds: its other scores are complete and correct.
+    not_computed = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
     error = models.TextField(blank=True)
     chunks_done = models.PositiveIntegerField(default=0)

@@ -274,6 +274,12 @@ if CLIP_IMAGE_ORIENTATION not in ("exif", "stored"):
     )
 # Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
 METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
+# METEOR runs the METEOR 1.5 jar under Java (README "METEOR"). Empty METEOR_JAR: the jar that ships
+# with pycocoevalcap. METEOR_JAVA: the java executable (name on the PATH or a path). One scoring call
+# (one system's text chunk) is stopped after METEOR_TIMEOUT_SECONDS; the other metrics are kept.
+METEOR_JAR = env.str("METEOR_JAR", default="")
+METEOR_JAVA = env.str("METEOR_JAVA", default="java")
+METEOR_TIMEOUT_SECONDS = env.float("METEOR_TIMEOUT_SECONDS", default=900)
 
 # --- Annotation defaults ----------------------------------------------------------------
 ANNOTATION_DEFAULT_LEASE_MINUTES = env.int("ANNOTATION_DEFAULT_LEASE_MINUTES", default=60)

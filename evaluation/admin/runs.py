@@ -12,7 +12,14 @@ from django.utils.safestring import mark_safe
 
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
 from core.errors import DomainError
-from evaluation.metrics.runs import JobsUnavailable, metric_run_plan, metric_run_resume, metric_run_store
+from evaluation.metrics.runs import (
+    CIDER_DF_CHOICES,
+    CIDER_DF_TEST,
+    JobsUnavailable,
+    metric_run_plan,
+    metric_run_resume,
+    metric_run_store,
+)
 from evaluation.metrics.selectors import corpus_table, metric_run_queryset
 from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun, RunStatus
 
@@ -32,7 +39,15 @@ class MetricRunStartForm(forms.ModelForm):
         choices=[(m, m) for m in ALL_METRICS],
         initial=list(TEXT_METRICS),
         widget=forms.CheckboxSelectMultiple,
-        help_text="CLIPScore and RefCLIPScore use the CLIP_* settings and need the image files.",
+        help_text="CLIPScore and RefCLIPScore use the CLIP_* settings and need the image files; METEOR needs Java.",
+    )
+    cider_df = forms.ChoiceField(
+        label="CIDEr document frequencies",
+        choices=list(CIDER_DF_CHOICES.items()),
+        initial=CIDER_DF_TEST,
+        required=False,  # left out: the default
+        help_text="From the scored images (the COCO server's behaviour), or from every image of the reference "
+        "set: steadier for a small image set.",
     )
     image_orientation = forms.ChoiceField(
         label="Image orientation (CLIP)",
@@ -63,6 +78,7 @@ class MetricRunStartForm(forms.ModelForm):
                 image_set_id=data["image_set"].pk if data.get("image_set") else None,
                 metrics=data["metric_names"],
                 image_orientation=data["image_orientation"],
+                cider_df=data.get("cider_df") or CIDER_DF_TEST,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -127,6 +143,7 @@ class MetricRunAdmin(StyledModelAdmin):
         "name",
         "status",
         "error",
+        "not_computed_notes",
         "progress",
         "orphaned_chunks",
         "language",
@@ -145,6 +162,17 @@ class MetricRunAdmin(StyledModelAdmin):
         "timings",
         "corpus_scores_table",
     ]
+
+    @admin.display(description="not computed")
+    def not_computed_notes(self, obj):
+        notes = [
+            (metric, system, reason)
+            for metric, by_system in sorted((obj.not_computed or {}).items())
+            for system, reason in sorted(by_system.items())
+        ]
+        if not notes:
+            return "–"
+        return format_html_join(mark_safe("<br>"), "{} for {}: {}", notes)
 
     def get_queryset(self, request):
         # Language, reference set and every corpus score of the page in a fixed number of queries.
@@ -166,6 +194,7 @@ class MetricRunAdmin(StyledModelAdmin):
                 "metric_names",
                 "image_orientation",
             ]
+            return ["name", "language", "systems", "reference_set", "image_set", "metric_names", "cider_df"]
         return self.run_fields
 
     def get_readonly_fields(self, request, obj=None):

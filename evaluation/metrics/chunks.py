@@ -44,7 +44,7 @@ from evaluation.metrics.clip import (
 from evaluation.metrics.clip.hashing import is_content_hash
 from evaluation.metrics.clip_models import clip_model_get
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
-from evaluation.metrics.runs import package_versions
+from evaluation.metrics.runs import CIDER_DF_REFSET, meteor_config, package_versions
 from evaluation.metrics.selectors import reference_texts, system_captions
 from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import (
@@ -78,6 +78,7 @@ class ChunkResult:
     metrics: list[str]
     rows: list[tuple[int, str, float]]  # (image id, metric, value)
     corpus: dict[str, float] = field(default_factory=dict)  # stored as is (text metrics)
+    not_computed: dict[str, str] = field(default_factory=dict)  # metric -> why (METEOR without Java)
     seconds: float = 0.0
     stats: dict[str, int | str] = field(default_factory=dict)
 
@@ -108,18 +109,42 @@ def _references(chunk: MetricChunk) -> dict[int, list[str]]:
     return references
 
 
+def _df_references(run: MetricRun) -> tuple[dict[int, list[str]] | None, str | None]:
+    """The df corpus of the run's ``cider_df`` param: None (the scored images) or the whole reference set."""
+    source = run.params.get("cider_df", "")
+    if not source.startswith(f"{CIDER_DF_REFSET}:"):
+        return None, None
+    return reference_texts(run.reference_set), source
+
+
 def _compute_text(chunk: MetricChunk) -> ChunkResult:
-    metrics = [m for m in chunk.run.metrics if m in TEXT_METRICS]
+    run = chunk.run
+    metrics = [m for m in run.metrics if m in TEXT_METRICS]
     candidates = _candidates(chunk)
+    df_references, df_name = _df_references(run)
     report = score_texts(
-        candidates, _references(chunk), tokenizer=chunk.run.params["tokenizer"], metrics=metrics
+        candidates,
+        _references(chunk),
+        tokenizer=run.params["tokenizer"],
+        metrics=metrics,
+        language=run.language.code,
+        meteor=meteor_config(),
+        df_references=df_references,
+        df_name=df_name,
     )
+    # A metric that could not be computed (METEOR without Java) is left out and its reason kept;
+    # its old rows, if any, are still deleted by _store, so no stale score survives.
     rows = [
         (image_id, metric, float(value))
-        for metric in metrics
+        for metric in report.metrics
         for image_id, value in report.per_caption[metric].items()
     ]
-    return ChunkResult(metrics=metrics, rows=rows, corpus={m: float(report.corpus[m]) for m in metrics})
+    return ChunkResult(
+        metrics=metrics,
+        rows=rows,
+        corpus={m: float(report.corpus[m]) for m in report.metrics},
+        not_computed=dict(report.not_computed),
+    )
 
 
 def _image_loader(name: str, key: str):
@@ -332,7 +357,8 @@ def _store(chunk_id: int, result: ChunkResult) -> str:
     with transaction.atomic():
         run_id = MetricChunk.objects.values_list("run_id", flat=True).get(pk=chunk_id)
         run = MetricRun.objects.select_for_update().get(pk=run_id)
-        chunk = MetricChunk.objects.select_for_update().get(pk=chunk_id)
+        # of=self: lock the chunk row only, not the system row the join reads.
+        chunk = MetricChunk.objects.select_for_update(of=("self",)).select_related("system").get(pk=chunk_id)
         if chunk.status == ChunkStatus.DONE:
             return "already done"
         old = CaptionScore.objects.filter(run_id=run.pk, system_id=chunk.system_id, metric__in=result.metrics)
@@ -351,9 +377,9 @@ def _store(chunk_id: int, result: ChunkResult) -> str:
             ],
             batch_size=BATCH,
         )
-        if result.corpus:
+        if result.corpus or result.not_computed:
             CorpusScore.objects.filter(
-                run_id=run.pk, system_id=chunk.system_id, metric__in=list(result.corpus)
+                run_id=run.pk, system_id=chunk.system_id, metric__in=[*result.corpus, *result.not_computed]
             ).delete()
             CorpusScore.objects.bulk_create(
                 [
@@ -373,8 +399,15 @@ def _store(chunk_id: int, result: ChunkResult) -> str:
             # Counts add up over chunks; names (the CLIP model id) are recorded as they are.
             timings[name] = timings.get(name, 0) + value if isinstance(value, int) else value
         run.timings = timings
+        not_computed = {metric: dict(by_system) for metric, by_system in (run.not_computed or {}).items()}
+        for metric in result.metrics:  # a recomputed chunk replaces its system's old notes
+            not_computed.get(metric, {}).pop(chunk.system.name, None)
+        for metric, reason in result.not_computed.items():
+            not_computed.setdefault(metric, {})[chunk.system.name] = reason
+            log.warning("metric run %s, %s: %s not computed: %s", run.pk, chunk.system.name, metric, reason)
+        run.not_computed = {metric: by_system for metric, by_system in not_computed.items() if by_system}
         run.chunks_done = run.chunks.filter(status=ChunkStatus.DONE).count()
-        run.save(update_fields=["timings", "chunks_done", "updated_at"])
+        run.save(update_fields=["timings", "not_computed", "chunks_done", "updated_at"])
         if run.chunks_done == run.chunks_total:
             metric_run_finalise(run)
     return "done"

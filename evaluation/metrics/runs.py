@@ -22,6 +22,8 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
 from core.errors import DomainError, NotFound, ValidationFailed
 from evaluation.metrics.clip.embedding import image_orientation_check
+from evaluation.metrics.text.cider import DF_FROM_TEST
+from evaluation.metrics.text.meteor import MeteorConfig, meteor_setting
 from evaluation.models import (
     ALL_METRICS,
     CLIP_METRICS,
@@ -44,6 +46,21 @@ KEYS_SHOWN = 5
 PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 BROKER_ERRORS = (BrokerOperationalError, ConnectionError, OSError)
 METRIC_GROUPS = {"text": TEXT_METRICS, "clip": CLIP_METRICS, "all": ALL_METRICS}
+# Where CIDEr's document frequencies come from: the scored images' references (the COCO server's
+# behaviour, the default) or every image of the run's reference set, scored or not.
+CIDER_DF_TEST = DF_FROM_TEST
+CIDER_DF_REFSET = "refset"
+CIDER_DF_CHOICES = {
+    CIDER_DF_TEST: "the references of the scored images (the COCO server's behaviour)",
+    CIDER_DF_REFSET: "the references of every image of the reference set",
+}
+
+
+def meteor_config() -> MeteorConfig:
+    """The METEOR jar, Java and time limit from the settings (``METEOR_JAR``, ``METEOR_JAVA``, ...)."""
+    return MeteorConfig(
+        jar=settings.METEOR_JAR or None, java=settings.METEOR_JAVA, timeout=settings.METEOR_TIMEOUT_SECONDS
+    )
 
 
 class JobsUnavailable(DomainError):
@@ -165,6 +182,7 @@ def metric_run_plan(
     image_set_id: int | None = None,
     metrics: list[str],
     image_orientation: str | None = None,
+    cider_df: str = CIDER_DF_TEST,
 ) -> RunPlan:
     """Check everything a run needs and decide the images per system; stores nothing.
 
@@ -172,7 +190,9 @@ def metric_run_plan(
     caption from it in the language. With one, every image of the set must have references
     and a caption from every system. A run with CLIP metrics records its CLIP settings in
     ``params``, ``image_orientation`` among them (``"exif"`` or ``"stored"``; None: the
-    ``CLIP_IMAGE_ORIENTATION`` setting). Raises ValidationFailed / NotFound with the reason.
+    ``CLIP_IMAGE_ORIENTATION`` setting). ``cider_df`` is a key of :data:`CIDER_DF_CHOICES`; the
+    params record it as ``test`` or ``refset:<reference set name>``. Raises ValidationFailed /
+    NotFound with the reason.
     """
     metrics = metrics_parse(metrics)
     orientation = settings.CLIP_IMAGE_ORIENTATION if image_orientation in (None, "") else image_orientation
@@ -180,6 +200,10 @@ def metric_run_plan(
         image_orientation_check(orientation)
     except ValueError as exc:
         raise ValidationFailed(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+    if cider_df not in CIDER_DF_CHOICES:
+        raise ValidationFailed(
+            f"Unknown CIDEr document-frequency source “{cider_df}”: choose {' or '.join(CIDER_DF_CHOICES)}."
+        )
     language = Language.objects.filter(code=language_code).first()
     if language is None:
         raise ValidationFailed(f"Unknown language “{language_code}”.")
@@ -261,6 +285,15 @@ def metric_run_plan(
             plan.images[system.pk] = sorted(scored)
 
     plan.params = {"tokenizer": language.tokenizer}
+    if plan.text_metrics:
+        plan.params["cider_df"] = (
+            CIDER_DF_TEST if cider_df == CIDER_DF_TEST else f"{CIDER_DF_REFSET}:{reference_set.name}"
+        )
+    if "METEOR" in plan.metrics:
+        config = meteor_config()
+        plan.params["meteor"] = meteor_setting(
+            language.code, paraphrase_languages=config.paraphrase_languages()
+        ).name
     if plan.clip_metrics:
         all_ids = set().union(*plan.images.values())
         without_file = set(
@@ -296,6 +329,7 @@ def metric_run_create(
     image_set_id: int | None = None,
     metrics: list[str],
     image_orientation: str | None = None,
+    cider_df: str = CIDER_DF_TEST,
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
@@ -312,6 +346,7 @@ def metric_run_create(
         image_set_id=image_set_id,
         metrics=metrics,
         image_orientation=image_orientation,
+        cider_df=cider_df,
     )
     return metric_run_store(plan=plan, user=user, enqueue=enqueue)
 

@@ -163,7 +163,7 @@ def test_comparisons_filter_by_campaign_language_and_metric(world, db):
     with pytest.raises(ValidationFailed, match="no language “xx”"):
         comparisons_from_db(metric_run_ids=[world["run"].pk], language_codes=["xx"])
     with pytest.raises(ValidationFailed, match="Unknown metric"):
-        comparisons_from_db(metric_run_ids=[world["run"].pk], metrics=["METEOR"])
+        comparisons_from_db(metric_run_ids=[world["run"].pk], metrics=["SPICE"])
     with pytest.raises(ValidationFailed, match="no side-by-side campaign #999999"):
         comparisons_from_db(metric_run_ids=[world["run"].pk], campaign_ids=[999999])
 

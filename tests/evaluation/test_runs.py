@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from contextlib import contextmanager
 from datetime import timedelta
@@ -129,10 +130,95 @@ def expected_text_scores(setup, system_name, metrics=TEXT_METRICS):
     images = setup["images"]
     candidates = {image.pk: text for image, text in zip(images, CAPTIONS[system_name])}
     references = {image.pk: texts for image, texts in zip(images, REFERENCES)}
-    return score_texts(candidates, references, tokenizer="whitespace", metrics=metrics)
+    return score_texts(candidates, references, tokenizer="whitespace", metrics=metrics, language="de")
+
+
+requires_java = pytest.mark.skipif(
+    shutil.which("java") is None,
+    reason="java is not on the PATH: METEOR runs the METEOR 1.5 jar (apt-get install default-jre-headless)",
+)
 
 
 # --- Text metrics -----------------------------------------------------------------------------
+
+
+@requires_java
+def test_meteor_is_stored_with_the_text_metrics(setup, django_capture_on_commit_callbacks):
+    run = run_now(setup, django_capture_on_commit_callbacks, metrics=["text"])
+    assert run.status == RunStatus.SUCCEEDED and run.not_computed == {}
+    assert "METEOR" in run.metrics
+    assert run.params["meteor"] == "meteor-1.5 de norm exact+stem"
+    expected = expected_text_scores(setup, "sys-a", metrics=["METEOR"])
+    stored = CorpusScore.objects.get(run=run, system__name="sys-a", metric="METEOR").value
+    assert stored == expected.corpus["METEOR"] > 0
+    per_caption = dict(
+        CaptionScore.objects.filter(run=run, system__name="sys-a", metric="METEOR").values_list(
+            "image_id", "value"
+        )
+    )
+    assert per_caption == expected.per_caption["METEOR"]
+
+
+def test_without_java_the_run_keeps_the_other_metrics_and_says_why_meteor_is_missing(
+    setup, django_capture_on_commit_callbacks
+):
+    with override_settings(METEOR_JAVA="/nonexistent/bin/java"):
+        run = run_now(setup, django_capture_on_commit_callbacks, metrics=["BLEU-4", "CIDEr-D", "METEOR"])
+    # Done with a note: the other scores are complete and correct, METEOR is named as not computed.
+    assert run.status == RunStatus.SUCCEEDED
+    assert run.error == ""
+    assert set(run.not_computed) == {"METEOR"}
+    assert set(run.not_computed["METEOR"]) == {"sys-a", "sys-b"}
+    reason = run.not_computed["METEOR"]["sys-a"]
+    assert "Java was not found" in reason and "apt-get install default-jre-headless" in reason
+    assert not CaptionScore.objects.filter(run=run, metric="METEOR").exists()
+    assert not CorpusScore.objects.filter(run=run, metric="METEOR").exists()
+    expected = expected_text_scores(setup, "sys-a", metrics=["BLEU-4", "CIDEr-D"])
+    for metric in ("BLEU-4", "CIDEr-D"):
+        assert (
+            CorpusScore.objects.get(run=run, system__name="sys-a", metric=metric).value
+            == expected.corpus[metric]
+        )
+    assert CaptionScore.objects.filter(run=run, metric="CIDEr-D").count() == 2 * 4
+
+
+def test_cider_df_from_the_whole_reference_set_is_recorded_and_used(
+    setup, django_capture_on_commit_callbacks
+):
+    images = setup["images"]
+    image_set = f.ImageSetFactory(name="one image", language=setup["language"], images=[images[0]])
+    default = run_now(
+        setup, django_capture_on_commit_callbacks, metrics=["CIDEr-D"], image_set_id=image_set.pk
+    )
+    whole = run_now(
+        setup,
+        django_capture_on_commit_callbacks,
+        metrics=["CIDEr-D"],
+        image_set_id=image_set.pk,
+        cider_df="refset",
+    )
+    assert default.params["cider_df"] == "test"
+    assert whole.params["cider_df"] == "refset:refs-de"
+    # One image with its own df: every n-gram weighs log(1) - log(1) = 0.
+    assert CorpusScore.objects.get(run=default, system__name="sys-a", metric="CIDEr-D").value == 0.0
+    stored = CorpusScore.objects.get(run=whole, system__name="sys-a", metric="CIDEr-D").value
+    expected = score_texts(
+        {images[0].pk: CAPTIONS["sys-a"][0]},
+        {images[0].pk: REFERENCES[0]},
+        metrics=["CIDEr-D"],
+        df_references={image.pk: texts for image, texts in zip(images, REFERENCES)},
+        df_name="refset:refs-de",
+    )
+    assert stored == expected.corpus["CIDEr-D"] > 0
+    # The single image scores what it scores inside a run over all four images (same df).
+    full = run_now(setup, django_capture_on_commit_callbacks, metrics=["CIDEr-D"])
+    inside = CaptionScore.objects.get(run=full, system__name="sys-a", image=images[0], metric="CIDEr-D").value
+    assert stored == pytest.approx(inside, abs=1e-12)
+
+
+def test_an_unknown_cider_df_source_is_refused(setup):
+    with pytest.raises(ValidationFailed, match="Unknown CIDEr document-frequency source “corpus”"):
+        create(setup, cider_df="corpus")
 
 
 def test_run_stores_the_numbers_of_the_pure_engine(setup, django_capture_on_commit_callbacks):

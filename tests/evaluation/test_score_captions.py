@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from io import StringIO
 
 import numpy as np
@@ -13,6 +14,11 @@ from evaluation.metrics.clip import ensure_torchvision_loadable, load_clip, regi
 from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_MODEL_NAME, save_tiny_checkpoint
 
 TEXT_KEYS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D"]
+JAVA = shutil.which("java") is not None
+requires_java = pytest.mark.skipif(
+    not JAVA,
+    reason="java is not on the PATH: METEOR runs the METEOR 1.5 jar (apt-get install default-jre-headless)",
+)
 
 
 @pytest.fixture
@@ -30,6 +36,7 @@ def score(*args) -> str:
     return out.getvalue()
 
 
+@requires_java
 def test_coco_fakecap_gives_the_servers_figures(fakecap):
     results, references = fakecap
     text = score(
@@ -37,11 +44,12 @@ def test_coco_fakecap_gives_the_servers_figures(fakecap):
     )
     lines = dict(line.split() for line in text.splitlines())
     # Every figure the evaluation server publishes for this set, to the digits it gives.
-    assert [lines[k] for k in ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D"]] == [
+    assert [lines[k] for k in ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D"]] == [
         "0.579",
         "0.404",
         "0.279",
         "0.191",
+        "0.195",
         "0.396",
         "0.600",
     ]
@@ -51,17 +59,14 @@ def test_our_preprocessing_on_ptb_tokens_only_moves_bleu_1_and_2(fakecap):
     # Without --pretokenized, hyphens and apostrophes left inside the PTB tokens ("twin-hulled",
     # "'s") are removed as punctuation, which adds a few reference tokens (9858 instead of 9855).
     results, references = fakecap
-    text = score("--results", str(results), "--references", str(references), "--language", "en")
+    args = ["--results", str(results), "--references", str(references), "--language", "en"]
+    text = score(*args, "--metrics", *TEXT_KEYS)
     lines = dict(line.split() for line in text.splitlines())
     assert lines["CIDEr-D"] == "0.600"
     assert lines["BLEU-4"] == "0.191"
     assert lines["ROUGE-L"] == "0.396"
 
-    data = json.loads(
-        score(
-            "--results", str(results), "--references", str(references), "--language", "en", "--format", "json"
-        )
-    )
+    data = json.loads(score(*args, "--metrics", *TEXT_KEYS, "--format", "json"))
     assert list(data) == TEXT_KEYS
     assert round(data["CIDEr-D"], 3) == 0.600
     assert round(data["BLEU-4"], 3) == 0.191
@@ -107,7 +112,7 @@ def test_errors_name_the_entry_and_the_reason(fakecap, tmp_path):
 
     with pytest.raises(CommandError, match="Unknown metric"):
         score(
-            "--results", str(unknown), "--references", str(broken), "--language", "en", "--metrics", "METEOR"
+            "--results", str(unknown), "--references", str(broken), "--language", "en", "--metrics", "SPICE"
         )
     with pytest.raises(CommandError, match="CLIPScore need the images: give --images"):
         score(
@@ -198,9 +203,11 @@ def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoin
         "json",
         "--per-caption",
     ]
-    data = json.loads(score(*args))
+    # The default (text and CLIP metrics) includes METEOR, which needs Java; without it, name the rest.
+    data = json.loads(score(*args) if JAVA else score(*args, "--metrics", *TEXT_KEYS, "clip"))
+    text_keys = [*TEXT_KEYS, "METEOR"] if JAVA else TEXT_KEYS
     assert [key for key in data if key != "per_caption"] == [
-        *TEXT_KEYS,
+        *text_keys,
         "CLIPScore",
         "RefCLIPScore",
         "image_orientation",
@@ -228,3 +235,87 @@ def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoin
         score(*[a if a != str(example / "images") else str(tmp_path) for a in args])
     with pytest.raises(CommandError, match="does not exist"):
         score(*[a if a != str(tiny_checkpoint) else str(tmp_path / "nope.pt") for a in args])
+
+
+def test_without_java_the_other_metrics_are_printed_and_the_exit_status_is_3(fakecap, settings):
+    settings.METEOR_JAVA = "/nonexistent/bin/java"
+    results, references = fakecap
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"METEOR not computed: Java was not found") as caught:
+        call_command(
+            "score_captions",
+            "--results",
+            str(results),
+            "--references",
+            str(references),
+            "--language",
+            "en",
+            "--pretokenized",
+            "--metrics",
+            "text",
+            stdout=out,
+            stderr=StringIO(),
+        )
+    assert caught.value.returncode == 3
+    assert "apt-get install default-jre-headless" in str(caught.value)
+    lines = dict(line.split() for line in out.getvalue().splitlines())
+    assert list(lines) == TEXT_KEYS  # every other text metric, METEOR left out
+    assert (lines["BLEU-4"], lines["CIDEr-D"]) == ("0.191", "0.600")
+
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command(
+            "score_captions",
+            *["--results", str(results), "--references", str(references), "--language", "en"],
+            *["--pretokenized", "--metrics", "METEOR", "BLEU-4", "--format", "json"],
+            stdout=out,
+            stderr=StringIO(),
+        )
+    data = json.loads(out.getvalue())
+    assert round(data["BLEU-4"], 3) == 0.191
+    assert data["not_computed"]["METEOR"].startswith("Java was not found")
+
+
+def test_cider_df_from_a_references_file(fakecap, tmp_path):
+    results, references = fakecap
+    one = tmp_path / "one.json"
+    first = json.loads(results.read_text())[0]
+    one.write_text(json.dumps([first]))
+    args = ["--results", str(one), "--references", str(references), "--language", "en", "--pretokenized"]
+    err = StringIO()
+    alone = json.loads(score(*args, "--metrics", "CIDEr-D", "--format", "json"))
+    out = StringIO()
+    call_command(
+        "score_captions",
+        *args,
+        "--metrics",
+        "CIDEr-D",
+        "--format",
+        "json",
+        "--cider-df",
+        str(references),
+        stdout=out,
+        stderr=err,
+    )
+    with_df = json.loads(out.getvalue())
+    assert alone["CIDEr-D"] == 0.0  # one image: its own df gives every n-gram idf 0
+    # With the whole file's df the image scores what it scores among all 1,000 images.
+    everything = json.loads(
+        score(
+            "--results",
+            str(results),
+            "--references",
+            str(references),
+            "--language",
+            "en",
+            "--pretokenized",
+            "--metrics",
+            "CIDEr-D",
+            "--per-caption",
+            "--format",
+            "json",
+        )
+    )
+    inside = next(row["CIDEr-D"] for row in everything["per_caption"] if row["image_id"] == first["image_id"])
+    assert with_df["CIDEr-D"] == pytest.approx(inside, abs=1e-12) and inside > 0
+    assert "CIDEr document frequencies: file:" in err.getvalue()

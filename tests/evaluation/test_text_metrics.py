@@ -357,7 +357,7 @@ def test_scoring_validates_input():
     with pytest.raises(ValueError, match=r"have no reference caption: 7"):
         score_tokens({7: ["a"]}, {8: [["a"]]})
     with pytest.raises(ValueError, match="unknown metric"):
-        score_tokens({1: ["a"]}, {1: [["a"]]}, metrics=["METEOR"])
+        score_tokens({1: ["a"]}, {1: [["a"]]}, metrics=["SPICE"])
     with pytest.raises(ValueError, match="unknown tokenizer"):
         score_texts({1: "a"}, {1: ["a"]}, tokenizer="jieba")
     with pytest.raises(TypeError, match="expected str"):

@@ -6,7 +6,7 @@ from tqdm import tqdm
 
 from core.errors import DomainError
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
-from evaluation.metrics.runs import metric_run_create, metric_run_resume
+from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, metric_run_create, metric_run_resume
 from evaluation.metrics.selectors import corpus_table, metric_run_get, metric_run_queryset
 from evaluation.models import ImageSet, MetricRun, ReferenceSet, RunStatus
 
@@ -19,7 +19,8 @@ class Command(BaseCommand):
     help = (
         "Metric runs: start one (and follow its progress), follow, show, resume or list runs.\n"
         "  metric_run start --language de --systems a,b --references NAME [--image-set NAME] "
-        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--name NAME] [--image-orientation exif|stored] [--wait]\n"
+        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--cider-df test|refset] [--name NAME] "
+        "[--image-orientation exif|stored] [--wait]\n"
         "  metric_run follow ID | show ID | resume ID [--wait] | list [--limit N]"
     )
 
@@ -36,8 +37,15 @@ class Command(BaseCommand):
             "--metrics",
             nargs="+",
             default=["text"],
-            help="Metric names (BLEU-1..4, ROUGE-L, CIDEr, CIDEr-D, CLIPScore, RefCLIPScore) or the groups "
-            "text, clip, all; default: text.",
+            help="Metric names (BLEU-1..4, ROUGE-L, CIDEr, CIDEr-D, METEOR, CLIPScore, RefCLIPScore) or the "
+            "groups text, clip, all; default: text.",
+        )
+        start.add_argument(
+            "--cider-df",
+            choices=list(CIDER_DF_CHOICES),
+            default=CIDER_DF_TEST,
+            help="CIDEr document frequencies: test = the scored images' references (default, the COCO server's "
+            "behaviour); refset = every image of the reference set (steadier for a few images).",
         )
         start.add_argument("--name", default="", help="A name for the run (default: systems vs references).")
         start.add_argument(
@@ -86,6 +94,7 @@ class Command(BaseCommand):
             image_set_id=image_set_id,
             metrics=options["metrics"],
             image_orientation=options["image_orientation"],
+            cider_df=options["cider_df"],
         )
         run.refresh_from_db()
         self.say(
@@ -111,6 +120,8 @@ class Command(BaseCommand):
         out = self.stdout.write
         out(f"Metric run #{run.pk} “{run.name}”")
         out(f"  status      {run.status}" + (f" — {run.error}" if run.error else ""))
+        for note in self.not_computed(run):
+            out(f"  note        {note}")
         out(f"  progress    {run.chunks_done}/{run.chunks_total} chunks")
         out(f"  language    {run.language.code}")
         out(f"  systems     {', '.join(s.name for s in run.systems.all())}")
@@ -156,6 +167,14 @@ class Command(BaseCommand):
             self.stdout.write(text)
 
     @staticmethod
+    def not_computed(run: MetricRun) -> list[str]:
+        return [
+            f"{metric} not computed for {system}: {reason}"
+            for metric, by_system in sorted((run.not_computed or {}).items())
+            for system, reason in sorted(by_system.items())
+        ]
+
+    @staticmethod
     def pairs(mapping: dict) -> str:
         return ", ".join(f"{key}={value}" for key, value in mapping.items()) or "–"
 
@@ -168,6 +187,8 @@ class Command(BaseCommand):
             run = self.follow(run)
         run = metric_run_get(run_id=run.pk)
         self.table(run)
+        for note in self.not_computed(run):
+            self.stderr.write(f"Note: {note}")
         if run.status == RunStatus.FAILED:
             raise CommandError(
                 f"Metric run #{run.pk} failed: {run.error}\nResume it with: manage.py metric_run resume {run.pk}"

@@ -1,5 +1,6 @@
 """Score a COCO results file against reference captions, offline and without the database."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -8,20 +9,25 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
 from evaluation.metrics.clip.embedding import IMAGE_ORIENTATIONS
-from evaluation.metrics.runs import metrics_parse
+from evaluation.metrics.runs import meteor_config, metrics_parse
 from evaluation.metrics.text.formats import FormatError, read_coco_results, read_references
 from evaluation.metrics.text.preprocess import TOKENIZERS, default_tokenizer
 from evaluation.models import CLIP_METRICS, TEXT_METRICS
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
+# Exit status when the scores were printed but a requested metric could not be computed (METEOR
+# without Java): scripts notice, and the figures that were computed are still on stdout.
+EXIT_NOT_COMPUTED = 3
 
 
 class Command(BaseCommand):
     help = (
         'Score machine captions (COCO results: [{"image_id", "caption"}]) against references (COCO '
         "annotations or an XM3600 captions file) and print the corpus scores: BLEU-1..4, ROUGE-L, CIDEr, "
-        "CIDEr-D, and CLIPScore / RefCLIPScore when --images is given. The offline counterpart of the COCO "
-        "evaluation server; touches no database."
+        "CIDEr-D, METEOR (METEOR 1.5 jar, needs Java), and CLIPScore / RefCLIPScore when --images is given. "
+        "The offline counterpart of the COCO evaluation server; touches no database. Exit status 0: every "
+        f"requested metric printed; {EXIT_NOT_COMPUTED}: the others printed, but some (METEOR without Java) "
+        "could not be computed, the reason on stderr; 1: nothing scored (bad input)."
     )
     # Nothing here needs the database or the project's checks.
     requires_system_checks = []
@@ -52,6 +58,13 @@ class Command(BaseCommand):
             action="store_true",
             help="Both files are already tokenised (e.g. by the COCO server's PTB tokenizer): split on "
             "spaces and change nothing else. Reproduces the server's figures on its own tokenised files.",
+        )
+        parser.add_argument(
+            "--cider-df",
+            type=Path,
+            metavar="FILE",
+            help="Take CIDEr's document frequencies from this references file (same formats as --references, "
+            "tokenised the same way) instead of the scored images' references (the COCO server's behaviour).",
         )
         parser.add_argument("--per-caption", action="store_true", help="Also print every caption's scores.")
         parser.add_argument("--format", choices=["text", "json"], default="text", help="Output format.")
@@ -100,10 +113,21 @@ class Command(BaseCommand):
         candidates, refs = self.match(
             options["results"], options["references"], results, references, options["verbosity"]
         )
+        df_references, df_name = None, None
+        if options["cider_df"]:
+            try:
+                df_references = read_references(options["cider_df"], language)
+            except FormatError as exc:
+                raise CommandError(f"--cider-df: {exc}") from None
+            except OSError as exc:
+                raise CommandError(f"--cider-df {options['cider_df']}: cannot be read ({exc}).") from None
+            digest = hashlib.sha256(options["cider_df"].read_bytes()).hexdigest()
+            df_name = f"file:{digest[:12]}"
 
         corpus: dict[str, float] = {}
         per_caption: dict[str, dict] = {}
         self.image_orientation = None  # set when CLIP metrics are scored
+        not_computed: dict[str, str] = {}
         tokenizer = options["tokenizer"] or default_tokenizer(language)
         if options["pretokenized"]:
             tokenizer = "pretokenized (split on spaces)"
@@ -115,11 +139,31 @@ class Command(BaseCommand):
                     {k: c.split() for k, c in candidates.items()},
                     {k: [r.split() for r in rs] for k, rs in refs.items()},
                     metrics=text_metrics,
+                    language=language,
+                    meteor=meteor_config(),
+                    df_references=None
+                    if df_references is None
+                    else {k: [r.split() for r in rs] for k, rs in df_references.items()},
+                    df_name=df_name,
                 )
             else:
-                report = score_texts(candidates, refs, tokenizer=tokenizer, metrics=text_metrics)
+                report = score_texts(
+                    candidates,
+                    refs,
+                    tokenizer=tokenizer,
+                    metrics=text_metrics,
+                    language=language,
+                    meteor=meteor_config(),
+                    df_references=df_references,
+                    df_name=df_name,
+                )
             corpus |= report.corpus
             per_caption |= report.per_caption
+            not_computed |= report.not_computed
+            if options["verbosity"] >= 1 and {"CIDEr", "CIDEr-D"} & set(text_metrics):
+                self.stderr.write(f"CIDEr document frequencies: {report.df_source}.")
+            if options["verbosity"] >= 1 and report.meteor_setting:
+                self.stderr.write(f"METEOR: {report.meteor_setting}.")
             if options["verbosity"] >= 2 and report.bleu_stats is not None:
                 stats = report.bleu_stats
                 self.stderr.write(
@@ -130,13 +174,20 @@ class Command(BaseCommand):
             clip_corpus, clip_per_caption = self.clip_scores(options, candidates, refs, clip_metrics)
             corpus |= clip_corpus
             per_caption |= clip_per_caption
-        corpus = {m: corpus[m] for m in metrics}
+        computed = [m for m in metrics if m in corpus]
+        corpus = {m: corpus[m] for m in computed}
         if options["verbosity"] >= 1:
             self.stderr.write(
                 f"{len(candidates)} captions scored against {sum(len(r) for r in refs.values())} references "
                 f"(tokenizer: {tokenizer})."
             )
-        self.output(options, metrics, corpus, per_caption, candidates)
+        self.output(options, computed, corpus, per_caption, candidates, not_computed)
+        if not_computed:
+            notes = "; ".join(f"{metric} not computed: {reason}" for metric, reason in not_computed.items())
+            raise CommandError(
+                f"{notes}. The other metrics above are complete (exit status {EXIT_NOT_COMPUTED}).",
+                returncode=EXIT_NOT_COMPUTED,
+            )
 
     # --- matching -----------------------------------------------------------------------------
 
@@ -236,11 +287,13 @@ class Command(BaseCommand):
 
     # --- output ---------------------------------------------------------------------------------
 
-    def output(self, options, metrics, corpus, per_caption, candidates):
+    def output(self, options, metrics, corpus, per_caption, candidates, not_computed):
         if options["format"] == "json":
             data: dict = dict(corpus)
             if self.image_orientation is not None:
                 data["image_orientation"] = self.image_orientation
+            if not_computed:
+                data["not_computed"] = not_computed
             if options["per_caption"]:
                 data["per_caption"] = [
                     {
@@ -251,6 +304,8 @@ class Command(BaseCommand):
                     for image_id, caption in candidates.items()
                 ]
             self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
+            return
+        if not metrics:
             return
         width = max(len(m) for m in metrics)
         for metric in metrics:

@@ -23,6 +23,17 @@ Both, with the default "corpus" IDF mode, do the following for n = 1..4:
 - the image score is ``10 * mean_n(sum over refs of sim_n) / n_refs``; the corpus score is the mean
   over images.
 
+**Document frequencies from a named corpus.** vrama91/cider's scorer also takes a precomputed df
+file (``df_mode="coco-val-df"``): a pickle of the df counts of a large reference corpus and its
+``ref_len``, log of that corpus's number of images, used in place of the evaluated set's own. A
+small slice (one image, a few images of one language) makes the corpus-mode IDF unstable or zero
+(one image: ``log(1) - log(1) = 0`` for every n-gram of its references), so
+:class:`DocumentFrequency` carries such counts (n-gram tuple -> number of images whose references
+contain it, and that number of images) and every function here accepts one; n-grams the corpus
+never saw have df 0, hence ``log(max(1, 0)) = 0`` and the full weight ``log(n_documents)``, as in the
+reference code. Its ``name`` is the df source of the score's signature (``test`` when the df comes
+from the evaluated set, the default).
+
 Here the tf-idf vectors are rows of the integer n-gram tables of
 :class:`~evaluation.metrics.text.preprocess.TokenCorpus`; the dot products become one sort-join of
 reference rows with candidate rows and a few ``bincount`` sums, instead of one Python dict walk per
@@ -32,15 +43,76 @@ reference rows with candidate rows and a few ``bincount`` sums, instead of one P
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import MetricResult
 from .preprocess import TokenCorpus
 
-__all__ = ["SIGMA", "cider", "cider_d", "cider_from_corpus", "cider_variants"]
+__all__ = [
+    "DF_FROM_TEST",
+    "SIGMA",
+    "DocumentFrequency",
+    "cider",
+    "cider_d",
+    "cider_from_corpus",
+    "cider_variants",
+    "document_frequency",
+]
 
 SIGMA = 6.0
+# The df source name of the default: the references of the evaluated images (the server's behaviour).
+DF_FROM_TEST = "test"
+
+
+@dataclass(frozen=True, eq=False)
+class DocumentFrequency:
+    """Document frequencies of a reference corpus: ``counts[ngram]`` = images whose references contain it.
+
+    ``n_documents`` is that corpus's number of images (the reference code's ``ref_len`` is its log);
+    ``name`` names the source for the score's signature (``refset:<name>``, ``file:<sha256 prefix>``).
+    """
+
+    name: str
+    n_documents: int
+    counts: Mapping[tuple[str, ...], int]
+    n: int = 4
+
+    def __post_init__(self):
+        if self.n_documents < 1:
+            raise ValueError(f"the df corpus {self.name!r} has no images")
+
+
+def document_frequency(
+    references: Mapping[Hashable, Sequence[Sequence[str]]], *, name: str, n: int = 4
+) -> DocumentFrequency:
+    """Count 1..n-gram document frequencies over tokenised ``references`` (image -> token lists).
+
+    An image counts once per n-gram however many of its references contain it, as the reference
+    code's ``compute_doc_freq``. Images without references do not count as documents. Tokenise the
+    corpus exactly as the scored captions, or its n-grams will not meet theirs.
+    """
+    if name == DF_FROM_TEST:
+        raise ValueError(f"{DF_FROM_TEST!r} names the evaluated set's own df; name the corpus otherwise")
+    counts: dict[tuple[str, ...], int] = {}
+    documents = 0
+    for key, refs in references.items():
+        if isinstance(refs, str):
+            raise TypeError(f"references of {key!r} must be a list of token lists, not a string")
+        if not refs:
+            continue
+        documents += 1
+        grams = set()
+        for tokens in refs:
+            if isinstance(tokens, str):
+                raise TypeError(f"a reference of {key!r} is a string, expected a list of tokens")
+            tokens = tuple(tokens)
+            for k in range(1, n + 1):
+                grams.update(tokens[i : i + k] for i in range(len(tokens) - k + 1))
+        for gram in grams:
+            counts[gram] = counts.get(gram, 0) + 1
+    return DocumentFrequency(name=name, n_documents=documents, counts=counts, n=n)
 
 
 def cider(
@@ -48,9 +120,10 @@ def cider(
     references: Mapping[Hashable, Sequence[Sequence[str]]],
     *,
     n: int = 4,
+    df: DocumentFrequency | None = None,
 ) -> MetricResult:
-    """CIDEr (vrama91/cider) of tokenised ``candidates`` against ``references``."""
-    return cider_from_corpus(TokenCorpus.build(candidates, references), n=n, variant="CIDEr")
+    """CIDEr (vrama91/cider) of tokenised ``candidates`` against ``references`` (``df``: see the module)."""
+    return cider_from_corpus(TokenCorpus.build(candidates, references), n=n, variant="CIDEr", df=df)
 
 
 def cider_d(
@@ -59,16 +132,23 @@ def cider_d(
     *,
     n: int = 4,
     sigma: float = SIGMA,
+    df: DocumentFrequency | None = None,
 ) -> MetricResult:
     """CIDEr-D (COCO server, pycocoevalcap ``Cider``) of tokenised ``candidates`` against ``references``."""
-    return cider_from_corpus(TokenCorpus.build(candidates, references), n=n, sigma=sigma, variant="CIDEr-D")
+    corpus = TokenCorpus.build(candidates, references)
+    return cider_from_corpus(corpus, n=n, sigma=sigma, variant="CIDEr-D", df=df)
 
 
 def cider_from_corpus(
-    corpus: TokenCorpus, *, variant: str = "CIDEr-D", n: int = 4, sigma: float = SIGMA
+    corpus: TokenCorpus,
+    *,
+    variant: str = "CIDEr-D",
+    n: int = 4,
+    sigma: float = SIGMA,
+    df: DocumentFrequency | None = None,
 ) -> MetricResult:
     """CIDEr or CIDEr-D (``variant``) of an already interned corpus (shares n-gram tables with BLEU)."""
-    return cider_variants(corpus, n=n, sigma=sigma, variants=(variant,))[0]
+    return cider_variants(corpus, n=n, sigma=sigma, variants=(variant,), df=df)[0]
 
 
 def cider_variants(
@@ -77,20 +157,34 @@ def cider_variants(
     n: int = 4,
     sigma: float = SIGMA,
     variants: Sequence[str] = ("CIDEr", "CIDEr-D"),
+    df: DocumentFrequency | None = None,
 ) -> list[MetricResult]:
-    """The requested variants in one pass (the tf-idf vectors and the join are shared)."""
+    """The requested variants in one pass (the tf-idf vectors and the join are shared).
+
+    ``df``: document frequencies of a named corpus instead of the evaluated images' references.
+    """
     unknown = set(variants) - {"CIDEr", "CIDEr-D"}
     if unknown:
         raise ValueError(f"unknown CIDEr variant(s) {sorted(unknown)}; use 'CIDEr' or 'CIDEr-D'")
+    if df is not None and df.n < n:
+        raise ValueError(f"the df corpus {df.name!r} counts n-grams up to {df.n}, CIDEr needs {n}")
     counts = corpus.ngrams(n)
     n_images = corpus.n_images
     sentence, order = counts.sentence, counts.order
-
-    # Document frequency: the number of images whose references contain the n-gram.
     groups = counts.reference_groups
-    document_frequency = np.bincount(groups.key // n_images, minlength=counts.n_grams).astype(np.float64)
-    log_images = np.log(float(n_images))
-    weight = log_images - np.log(np.maximum(1.0, document_frequency))
+
+    if df is None:
+        # Document frequency: the number of evaluated images whose references contain the n-gram.
+        frequency = np.bincount(groups.key // n_images, minlength=counts.n_grams).astype(np.float64)
+        log_documents = np.log(float(n_images))
+    else:
+        frequency = np.fromiter(
+            (df.counts.get(gram, 0) for gram in _gram_tuples(corpus, n, counts.n_grams)),
+            dtype=np.float64,
+            count=counts.n_grams,
+        )
+        log_documents = np.log(float(df.n_documents))
+    weight = log_documents - np.log(np.maximum(1.0, frequency))
     value = counts.count * weight[counts.gram]
 
     slots = corpus.n_sentences * n
@@ -133,3 +227,35 @@ def cider_variants(
             )
         )
     return results
+
+
+def _gram_tuples(corpus: TokenCorpus, n: int, n_grams: int) -> list[tuple[str, ...]]:
+    """The token tuple of every n-gram id of ``corpus.ngrams(n)``, to look up an external df.
+
+    The ids are dense ranks, order by order, of (id of the (k-1)-gram prefix, last token), with
+    unigram ids equal to token ids (see ``preprocess._count_ngrams``), i.e. lexicographic over
+    token ids within each order; ``np.unique`` gives the same ranks. The total is checked against
+    the corpus's own count so that a change of that numbering fails loudly instead of misweighting.
+    """
+    words = list(corpus.vocabulary)  # index = token id (insertion order)
+    vocab = len(words)
+    tokens, starts = corpus.tokens, corpus.starts
+    end = np.repeat(starts[1:], np.diff(starts))  # end of each position's sentence
+    positions = np.arange(len(tokens), dtype=np.int64)
+    local = tokens  # id within its order of the k-gram starting at each of ``positions``
+    previous: list[tuple[str, ...]] = [(word,) for word in words]
+    result = list(previous)
+    for k in range(2, n + 1):
+        fits = positions + (k - 1) < end[positions]
+        positions, local = positions[fits], local[fits]
+        if not len(positions):
+            break
+        keys = local * vocab + tokens[positions + (k - 1)]
+        unique, local = np.unique(keys, return_inverse=True)
+        previous = [
+            previous[p] + (words[t],) for p, t in zip((unique // vocab).tolist(), (unique % vocab).tolist())
+        ]
+        result.extend(previous)
+    if len(result) != n_grams:
+        raise RuntimeError(f"n-gram numbering changed: {len(result)} tuples for {n_grams} ids")
+    return result

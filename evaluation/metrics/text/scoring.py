@@ -7,33 +7,47 @@ CIDEr-D.
 
 Which references count: those of the candidate keys. The CIDEr IDF is computed from exactly those,
 so scoring a subset of images changes CIDEr of the others (as with the reference code); score all
-of a system's images together.
+of a system's images together, or give ``df_references`` (a named reference corpus, tokenised the
+same way) to take the document frequencies from it instead (``ScoreReport.df_source``).
+
+METEOR (:mod:`.meteor`) runs the METEOR 1.5 jar on the same tokens, joined by spaces, as the COCO
+server feeds it. It is not in the default ``METRICS`` (it needs Java and the captions' language);
+ask for it by name with ``language=``. When Java or the jar is missing, or the JVM fails, the other
+metrics are still returned and ``ScoreReport.not_computed["METEOR"]`` says why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from . import MetricResult
 from .bleu import BleuStats, bleu_from_corpus
-from .cider import cider_variants
+from .cider import DF_FROM_TEST, DocumentFrequency, cider_variants, document_frequency
+from .meteor import MeteorConfig, MeteorError, meteor_score
 from .preprocess import TOKENIZERS, TokenCorpus, check_references, tokens_for
 from .rouge import rouge_l_from_corpus
 
-__all__ = ["METRICS", "ScoreReport", "score_texts", "score_tokens"]
+__all__ = ["JAVA_METRICS", "KNOWN_METRICS", "METRICS", "ScoreReport", "score_texts", "score_tokens"]
 
+# Computed in process; the default set of score_texts / score_tokens.
 METRICS: tuple[str, ...] = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D")
+# Computed by a Java subprocess (the METEOR 1.5 jar): asked for by name.
+JAVA_METRICS: tuple[str, ...] = ("METEOR",)
+KNOWN_METRICS: tuple[str, ...] = METRICS + JAVA_METRICS
 
 
 @dataclass(frozen=True)
 class ScoreReport:
     """Scores of one candidate set (one system, one language).
 
-    ``corpus[name]`` and ``per_caption[name][key]`` for each requested metric name, in the requested
-    order; ``per_caption`` dicts follow the order of the candidate keys. ``bleu_stats`` is set when a
-    BLEU metric was requested. ``tokenizer`` is the tokenizer name for ``score_texts``, None for
-    ``score_tokens``.
+    ``corpus[name]`` and ``per_caption[name][key]`` for each requested metric name that was computed,
+    in the requested order; ``per_caption`` dicts follow the order of the candidate keys.
+    ``not_computed[name]`` says why a requested metric is missing (only METEOR can be: no Java, no
+    jar, the JVM failed). ``bleu_stats`` is set when a BLEU metric was requested. ``tokenizer`` is the
+    tokenizer name for ``score_texts``, None for ``score_tokens``. ``df_source`` names where CIDEr's
+    document frequencies came from (``test``: the scored images' references; else the df corpus's
+    name), ``meteor_setting`` how the jar was run (e.g. ``meteor-1.5 en norm exact+stem+synonym+paraphrase``).
     """
 
     corpus: dict[str, float]
@@ -42,6 +56,9 @@ class ScoreReport:
     n_images: int
     n_references: int
     tokenizer: str | None = None
+    not_computed: dict[str, str] = field(default_factory=dict)
+    df_source: str = DF_FROM_TEST
+    meteor_setting: str | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -64,15 +81,25 @@ def score_tokens(
     references: Mapping[Hashable, Sequence[Sequence[str]]],
     *,
     metrics: Iterable[str] = METRICS,
+    language: str | None = None,
+    meteor: MeteorConfig | None = None,
+    df_references: Mapping[Hashable, Sequence[Sequence[str]]] | None = None,
+    df_name: str | None = None,
 ) -> ScoreReport:
     """Score tokenised candidates (key -> tokens) against references (key -> list of token lists).
 
-    Raises ``ValueError`` for an empty candidate set, candidate keys without references (named in
-    the message) or unknown metric names; ``TypeError`` if a caption is a string, not a token list.
+    ``language`` (a language code) is needed for METEOR, ``meteor`` says where the jar and Java are
+    (default: pycocoevalcap's jar, ``java`` on the PATH). ``df_references`` (image -> token lists) and
+    ``df_name``: take CIDEr's document frequencies from that corpus. Raises ``ValueError`` for an
+    empty candidate set, candidate keys without references (named in the message), unknown metric
+    names, METEOR without a language or a df corpus without a name; ``TypeError`` if a caption is a
+    string, not a token list.
     """
-    wanted = _check_metrics(metrics)
+    wanted = _check_metrics(metrics, language)
+    df = _df(df_references, df_name)
     corpus = TokenCorpus.build(candidates, references)
-    return _score_corpus(corpus, wanted, tokenizer=None)
+    report = _score_corpus(corpus, wanted, tokenizer=None, df=df)
+    return _with_meteor(report, wanted, candidates, references, language, meteor)
 
 
 def score_texts(
@@ -81,16 +108,21 @@ def score_texts(
     *,
     tokenizer: str = "whitespace",
     metrics: Iterable[str] = METRICS,
+    language: str | None = None,
+    meteor: MeteorConfig | None = None,
+    df_references: Mapping[Hashable, Sequence[str]] | None = None,
+    df_name: str | None = None,
 ) -> ScoreReport:
     """Preprocess and score raw candidates (key -> caption) against references (key -> captions).
 
     ``tokenizer`` is a name from :data:`~evaluation.metrics.text.preprocess.TOKENIZERS` (a language's setting;
     see :func:`~evaluation.metrics.text.preprocess.default_tokenizer`). Raises like :func:`score_tokens`, plus
     ``ValueError`` for an unknown tokenizer and ``TypeError`` for a caption that is not a string.
+    ``df_references`` are raw captions (image -> captions), tokenised like the scored ones.
     """
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}")
-    wanted = _check_metrics(metrics)
+    wanted = _check_metrics(metrics, language)
     check_references(candidates, references)
     cache: dict[str, list[str]] = {}
 
@@ -108,21 +140,65 @@ def score_texts(
         if isinstance(refs, str):
             raise TypeError(f"references of {key!r} must be a list of captions, not a string")
         tokenised_references[key] = [tokens(text, key) for text in refs]
+    tokenised_df = None
+    if df_references is not None:
+        tokenised_df = {}
+        for key, refs in df_references.items():
+            if isinstance(refs, str):
+                raise TypeError(f"df references of {key!r} must be a list of captions, not a string")
+            tokenised_df[key] = [tokens(text, key) for text in refs]
+    df = _df(tokenised_df, df_name)
     corpus = TokenCorpus.build(tokenised_candidates, tokenised_references)
-    return _score_corpus(corpus, wanted, tokenizer=tokenizer)
+    report = _score_corpus(corpus, wanted, tokenizer=tokenizer, df=df)
+    return _with_meteor(report, wanted, tokenised_candidates, tokenised_references, language, meteor)
 
 
-def _check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
+def _check_metrics(metrics: Iterable[str], language: str | None) -> tuple[str, ...]:
     wanted = tuple(dict.fromkeys(metrics))
     if not wanted:
         raise ValueError("no metrics requested")
-    unknown = [name for name in wanted if name not in METRICS]
+    unknown = [name for name in wanted if name not in KNOWN_METRICS]
     if unknown:
-        raise ValueError(f"unknown metric(s) {unknown}; choose from {list(METRICS)}")
+        raise ValueError(f"unknown metric(s) {unknown}; choose from {list(KNOWN_METRICS)}")
+    if "METEOR" in wanted and not (language and language.strip()):
+        raise ValueError("METEOR needs the captions' language (language='en', 'de', ...)")
     return wanted
 
 
-def _score_corpus(corpus: TokenCorpus, wanted: tuple[str, ...], *, tokenizer: str | None) -> ScoreReport:
+def _df(references, name: str | None) -> DocumentFrequency | None:
+    if references is None:
+        return None
+    if not name:
+        raise ValueError("name the df corpus (df_name), e.g. 'refset:<name>' or 'file:<sha256 prefix>'")
+    return document_frequency(references, name=name)
+
+
+def _with_meteor(report: ScoreReport, wanted, candidates, references, language, config) -> ScoreReport:
+    """Add METEOR, in its requested place, to a report of the in-process metrics; or say why not."""
+    if "METEOR" not in wanted:
+        return report
+    try:
+        meteor = meteor_score(candidates, references, language=language, config=config)
+    except MeteorError as exc:
+        return replace(report, not_computed={**report.not_computed, "METEOR": str(exc)})
+    corpus = {**report.corpus, "METEOR": meteor.result.score}
+    per_caption = {**report.per_caption, "METEOR": meteor.result.per_caption}
+    computed = [name for name in wanted if name in corpus]
+    return replace(
+        report,
+        corpus={name: corpus[name] for name in computed},
+        per_caption={name: per_caption[name] for name in computed},
+        meteor_setting=meteor.setting.name,
+    )
+
+
+def _score_corpus(
+    corpus: TokenCorpus,
+    wanted: tuple[str, ...],
+    *,
+    tokenizer: str | None,
+    df: DocumentFrequency | None = None,
+) -> ScoreReport:
     results: dict[str, MetricResult] = {}
     bleu_stats = None
     bleu_orders = [int(name.split("-")[1]) for name in wanted if name.startswith("BLEU-")]
@@ -135,13 +211,15 @@ def _score_corpus(corpus: TokenCorpus, wanted: tuple[str, ...], *, tokenizer: st
         results["ROUGE-L"] = rouge_l_from_corpus(corpus)
     variants = [name for name in wanted if name in ("CIDEr", "CIDEr-D")]
     if variants:
-        for result in cider_variants(corpus, variants=variants):
+        for result in cider_variants(corpus, variants=variants, df=df):
             results[result.name] = result
+    in_process = [name for name in wanted if name in results]
     return ScoreReport(
-        corpus={name: results[name].score for name in wanted},
-        per_caption={name: results[name].per_caption for name in wanted},
+        corpus={name: results[name].score for name in in_process},
+        per_caption={name: results[name].per_caption for name in in_process},
         bleu_stats=bleu_stats,
         n_images=corpus.n_images,
         n_references=corpus.n_references,
         tokenizer=tokenizer,
+        df_source=df.name if df is not None else DF_FROM_TEST,
     )

@@ -21,7 +21,7 @@ from core.access import ResearchAccess
 from core.bounds import BIGINT_MAX, id_field
 from core.errors import ValidationFailed
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
-from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
+from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
 from evaluation.research.api.filters import ResearchFilterBackend, StrictFilterSet
@@ -377,6 +377,13 @@ class MetricRunCreateApi(ResearchApi):
             "reference CLIPScore code reads the file). Empty: the CLIP_IMAGE_ORIENTATION setting. Recorded "
             "in the run's params.image_orientation.",
         )
+        cider_df = serializers.ChoiceField(
+            choices=list(CIDER_DF_CHOICES),
+            required=False,
+            default=CIDER_DF_TEST,
+            help_text="CIDEr document frequencies: test (the scored images' references) or refset (every image "
+            "of the reference set).",
+        )
 
     @extend_schema(
         summary="Start a metric run",
@@ -402,6 +409,7 @@ class MetricRunCreateApi(ResearchApi):
             image_set_id=data["image_set"],
             metrics=data["metrics"],
             image_orientation=data["image_orientation"],
+            cider_df=data["cider_df"],
             user=request.user,
         )
         run = selectors.metric_run_detail(run_id=run.pk)

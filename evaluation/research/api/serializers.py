@@ -116,10 +116,17 @@ class MetricRunSerializer(serializers.Serializer):
     reference_set = NamedObjectSerializer()
     image_set = NamedObjectSerializer(allow_null=True)
     metrics = serializers.ListField(child=serializers.CharField())
-    params = serializers.DictField(help_text="Tokenizer, CLIP model, checkpoint and prompt prefix.")
+    params = serializers.DictField(
+        help_text="Tokenizer, CIDEr df source (cider_df), METEOR setting, CLIP model, checkpoint and prompt prefix."
+    )
     versions = serializers.DictField(help_text="Package versions of the worker that computed the run.")
     status = serializers.CharField()
     error = serializers.CharField()
+    not_computed = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField()),
+        help_text="Requested metrics not computed, per system, with the reason (METEOR without Java): "
+        "{metric: {system: reason}}. The run's other scores are complete.",
+    )
     progress = MetricRunProgressSerializer(source="*")
     created_at = serializers.DateTimeField()
     queued_at = serializers.DateTimeField(allow_null=True)

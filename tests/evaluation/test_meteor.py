@@ -1,0 +1,268 @@
+"""METEOR through the METEOR 1.5 jar: pycocoevalcap's numbers, the protocol, languages, failures.
+
+The tests that run the jar are skipped only where ``java`` is not on the PATH; the missing-Java
+behaviour itself is tested everywhere (with a java path that does not exist).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from evaluation.metrics.text.meteor import (
+    JAVA_INSTALL_HINT,
+    MeteorConfig,
+    MeteorFailed,
+    MeteorUnavailable,
+    default_jar,
+    meteor_score,
+    meteor_setting,
+    protocol_text,
+)
+from evaluation.metrics.text.scoring import METRICS, score_texts, score_tokens
+
+requires_java = pytest.mark.skipif(
+    shutil.which("java") is None,
+    reason="java is not on the PATH: METEOR runs the METEOR 1.5 jar (apt-get install default-jre-headless)",
+)
+NO_JAVA = MeteorConfig(java="/nonexistent/bin/java")
+
+
+@pytest.fixture
+def coco(shared_data):
+    """coco-fakecap as the server tokenised it (candidates and PTB references split on spaces)."""
+    folder = shared_data / "coco-fakecap"
+    results = json.loads((folder / "captions_val2014_fakecap_results.json").read_text())
+    candidates = {item["image_id"]: item["caption"].split(" ") for item in results}
+    references: dict[int, list[list[str]]] = defaultdict(list)
+    annotations = json.loads((folder / "captions_val2014_fakecap_subset_refs_tokenized.json").read_text())
+    for annotation in annotations["annotations"]:
+        references[annotation["image_id"]].append(annotation["caption"].split(" "))
+    return candidates, dict(references)
+
+
+def zombies_of_this_process() -> list[str]:
+    """Children of this process that exited but were never waited for (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and int(fields[1]) == os.getpid():
+            found.append(stat.parent.name)
+    return found
+
+
+# --- Equality with pycocoevalcap ------------------------------------------------------------------
+
+
+@requires_java
+def test_coco_fakecap_equals_pycocoevalcap_meteor_per_caption_and_corpus(coco):
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    candidates, references = coco
+    ours = meteor_score(candidates, references, language="en")
+
+    gts = {key: [" ".join(ref) for ref in references[key]] for key in candidates}
+    res = {key: [" ".join(tokens)] for key, tokens in candidates.items()}
+    reference = Meteor()
+    try:
+        corpus, per_caption = reference.compute_score(gts, res)
+    finally:
+        reference.meteor_p.stdin.close()  # its __del__ would do it at some later garbage collection
+        reference.meteor_p.kill()
+        reference.meteor_p.wait()
+
+    assert ours.result.score == corpus  # the jar's aggregate of the final EVAL line, bit for bit
+    assert list(ours.result.per_caption.values()) == list(per_caption)
+    assert list(ours.result.per_caption) == list(candidates)
+    assert round(ours.result.score, 3) == 0.195  # the evaluation server's published figure
+    # The corpus score pools the statistics: it is not the mean of the per-caption scores.
+    assert abs(sum(per_caption) / len(per_caption) - corpus) > 1e-3
+    assert ours.setting.name == "meteor-1.5 en norm exact+stem+synonym+paraphrase"
+    assert ours.setting.arguments() == ["-l", "en", "-norm"]  # pycocoevalcap's command line
+    assert zombies_of_this_process() == []
+
+
+@requires_java
+def test_score_tokens_runs_meteor_on_the_same_tokens_next_to_the_other_metrics(coco):
+    candidates, references = coco
+    some = dict(list(candidates.items())[:50])
+    report = score_tokens(some, references, metrics=["BLEU-4", "METEOR", "CIDEr-D"], language="de")
+    assert report.metrics == ("BLEU-4", "METEOR", "CIDEr-D")
+    assert report.not_computed == {}
+    assert report.meteor_setting == "meteor-1.5 de norm exact+stem"
+    alone = meteor_score(some, references, language="de")
+    assert report.corpus["METEOR"] == alone.result.score
+    assert report.per_caption["METEOR"] == alone.result.per_caption
+
+
+# --- The protocol ---------------------------------------------------------------------------------
+
+
+def test_protocol_text_removes_field_separators_and_line_breaks():
+    assert protocol_text("a dog ||| on a beach") == "a dog on a beach"
+    assert protocol_text("a|||dog") == "adog"
+    assert protocol_text("a dog\non a\r\nbeach\r") == "a dog on a beach"
+    # A run of pipes keeps fewer than three: no separator can re-form after the deletion.
+    for pipes in range(1, 10):
+        assert "|||" not in protocol_text("x" + "|" * pipes + "y")
+    assert protocol_text("|| | ||") == "|| | ||"
+    assert protocol_text("plain words stay as they are") == "plain words stay as they are"
+
+
+@requires_java
+def test_separators_and_line_breaks_inside_captions_do_not_shift_the_answers():
+    candidates = {
+        1: ["a", "dog|||", "runs"],
+        2: ["two", "cats\nsleep", "on", "a", "sofa"],
+        3: ["a", "red", "bus"],
+    }
+    references = {
+        1: [["a", "dog", "runs", "on", "the", "beach"], ["a", "|||", "dog", "running"]],
+        2: [["two", "cats", "sleep", "on", "a", "sofa"]],
+        3: [["a", "red", "bus", "at", "a", "stop"], ["a\r\nred", "bus"]],
+    }
+    cleaned_candidates = {
+        1: ["a", "dog", "runs"],
+        2: ["two", "cats", "sleep", "on", "a", "sofa"],
+        3: ["a", "red", "bus"],
+    }
+    cleaned_references = {
+        1: [["a", "dog", "runs", "on", "the", "beach"], ["a", "dog", "running"]],
+        2: [["two", "cats", "sleep", "on", "a", "sofa"]],
+        3: [["a", "red", "bus", "at", "a", "stop"], ["a", "red", "bus"]],
+    }
+    # German: no paraphrase table to load, so the JVM starts in a fraction of a second.
+    messy = meteor_score(candidates, references, language="de", config=MeteorConfig())
+    clean = meteor_score(cleaned_candidates, cleaned_references, language="de")
+    assert messy.result.per_caption == clean.result.per_caption
+    assert messy.result.score == clean.result.score
+    assert messy.result.per_caption[2] > 0.9  # identical after cleaning: not shifted onto caption 3
+
+
+# --- Missing Java, missing jar, a JVM that does not answer in time -------------------------------
+
+
+def test_missing_java_is_named_with_how_to_install_it_and_the_other_metrics_are_computed():
+    candidates = {1: ["a", "dog", "on", "a", "beach"], 2: ["a", "red", "bus"]}
+    references = {
+        1: [["a", "dog", "runs", "on", "the", "beach"]],
+        2: [["a", "red", "bus", "at", "a", "stop"]],
+    }
+    with pytest.raises(MeteorUnavailable, match="Java was not found") as caught:
+        meteor_score(candidates, references, language="en", config=NO_JAVA)
+    assert "apt-get install default-jre-headless" in str(caught.value)
+
+    report = score_tokens(candidates, references, metrics=[*METRICS, "METEOR"], language="en", meteor=NO_JAVA)
+    assert report.metrics == METRICS
+    assert "METEOR" not in report.corpus and "METEOR" not in report.per_caption
+    assert report.not_computed["METEOR"].startswith("Java was not found ('/nonexistent/bin/java')")
+    assert JAVA_INSTALL_HINT in report.not_computed["METEOR"]
+    assert report.corpus == score_tokens(candidates, references).corpus
+
+
+def test_a_missing_jar_is_named(tmp_path):
+    config = MeteorConfig(jar=tmp_path / "meteor-1.5.jar")
+    with pytest.raises(
+        MeteorUnavailable, match=r"the METEOR jar .*meteor-1.5.jar does not exist \(METEOR_JAR\)"
+    ):
+        meteor_score({1: ["a"]}, {1: [["a"]]}, language="en", config=config)
+
+
+def test_the_default_jar_is_pycocoevalcaps():
+    jar = default_jar()
+    assert jar is not None and jar.name == "meteor-1.5.jar" and jar.is_file()
+    assert jar.parent.name == "meteor" and jar.parent.parent.name == "pycocoevalcap"
+
+
+@requires_java
+def test_a_jvm_over_its_time_limit_is_stopped_and_reaped():
+    # English loads a 60 MB paraphrase table first (about 10 s): half a second is not enough.
+    config = MeteorConfig(timeout=0.5)
+    with pytest.raises(MeteorFailed, match=r"METEOR took longer than 0.5 s and was stopped"):
+        meteor_score({1: ["a", "dog"]}, {1: [["a", "dog"]]}, language="en", config=config)
+    assert zombies_of_this_process() == []
+
+
+@requires_java
+def test_a_jvm_that_exits_reports_its_stderr(tmp_path):
+    # A java "executable" that is a script printing an error: the failure carries its words.
+    fake = tmp_path / "java"
+    fake.write_text("#!/bin/sh\necho 'Error: Unable to access jarfile' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(MeteorFailed, match=r"exited with status 1.*Unable to access jarfile"):
+        meteor_score({1: ["a"]}, {1: [["a"]]}, language="en", config=MeteorConfig(java=str(fake)))
+    assert zombies_of_this_process() == []
+
+
+# --- Languages ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "arguments", "modules"),
+    [
+        ("en", ["-l", "en", "-norm"], ("exact", "stem", "synonym", "paraphrase")),
+        ("en-GB", ["-l", "en", "-norm"], ("exact", "stem", "synonym", "paraphrase")),
+        ("de", ["-l", "de", "-norm", "-m", "exact stem"], ("exact", "stem")),
+        ("fr", ["-l", "fr", "-norm", "-m", "exact stem"], ("exact", "stem")),
+        ("es", ["-l", "es", "-norm", "-m", "exact stem"], ("exact", "stem")),
+        ("ru", ["-l", "ru", "-norm", "-m", "exact stem"], ("exact", "stem")),
+        ("cs", ["-l", "cz", "-norm", "-m", "exact"], ("exact",)),
+        ("pt_BR", ["-l", "pt", "-lower"], ("exact", "stem")),
+        ("sv", ["-l", "se", "-lower"], ("exact", "stem")),
+        ("nb", ["-l", "no", "-lower"], ("exact", "stem")),
+        ("zh-Hans", ["-l", "other", "-lower"], ("exact",)),
+        ("ar", ["-l", "other", "-lower"], ("exact",)),  # the jar's Arabic is Buckwalter transliteration
+        ("sw", ["-l", "other", "-lower"], ("exact",)),
+    ],
+)
+def test_each_language_gets_the_jar_setting_it_supports(code, arguments, modules):
+    setting = meteor_setting(code)
+    assert setting.arguments() == arguments
+    assert setting.modules == modules
+
+
+def test_a_paraphrase_table_beside_the_jar_brings_the_paraphrase_module_back():
+    setting = meteor_setting("de", paraphrase_languages=frozenset({"en", "de"}))
+    assert setting.arguments() == ["-l", "de", "-norm"]  # the jar's own default modules
+    assert setting.modules == ("exact", "stem", "paraphrase")
+
+
+def test_meteor_needs_the_language():
+    with pytest.raises(ValueError, match="METEOR needs the captions' language"):
+        score_tokens({1: ["a"]}, {1: [["a"]]}, metrics=["METEOR"])
+
+
+@requires_java
+@pytest.mark.parametrize("code", ["de", "fr", "es", "ru", "cs", "pt", "it", "sv", "tr", "zh", "th", "ar"])
+def test_every_setting_runs_on_the_shipped_jar(code):
+    # The jar refuses -norm where it has no normaliser and a paraphrase module without its table:
+    # every language must get a setting the shipped jar accepts.
+    report = score_texts(
+        {1: "Ein Hund läuft am Strand", 2: "一只狗在海滩上"},
+        {1: ["Ein Hund rennt am Strand", "Hunde am Meer"], 2: ["海滩上的一只狗"]},
+        tokenizer="character" if code in ("zh", "th") else "whitespace",
+        metrics=["METEOR"],
+        language=code,
+    )
+    assert report.not_computed == {}
+    assert 0 < report.corpus["METEOR"] < 1
+    assert report.meteor_setting == meteor_setting(code).name
+
+
+@requires_java
+def test_a_language_the_jar_does_not_know_gets_exact_matching_only():
+    # German stems "hunde" to "hund"; with -l other only identical tokens match.
+    candidates = {1: ["zwei", "hunde", "am", "strand"]}
+    references = {1: [["zwei", "hund", "am", "strand"]]}
+    german = meteor_score(candidates, references, language="de")
+    other = meteor_score(candidates, references, language="yo")
+    assert other.setting.name == "meteor-1.5 other lower exact"
+    assert german.result.score > other.result.score > 0
