@@ -191,8 +191,43 @@ DOLSIGN2 = "[\u00a2\u00a3\u00a4\u00a5\u0080\u20a0\u20ac\u060b\u0e3f\u20a4\uffe0\
 _LD = f"(?:{LETTER}|{DIGIT})"
 WORD = f"{LETTER}{_LD}*(?:[.!?]{LETTER}{_LD}*)*"
 FILENAME_EXT = _words(
-    *"bat bmp class cgi cpp c dll docx doc exe gif gz htm html h jar java jpeg jpg mov mp3 pdf php pl "
-    "png ppt ps py sql tar txt wav xml x zip".split()
+    *[
+        "bat",
+        "bmp",
+        "class",
+        "cgi",
+        "cpp",
+        "c",
+        "dll",
+        "docx",
+        "doc",
+        "exe",
+        "gif",
+        "gz",
+        "htm",
+        "html",
+        "h",
+        "jar",
+        "java",
+        "jpeg",
+        "jpg",
+        "mov",
+        "mp3",
+        "pdf",
+        "php",
+        "pl",
+        "png",
+        "ppt",
+        "ps",
+        "py",
+        "sql",
+        "tar",
+        "txt",
+        "wav",
+        "xml",
+        "x",
+        "zip",
+    ]
 )
 FILENAME = f"{_LD}+(?:[.]{_LD}+)*(?:[.]{FILENAME_EXT})"
 APOS = f"(?:['\u0092\u2019]|{_ci('&apos;')})"
@@ -352,11 +387,52 @@ ASIANSMILEY = (
 _ACRONYM_NEXT = _alt(
     *(
         f"{word[0]}{_ci(word[1:])}" if len(word) > 1 else word
-        for word in (
-            "About According Additionally After An As At A But Earlier Her Here However He If In It "
-            "Last Many More Now Once One Other Our She Since So Some Such That Their Then There These "
-            "They The This We When While What Yet You"
-        ).split()
+        for word in [
+            "About",
+            "According",
+            "Additionally",
+            "After",
+            "An",
+            "As",
+            "At",
+            "A",
+            "But",
+            "Earlier",
+            "Her",
+            "Here",
+            "However",
+            "He",
+            "If",
+            "In",
+            "It",
+            "Last",
+            "Many",
+            "More",
+            "Now",
+            "Once",
+            "One",
+            "Other",
+            "Our",
+            "She",
+            "Since",
+            "So",
+            "Some",
+            "Such",
+            "That",
+            "Their",
+            "Then",
+            "There",
+            "These",
+            "They",
+            "The",
+            "This",
+            "We",
+            "When",
+            "While",
+            "What",
+            "Yet",
+            "You",
+        ]
     ),
     f"M{_ci('r.')}",
     f"M{_ci('s.')}",
