@@ -62,7 +62,6 @@ VERSION = "corenlp-3.4.1/1"
 PUNCTUATIONS = frozenset(
     ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
 )
-_PUNCTUATIONS_LOWER = frozenset(token.lower() for token in PUNCTUATIONS)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -278,7 +277,7 @@ APOWORD2 = f"{_ci('y')}{APOS}"
 FULLURL = f'{_ci("http")}{_ci("s")}?://[^ \\t\\n\\f\\r"<>|(){{}}]+[^ \\t\\n\\f\\r"<>|.!?(){{}},\\-]'
 LIKELYURL = (
     f'(?:(?:{_ci("www.")}(?:[^ \\t\\n\\f\\r"<>|.!?(){{}},]+\\.)+[a-zA-Z]{{2,4}})'
-    f"|(?:(?:[^ \\t\\n\\f\\r\"`'<>|.!?(){{}},\\-_$]+\\.)+{_words('com', 'net', 'org', 'edu')}))"
+    f"|(?:(?:[^ \\t\\n\\f\\r\"`'<>|.!?(){{}},-_$]+\\.)+{_words('com', 'net', 'org', 'edu')}))"
     '(?:/[^ \\t\\n\\f\\r"<>|()]+[^ \\t\\n\\f\\r"<>|.!?(){},\\-])?'
 )
 EMAIL = (
@@ -598,12 +597,85 @@ def _compile_rules() -> list[tuple[re.Pattern[str], bool, int]]:
 _RULES = _compile_rules()
 
 
+# Which rules can start with a given character, so that the scanner tries only those. The sets are
+# read from the parsed patterns; anything the reader does not understand counts as "any character",
+# which is always correct, only slower.
+_ANY = None
+
+
+def _first_chars(items, ignore_case: bool) -> tuple[set[int] | None, bool]:
+    """(characters a match can start with, or _ANY; whether the sequence can match empty)."""
+    from re import _constants as c  # noqa: PLC0415 - the parser's opcodes, used only here
+
+    chars: set[int] = set()
+    for op, arg in items:
+        nullable = False
+        if op is c.LITERAL:
+            found = {arg}
+        elif op is c.IN:
+            found = set()
+            for kind, value in arg:
+                if kind is c.LITERAL:
+                    found.add(value)
+                elif kind is c.RANGE:
+                    found.update(range(value[0], value[1] + 1))
+                else:  # NEGATE, CATEGORY ...
+                    return _ANY, False
+        elif op is c.SUBPATTERN:
+            _group, add_flags, _del_flags, body = arg
+            found, nullable = _first_chars(body, ignore_case or bool(add_flags & re.IGNORECASE))
+        elif op is c.BRANCH:
+            found, nullable = set(), False
+            for branch in arg[1]:
+                sub, sub_nullable = _first_chars(branch, ignore_case)
+                if sub is _ANY:
+                    return _ANY, False
+                found |= sub
+                nullable = nullable or sub_nullable
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            low, _high, body = arg
+            found, nullable = _first_chars(body, ignore_case)
+            nullable = nullable or low == 0
+        else:
+            return _ANY, False
+        if found is _ANY:
+            return _ANY, False
+        if ignore_case:
+            found = found | {ord(chr(point).swapcase()[0]) for point in found if chr(point).isascii()}
+        chars |= found
+        if not nullable:
+            return chars, False
+    return chars, True
+
+
+def _rule_first_chars() -> list[set[int] | None]:
+    from re import _parser  # noqa: PLC0415
+
+    firsts = []
+    for pattern, _has_trail, _action in _RULES:
+        try:
+            chars, nullable = _first_chars(_parser.parse(pattern.pattern), False)
+        except Exception:  # noqa: BLE001 - a parser change only costs speed
+            chars, nullable = _ANY, False
+        firsts.append(_ANY if nullable else chars)
+    return firsts
+
+
+_FIRSTS = _rule_first_chars()
+
+
+@lru_cache(maxsize=4096)
+def _rules_for(char: str) -> tuple[tuple[re.Pattern[str], bool, int], ...]:
+    point = ord(char)
+    return tuple(rule for rule, first in zip(_RULES, _FIRSTS) if first is _ANY or point in first)
+
+
 def _longest(text: str, pos: int) -> tuple[int, int, int]:
-    """(main length, total length, action) of the rule JFlex picks at ``pos``; action None if none."""
+    """(main length, total length, action) of the rule JFlex picks at ``pos``; total 0 if none."""
     best_total = 0
     best_main = 0
     best_action = -100
-    for pattern, has_trail, action in _RULES:
+    for pattern, has_trail, action in _rules_for(text[pos]):
         match = pattern.match(text, pos)
         if match is None:
             continue
@@ -613,6 +685,10 @@ def _longest(text: str, pos: int) -> tuple[int, int, int]:
             best_main = (match.end(1) if has_trail else match.end()) - pos
             best_action = action
     return best_main, best_total, best_action
+
+
+_PLAIN_RUN = re.compile("[A-Za-z]+|[ \t]+")
+_ASSIMILATION = re.compile(r"(?ai:cannot|gonna|gotta|lemme|gimme|wanna)")
 
 
 def ptb_tokens(line: str, following: str = "") -> list[str]:
@@ -626,6 +702,20 @@ def ptb_tokens(line: str, following: str = "") -> list[str]:
     pos = 0
     tokens: list[str] = []
     while pos < end:
+        # Shortcut: a run of ASCII letters before a space, tab or the line end is one token whatever
+        # rule wins (no rule matching longer can cross a plain space), except the assimilations.
+        plain = _PLAIN_RUN.match(text, pos)
+        if plain is not None:
+            stop = plain.end()
+            if text[pos] in " \t":
+                pos = stop
+                continue
+            if (stop == end or text[stop] in " \t") and not (
+                stop - pos in (5, 6) and _ASSIMILATION.fullmatch(text, pos, stop)
+            ):
+                tokens.append(text[pos:stop])
+                pos = stop
+                continue
         length, total, action = _longest(text, pos)
         if total == 0:  # untokenizable: deleted
             pos += 1
@@ -681,7 +771,6 @@ def ptb_tokens(line: str, following: str = "") -> list[str]:
 
 _FAST = re.compile(r"[ \t]*(?:[A-Za-z]+(?:-[A-Za-z]+)*[,;]?[ \t]+)*[A-Za-z]+(?:-[A-Za-z]+)*[.!?]?[ \t]*")
 _FAST_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
-_ASSIMILATION = re.compile(r"(?ai:cannot|gonna|gotta|lemme|gimme|wanna)")
 _ABBREVIATION = re.compile(_alt(ABBREV1, ABBREV2, ABBREV3, ACRONYM, f"(?:{_ci('pt')}[eyEY]|{_ci('co')})\\."))
 # Line breaks for the Java lexer other than "\n" (see the module notes): spaces here.
 _OTHER_LINE_BREAKS = str.maketrans({char: " " for char in "\r\u000b\u000c\u0085\u2028\u2029"})
@@ -702,7 +791,8 @@ def _fast_words(text: str) -> list[str] | None:
 
 def _finish(tokens: list[str], lowercase: bool) -> list[str]:
     if lowercase:
-        return [low for low in (token.lower() for token in tokens) if low not in _PUNCTUATIONS_LOWER]
+        # As pycocoevalcap: the jar lowercases, then the (upper-case) bracket names no longer match
+        return [low for low in (token.lower() for token in tokens) if low not in PUNCTUATIONS]
     return [token for token in tokens if token not in PUNCTUATIONS]
 
 
