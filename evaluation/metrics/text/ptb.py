@@ -14,9 +14,11 @@ longest-match loop. Facts of that version worth knowing:
 - Clitics: ``can't -> ca n't``, ``don't -> do n't``, ``it's -> it 's``, ``we'll -> we 'll``,
   ``dogs' -> dogs '`` (the lone quote is punctuation, dropped). ``cannot -> can not``,
   ``gonna -> gon na`` (also gotta, lemme, gimme, wanna), ``'tis -> 't is``, ``'twas -> 't was``.
-- Quotes become LaTeX quotes (`` and ''), brackets -LRB- -RRB- -LCB- -RCB- -LSB- -RSB-; all but the
-  square brackets are in pycocoevalcap's punctuation list, so ``[`` survives as ``-lsb-``.
-  ``„`` (U+201E), ``‟`` and ``‚`` are not rewritten and survive.
+- Quotes become LaTeX quotes (`` and ''), brackets -LRB- -RRB- -LCB- -RCB- -LSB- -RSB-. pycocoevalcap
+  drops -LRB- -RRB- -LCB- -RCB- from its list, but it compares AFTER the jar's ``-lowerCase``, so with
+  lowercasing ``-lrb-`` ``-rrb-`` ``-lcb-`` ``-rcb-`` ``-lsb-`` ``-rsb-`` all survive as tokens (as the
+  server does); without lowercasing only -LSB- and -RSB- survive. ``„`` (U+201E), ``‟`` and ``‚`` are
+  not rewritten and survive.
 - ``...``, ``. . .`` and ``…`` become ``...`` (dropped); 3-4 hyphens and en/em dashes become ``--``
   (dropped); ``&amp;`` becomes ``&``; ``&nbsp;`` is a space.
 - Slashes and asterisks are NOT escaped in 3.4.1 (``escapeForwardSlashAsterisk`` defaults to false);
@@ -33,12 +35,14 @@ longest-match loop. Facts of that version worth knowing:
 - Lowercasing is done after tokenising, on the tokens, as Java's ``toLowerCase(Locale.ENGLISH)``.
 
 Captions and lines. pycocoevalcap replaces ``\\n`` in a caption by a space and joins the captions
-with ``\\n``. A few rules look past the end of a line (an abbreviation or single letter with a final
-dot looks at how the next caption starts; some rules need any following character), so a caption's
-tokens can depend on the caption after it and on being the last one. :func:`tokenize_many`
-reproduces one pycocoevalcap call on a list, including that; :func:`tokenize` gives the tokens of a
-caption tokenised alone (as ``PTBTokenizer().tokenize`` on that single caption). The two differ
-only for captions ending in such an abbreviation or in ``'90``-style years, smileys and the like.
+with ``\\n``. A few rules look past the end of a line, so a caption's tokens can depend on the caption
+after it and on being the last one. :func:`tokenize_many` reproduces one pycocoevalcap call on a list,
+including that. :func:`tokenize` gives a caption's tokens as they come out in the middle of such a
+call. They differ only for (1) a caption ending in a single letter with a dot (``vitamin C.``) when
+the next caption starts with one of the lexer's sentence starters (The, A, He, It, ...): the dot is
+then split off, or in ``fig.``/``no.``/``ca.`` ... when the next one starts with a digit: the dot is
+kept; (2) the LAST caption of a call, where there is no line break to look at: a final smiley loses
+its eyes (``:)`` gives ``-rrb-``, not ``:-rrb-``), a final ``'90`` gives ``90``, and the like.
 
 Known exceptions (the reference itself misbehaves, so there is nothing to reproduce):
 - Carriage return, vertical tab, form feed, U+0085, U+2028, U+2029 inside a caption are line breaks
@@ -811,7 +815,7 @@ def _tokens_in_context(text: str, following: str, lowercase: bool) -> tuple[str,
 
 
 def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
-    """The tokens pycocoevalcap 1.2 gives for ``text`` tokenised on its own.
+    """The tokens pycocoevalcap 1.2 gives for ``text`` among other captions (see the module notes).
 
     PTB tokens, lowercased (unless ``lowercase=False``: then the tokens the Java tokenizer gives
     without ``-lowerCase``), with pycocoevalcap's punctuation tokens removed. Raises ``TypeError``
@@ -821,7 +825,11 @@ def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
     words = _fast_words(text)
     if words is not None:
         return [word.lower() for word in words] if lowercase else words
-    return list(_tokens_in_context(text, "", lowercase))
+    return list(_tokens_in_context(text, _NEUTRAL_NEXT_LINE, lowercase))
+
+
+# A line break and a next caption that starts with nothing any rule looks for.
+_NEUTRAL_NEXT_LINE = "\n."
 
 
 def _context(cleaned: Sequence[str], index: int) -> str:
@@ -831,7 +839,7 @@ def _context(cleaned: Sequence[str], index: int) -> str:
     line = cleaned[index].rstrip(" \t\u00a0")
     if not line.endswith("."):
         # Only an abbreviation or a single letter with a dot looks beyond the line break itself
-        return "\n."
+        return _NEUTRAL_NEXT_LINE
     following = "\n" + "\n".join(cleaned[index + 1 : index + 4])
     return following[:200]
 
@@ -840,7 +848,8 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
     """Tokens of each caption exactly as ONE pycocoevalcap call on ``texts``, in that order, gives them.
 
     The same as ``[tokenize(t) for t in texts]`` except for the few captions whose tokens depend on
-    the caption after them (see the module notes). Repeated captions are tokenised once.
+    the caption after them or on being the last (see the module notes). Repeated captions are
+    tokenised once.
     """
     cleaned = [_clean(text) for text in texts]
     result: list[list[str]] = []
