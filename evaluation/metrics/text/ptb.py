@@ -691,8 +691,36 @@ def _longest(text: str, pos: int) -> tuple[int, int, int]:
     return best_main, best_total, best_action
 
 
-_PLAIN_RUN = re.compile("[A-Za-z]+|[ \t]+")
-_ASSIMILATION = re.compile(r"(?ai:cannot|gonna|gotta|lemme|gimme|wanna)")
+# Shortcuts of the scanner loop: stretches where the tokens are known without trying the rules,
+# because no rule can match longer there. No rule crosses a plain space unless it starts with a digit
+# (fractions "1 1/2", phone numbers "555 1234"), "<" (SGML) or "." (". . ."), or its text ends in a
+# dot (abbreviations). So a run of ASCII words, each followed by spaces or tabs, is those words (a
+# number only if no digit follows its one space), and the run's last word is one token too before
+# the line end or , ; ! ? followed by a space or the line end, or before a dot so followed unless the
+# word and its dot are an abbreviation. The assimilations (cannot, gonna ...) are split as the rule
+# for them does: "can not", "gon na".
+_ITEM = r"[A-Za-z]++(?:-[A-Za-z]++)*+"  # hyphenated words are one token ("black-and-white")
+_RUN = re.compile(rf"[ \t]*+(?:(?:{_ITEM}|[0-9]++(?=[ \t](?![0-9])))[ \t]++)*+")
+_RUN_ITEM = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*|[0-9]+")
+_LAST = re.compile(
+    rf"(?:(?P<word>{_ITEM})(?=[,;!?](?:[ \t]|$)|\u2026(?:[ \t]|$)|$)"
+    rf"|(?P<dotted>{_ITEM})(?=\.++(?:[ \t]|$))"
+    r"|(?P<number>[0-9]++)(?=[,;.!?](?:[ \t]|$)|$))"
+)
+# Sentence punctuation before a space or the line end: "." (unless ". ." may start a spaced ellipsis),
+# "," ";" ":" (not "," before a digit: ",5" is a number; not ";)"), runs of ? and !, and "..." to
+# "....." and "\u2026" (both give "...").
+_PUNCT = re.compile(r"[.,;:](?=[ \t](?![ \t]*\.)|$)|[?!]++(?=[ \t]|$)|(?:\.{3,5}+|\u2026)(?=[ \t]|$)")
+_ASSIMILATIONS = frozenset({"cannot", "gonna", "gotta", "lemme", "gimme", "wanna"})
+
+
+def _add_words(tokens: list[str], words: list[str]) -> None:
+    for word in words:
+        if len(word) in (5, 6) and word.lower() in _ASSIMILATIONS:
+            keep = len(word) - (3 if len(word) == 6 else 2)
+            tokens += (word[:keep], word[keep:])
+        else:
+            tokens.append(word)
 
 
 def ptb_tokens(line: str, following: str = "") -> list[str]:
@@ -706,20 +734,26 @@ def ptb_tokens(line: str, following: str = "") -> list[str]:
     pos = 0
     tokens: list[str] = []
     while pos < end:
-        # Shortcut: a run of ASCII letters before a space, tab or the line end is one token whatever
-        # rule wins (no rule matching longer can cross a plain space), except the assimilations.
-        plain = _PLAIN_RUN.match(text, pos)
-        if plain is not None:
-            stop = plain.end()
-            if text[pos] in " \t":
-                pos = stop
-                continue
-            if (stop == end or text[stop] in " \t") and not (
-                stop - pos in (5, 6) and _ASSIMILATION.fullmatch(text, pos, stop)
-            ):
-                tokens.append(text[pos:stop])
-                pos = stop
-                continue
+        stop = _RUN.match(text, pos, end).end()
+        if stop > pos:
+            _add_words(tokens, _RUN_ITEM.findall(text, pos, stop))
+            pos = stop
+            if pos >= end:
+                break
+        last = _LAST.match(text, pos, end)
+        if last is not None and not (
+            last.lastgroup == "dotted" and _ABBREVIATION.fullmatch(text, pos, last.end() + 1)
+        ):
+            _add_words(tokens, [last.group()])
+            pos = last.end()
+            continue
+        punct = _PUNCT.match(text, pos, end)
+        if punct is not None:
+            stop = punct.end()
+            ellipsis = text[pos] == "\u2026" or (text[pos] == "." and stop - pos >= 3)
+            tokens.append("..." if ellipsis else text[pos:stop])
+            pos = stop
+            continue
         length, total, action = _longest(text, pos)
         if total == 0:  # untokenizable: deleted
             pos += 1
@@ -786,7 +820,7 @@ def _fast_words(text: str) -> list[str] | None:
         return None
     words = _FAST_WORD.findall(text)
     for word in words:
-        if len(word) in (5, 6) and _ASSIMILATION.fullmatch(word):
+        if len(word) in (5, 6) and word.lower() in _ASSIMILATIONS:
             return None
     if text.rstrip(" \t").endswith(".") and _ABBREVIATION.fullmatch(words[-1] + "."):
         return None
