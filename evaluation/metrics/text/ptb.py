@@ -57,7 +57,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["PUNCTUATIONS", "VERSION", "ptb_tokens", "tokenize", "tokenize_many"]
+__all__ = ["PUNCTUATIONS", "VERSION", "clear_cache", "ptb_tokens", "tokenize", "tokenize_many"]
 
 #: The CoreNLP release whose PTBTokenizer this reproduces, and this module's revision.
 VERSION = "corenlp-3.4.1/1"
@@ -742,7 +742,7 @@ def ptb_tokens(line: str, following: str = "") -> list[str]:
                 break
         last = _LAST.match(text, pos, end)
         if last is not None and not (
-            last.lastgroup == "dotted" and _ABBREVIATION.fullmatch(text, pos, last.end() + 1)
+            last.lastgroup == "dotted" and _is_abbreviation(text[pos : last.end() + 1])
         ):
             _add_words(tokens, [last.group()])
             pos = last.end()
@@ -803,28 +803,30 @@ def ptb_tokens(line: str, following: str = "") -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------------
-# The public functions, with a fast path: a caption of ASCII words (hyphenated or not), spaces, commas
-# and semicolons, with an optional final . ! or ?, needs only a split, unless one of its words is one
-# of the split assimilations (cannot, gonna ...) or the final word with its dot is an abbreviation.
+# The public functions. A line is cut at plain spaces and tabs into chunks, and a chunk's tokens are
+# cached: no rule matches across a plain space or tab, and only a few look past one: where the chunk
+# before it ends in a dot (abbreviations look at the next word; ". . ." is one token), contains "<"
+# (SGML tags hold spaces), or ends in a digit or ")" before a digit (fractions "1 1/2", phone numbers
+# "(555) 123 4567"). Lines with "<", ". ." or such digits are scanned whole; a chunk that ends in a
+# dot is scanned with the next chunk (or the next line) after it. Any other chunk is tokenised as if
+# followed by a space, which for the line's last chunk is the same as followed by the line break.
 
-_FAST = re.compile(r"[ \t]*(?:[A-Za-z]+(?:-[A-Za-z]+)*[,;]?[ \t]+)*[A-Za-z]+(?:-[A-Za-z]+)*[.!?]?[ \t]*")
-_FAST_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+_UNSAFE = re.compile(r"<|[\d)][ \t]+\d|\.[ \t]+\.")
+_CHUNK = re.compile(r"[^ \t]+")
+_WORD_DOT = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*\.")
+_CHUNK_CACHE_LIMIT = 500_000
+_chunk_cache: dict[tuple[str, bool], list[str]] = {}
 _ABBREVIATION = re.compile(_alt(ABBREV1, ABBREV2, ABBREV3, ACRONYM, f"(?:{_ci('pt')}[eyEY]|{_ci('co')})\\."))
+
+
+@lru_cache(maxsize=8192)
+def _is_abbreviation(word: str) -> bool:
+    return _ABBREVIATION.fullmatch(word) is not None
+
+
 # Line breaks for the Java lexer other than "\n" (see the module notes): spaces here.
 _OTHER_LINE_BREAKS = str.maketrans({char: " " for char in "\r\u000b\u000c\u0085\u2028\u2029"})
-
-
-def _fast_words(text: str) -> list[str] | None:
-    """The tokens of a plain caption, or None when it needs the full scanner."""
-    if _FAST.fullmatch(text) is None:
-        return None
-    words = _FAST_WORD.findall(text)
-    for word in words:
-        if len(word) in (5, 6) and word.lower() in _ASSIMILATIONS:
-            return None
-    if text.rstrip(" \t").endswith(".") and _ABBREVIATION.fullmatch(words[-1] + "."):
-        return None
-    return words
+_SPACE_CHARS = " \t\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000"
 
 
 def _finish(tokens: list[str], lowercase: bool) -> list[str]:
@@ -837,7 +839,8 @@ def _finish(tokens: list[str], lowercase: bool) -> list[str]:
 def _clean(text: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"a caption must be a string, not {type(text).__name__}")
-    text = text.replace("\n", " ")
+    if "\n" in text:
+        text = text.replace("\n", " ")
     if not text.isascii():
         text = text.translate(_OTHER_LINE_BREAKS)
     return text
@@ -848,6 +851,48 @@ def _tokens_in_context(text: str, following: str, lowercase: bool) -> tuple[str,
     return tuple(_finish(ptb_tokens(text, following), lowercase))
 
 
+def _chunk_tokens(chunk: str, lowercase: bool) -> list[str]:
+    key = (chunk, lowercase)
+    tokens = _chunk_cache.get(key)
+    if tokens is None:
+        if len(_chunk_cache) >= _CHUNK_CACHE_LIMIT:
+            _chunk_cache.clear()
+        tokens = _chunk_cache[key] = _finish(ptb_tokens(chunk, " "), lowercase)
+    return tokens
+
+
+def _dotted_chunk_tokens(chunk: str, following: str, lowercase: bool) -> list[str]:
+    """Tokens of a chunk that ends in a dot: only an abbreviation there looks at what follows."""
+    if _WORD_DOT.fullmatch(chunk) and not _is_abbreviation(chunk):
+        word = chunk[:-1]
+        if len(word) in (5, 6) and word.lower() in _ASSIMILATIONS:
+            return _chunk_tokens(word, lowercase)
+        return [word.lower() if lowercase else word]
+    return list(_tokens_in_context(chunk, following, lowercase))
+
+
+def _line_tokens(text: str, following: str, lowercase: bool) -> list[str]:
+    """Tokens of one cleaned caption followed by ``following`` ("" for the last line of a file)."""
+    if not following or _UNSAFE.search(text) is not None:
+        return list(_tokens_in_context(text, following, lowercase))
+    chunks = _CHUNK.findall(text)
+    if not chunks:
+        return []
+    tokens: list[str] = []
+    cache = _chunk_cache
+    last = len(chunks) - 1
+    for index, chunk in enumerate(chunks):
+        if chunk[-1] == ".":
+            # What follows a chunk, as far as a rule looks: the next chunk after one space (the
+            # number of spaces and tabs does not matter to any rule), or the line's own following.
+            after = f" {chunks[index + 1]} " if index < last else following
+            tokens += _dotted_chunk_tokens(chunk, after, lowercase)
+            continue
+        known = cache.get((chunk, lowercase))
+        tokens += known if known is not None else _chunk_tokens(chunk, lowercase)
+    return tokens
+
+
 def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
     """The tokens pycocoevalcap 1.2 gives for ``text`` among other captions (see the module notes).
 
@@ -855,11 +900,7 @@ def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
     without ``-lowerCase``), with pycocoevalcap's punctuation tokens removed. Raises ``TypeError``
     for a caption that is not a string.
     """
-    text = _clean(text)
-    words = _fast_words(text)
-    if words is not None:
-        return [word.lower() for word in words] if lowercase else words
-    return list(_tokens_in_context(text, _NEUTRAL_NEXT_LINE, lowercase))
+    return _line_tokens(_clean(text), _NEUTRAL_NEXT_LINE, lowercase)
 
 
 # A line break and a next caption that starts with nothing any rule looks for.
@@ -870,7 +911,7 @@ def _context(cleaned: Sequence[str], index: int) -> str:
     """What follows caption ``index`` in pycocoevalcap's file, as far as any rule looks ahead."""
     if index + 1 >= len(cleaned):
         return ""
-    line = cleaned[index].rstrip(" \t\u00a0")
+    line = cleaned[index].rstrip(_SPACE_CHARS)
     if not line.endswith("."):
         # Only an abbreviation or a single letter with a dot looks beyond the line break itself
         return _NEUTRAL_NEXT_LINE
@@ -887,10 +928,16 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
     """
     cleaned = [_clean(text) for text in texts]
     result: list[list[str]] = []
+    neutral = _NEUTRAL_NEXT_LINE
     for index, text in enumerate(cleaned):
-        words = _fast_words(text)
-        if words is not None:
-            result.append([word.lower() for word in words] if lowercase else words)
-        else:
-            result.append(list(_tokens_in_context(text, _context(cleaned, index), lowercase)))
+        following = neutral if text[-1:] not in _SPACE_CHARS + "." else _context(cleaned, index)
+        result.append(_line_tokens(text, following, lowercase))
+    if cleaned:  # the last line has no line break after it
+        result[-1] = list(_tokens_in_context(cleaned[-1], "", lowercase))
     return result
+
+
+def clear_cache() -> None:
+    """Forget the tokens of captions seen before (for benchmarks that time a cold start)."""
+    _tokens_in_context.cache_clear()
+    _chunk_cache.clear()
