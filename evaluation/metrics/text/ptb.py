@@ -54,8 +54,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import chain
 
 __all__ = ["PUNCTUATIONS", "VERSION", "clear_cache", "ptb_tokens", "tokenize", "tokenize_many"]
 
@@ -815,7 +816,7 @@ _UNSAFE = re.compile(r"<|[\d)][ \t]+\d|\.[ \t]+\.")
 _CHUNK = re.compile(r"[^ \t]+")
 _WORD_DOT = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*\.")
 _CHUNK_CACHE_LIMIT = 500_000
-_chunk_cache: dict[tuple[str, bool], list[str]] = {}
+_chunk_caches: dict[bool, dict[str, list[str]]] = {True: {}, False: {}}
 _ABBREVIATION = re.compile(_alt(ABBREV1, ABBREV2, ABBREV3, ACRONYM, f"(?:{_ci('pt')}[eyEY]|{_ci('co')})\\."))
 
 
@@ -852,44 +853,51 @@ def _tokens_in_context(text: str, following: str, lowercase: bool) -> tuple[str,
 
 
 def _chunk_tokens(chunk: str, lowercase: bool) -> list[str]:
-    key = (chunk, lowercase)
-    tokens = _chunk_cache.get(key)
+    cache = _chunk_caches[lowercase]
+    tokens = cache.get(chunk)
     if tokens is None:
-        if len(_chunk_cache) >= _CHUNK_CACHE_LIMIT:
-            _chunk_cache.clear()
-        tokens = _chunk_cache[key] = _finish(ptb_tokens(chunk, " "), lowercase)
+        if len(cache) >= _CHUNK_CACHE_LIMIT:
+            cache.clear()
+        tokens = cache[chunk] = _finish(ptb_tokens(chunk, " "), lowercase)
     return tokens
 
 
-def _dotted_chunk_tokens(chunk: str, following: str, lowercase: bool) -> list[str]:
+def _dotted_chunk_tokens(chunk: str, following: Callable[[], str], lowercase: bool) -> list[str]:
     """Tokens of a chunk that ends in a dot: only an abbreviation there looks at what follows."""
     if _WORD_DOT.fullmatch(chunk) and not _is_abbreviation(chunk):
         word = chunk[:-1]
         if len(word) in (5, 6) and word.lower() in _ASSIMILATIONS:
-            return _chunk_tokens(word, lowercase)
-        return [word.lower() if lowercase else word]
-    return list(_tokens_in_context(chunk, following, lowercase))
+            tokens = _chunk_tokens(word, lowercase)
+        else:
+            tokens = [word.lower() if lowercase else word]
+        _chunk_caches[lowercase][chunk] = tokens  # the same whatever follows
+        return tokens
+    return list(_tokens_in_context(chunk, following(), lowercase))
 
 
-def _line_tokens(text: str, following: str, lowercase: bool) -> list[str]:
-    """Tokens of one cleaned caption followed by ``following`` ("" for the last line of a file)."""
-    if not following or _UNSAFE.search(text) is not None:
-        return list(_tokens_in_context(text, following, lowercase))
+def _line_tokens(text: str, following: Callable[[], str], lowercase: bool) -> list[str]:
+    """Tokens of one cleaned caption; ``following()`` gives what comes after it in the file."""
+    if _UNSAFE.search(text) is not None:
+        return list(_tokens_in_context(text, following(), lowercase))
     chunks = _CHUNK.findall(text)
-    if not chunks:
-        return []
+    try:
+        return list(chain.from_iterable(map(_chunk_caches[lowercase].__getitem__, chunks)))
+    except KeyError:
+        pass
     tokens: list[str] = []
-    cache = _chunk_cache
+    cache = _chunk_caches[lowercase]
     last = len(chunks) - 1
     for index, chunk in enumerate(chunks):
-        if chunk[-1] == ".":
+        known = cache.get(chunk)
+        if known is not None:
+            tokens += known
+        elif chunk[-1] == ".":
             # What follows a chunk, as far as a rule looks: the next chunk after one space (the
             # number of spaces and tabs does not matter to any rule), or the line's own following.
-            after = f" {chunks[index + 1]} " if index < last else following
+            after = (lambda i=index: f" {chunks[i + 1]} ") if index < last else following
             tokens += _dotted_chunk_tokens(chunk, after, lowercase)
-            continue
-        known = cache.get((chunk, lowercase))
-        tokens += known if known is not None else _chunk_tokens(chunk, lowercase)
+        else:
+            tokens += _chunk_tokens(chunk, lowercase)
     return tokens
 
 
@@ -900,11 +908,15 @@ def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
     without ``-lowerCase``), with pycocoevalcap's punctuation tokens removed. Raises ``TypeError``
     for a caption that is not a string.
     """
-    return _line_tokens(_clean(text), _NEUTRAL_NEXT_LINE, lowercase)
+    return _line_tokens(_clean(text), _neutral, lowercase)
 
 
 # A line break and a next caption that starts with nothing any rule looks for.
 _NEUTRAL_NEXT_LINE = "\n."
+
+
+def _neutral() -> str:
+    return _NEUTRAL_NEXT_LINE
 
 
 def _context(cleaned: Sequence[str], index: int) -> str:
@@ -928,10 +940,8 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
     """
     cleaned = [_clean(text) for text in texts]
     result: list[list[str]] = []
-    neutral = _NEUTRAL_NEXT_LINE
     for index, text in enumerate(cleaned):
-        following = neutral if text[-1:] not in _SPACE_CHARS + "." else _context(cleaned, index)
-        result.append(_line_tokens(text, following, lowercase))
+        result.append(_line_tokens(text, lambda i=index: _context(cleaned, i), lowercase))
     if cleaned:  # the last line has no line break after it
         result[-1] = list(_tokens_in_context(cleaned[-1], "", lowercase))
     return result
@@ -940,4 +950,5 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
 def clear_cache() -> None:
     """Forget the tokens of captions seen before (for benchmarks that time a cold start)."""
     _tokens_in_context.cache_clear()
-    _chunk_cache.clear()
+    for cache in _chunk_caches.values():
+        cache.clear()
