@@ -54,9 +54,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from itertools import chain
+from itertools import accumulate, compress, repeat
+from operator import is_
 
 __all__ = ["PUNCTUATIONS", "VERSION", "clear_cache", "ptb_tokens", "tokenize", "tokenize_many"]
 
@@ -814,9 +816,11 @@ def ptb_tokens(line: str, following: str = "") -> list[str]:
 
 _UNSAFE = re.compile(r"<|[\d)][ \t]+\d|\.[ \t]+\.")
 _CHUNK = re.compile(r"[^ \t]+")
+_FLAT = re.compile(r"[^ \t\n]+|\n")
 _WORD_DOT = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*\.")
 _CHUNK_CACHE_LIMIT = 500_000
-_chunk_caches: dict[bool, dict[str, list[str]]] = {True: {}, False: {}}
+# chunk -> its tokens as one string (see _as_string); "\n" is the line break of a whole file.
+_chunk_caches: dict[bool, dict[str, str]] = {True: {"\n": "\r", "": ""}, False: {"\n": "\r", "": ""}}
 _ABBREVIATION = re.compile(_alt(ABBREV1, ABBREV2, ABBREV3, ACRONYM, f"(?:{_ci('pt')}[eyEY]|{_ci('co')})\\."))
 
 
@@ -852,27 +856,62 @@ def _tokens_in_context(text: str, following: str, lowercase: bool) -> tuple[str,
     return tuple(_finish(ptb_tokens(text, following), lowercase))
 
 
-def _chunk_tokens(chunk: str, lowercase: bool) -> list[str]:
+# Cached chunk tokens are kept as one string, each token followed by "\n" (no token holds a line
+# break), so that a whole file's tokens are put together by one join; "\r" (gone from cleaned
+# captions too) ends a line.
+_TOKEN_END = "\n"  # noqa: S105 - a separator, not a password
+_LINE_END = "\r"
+
+
+def _as_string(tokens: Iterable[str]) -> str:
+    return "".join(token + _TOKEN_END for token in tokens)
+
+
+def _chunk_string(chunk: str, lowercase: bool) -> str:
     cache = _chunk_caches[lowercase]
     tokens = cache.get(chunk)
     if tokens is None:
         if len(cache) >= _CHUNK_CACHE_LIMIT:
             cache.clear()
-        tokens = cache[chunk] = _finish(ptb_tokens(chunk, " "), lowercase)
+            cache.update({"\n": _LINE_END, "": ""})
+        tokens = cache[chunk] = _as_string(_finish(ptb_tokens(chunk, " "), lowercase))
     return tokens
 
 
-def _dotted_chunk_tokens(chunk: str, following: Callable[[], str], lowercase: bool) -> list[str]:
-    """Tokens of a chunk that ends in a dot: only an abbreviation there looks at what follows."""
+# Contexts that set off each look-ahead an abbreviation has past a space: a sentence starter (and an
+# upper-case letter), a digit (fig. 3), "Ltd" after "Co.", two line breaks, a tag, and none at all.
+_PROBES = (" The ", " 5 ", " Ltd ", "\n\n", " <b> ", " x ")
+
+
+def _context_free_dotted(chunk: str, lowercase: bool) -> str | None:
+    """Tokens of a chunk that ends in a dot when they do not depend on what follows, else None.
+
+    Only an abbreviation there looks past the space; when every context gives the same tokens (a
+    plain word with its dot, but also "Mr." or "etc.", whose extra sentence-final dot is
+    punctuation), they are cached like any chunk's.
+    """
+    cache = _chunk_caches[lowercase]
     if _WORD_DOT.fullmatch(chunk) and not _is_abbreviation(chunk):
         word = chunk[:-1]
         if len(word) in (5, 6) and word.lower() in _ASSIMILATIONS:
-            tokens = _chunk_tokens(word, lowercase)
+            tokens = _chunk_string(word, lowercase)
         else:
-            tokens = [word.lower() if lowercase else word]
-        _chunk_caches[lowercase][chunk] = tokens  # the same whatever follows
+            tokens = (word.lower() if lowercase else word) + _TOKEN_END
+        cache[chunk] = tokens
         return tokens
-    return list(_tokens_in_context(chunk, following(), lowercase))
+    variants = {_tokens_in_context(chunk, probe, lowercase) for probe in _PROBES}
+    if len(variants) == 1:
+        tokens = cache[chunk] = _as_string(variants.pop())
+        return tokens
+    return None
+
+
+def _dotted_chunk_string(chunk: str, following: Callable[[], str], lowercase: bool) -> str:
+    """Tokens of a chunk that ends in a dot, given what follows it."""
+    tokens = _context_free_dotted(chunk, lowercase)
+    if tokens is None:
+        tokens = _as_string(_tokens_in_context(chunk, following(), lowercase))
+    return tokens
 
 
 def _line_tokens(text: str, following: Callable[[], str], lowercase: bool) -> list[str]:
@@ -880,25 +919,17 @@ def _line_tokens(text: str, following: Callable[[], str], lowercase: bool) -> li
     if _UNSAFE.search(text) is not None:
         return list(_tokens_in_context(text, following(), lowercase))
     chunks = _CHUNK.findall(text)
-    try:
-        return list(chain.from_iterable(map(_chunk_caches[lowercase].__getitem__, chunks)))
-    except KeyError:
-        pass
-    tokens: list[str] = []
-    cache = _chunk_caches[lowercase]
     last = len(chunks) - 1
+    parts = []
     for index, chunk in enumerate(chunks):
-        known = cache.get(chunk)
-        if known is not None:
-            tokens += known
-        elif chunk[-1] == ".":
+        if chunk[-1] == ".":
             # What follows a chunk, as far as a rule looks: the next chunk after one space (the
             # number of spaces and tabs does not matter to any rule), or the line's own following.
             after = (lambda i=index: f" {chunks[i + 1]} ") if index < last else following
-            tokens += _dotted_chunk_tokens(chunk, after, lowercase)
+            parts.append(_dotted_chunk_string(chunk, after, lowercase))
         else:
-            tokens += _chunk_tokens(chunk, lowercase)
-    return tokens
+            parts.append(_chunk_string(chunk, lowercase))
+    return "".join(parts).split(_TOKEN_END)[:-1]
 
 
 def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
@@ -928,7 +959,13 @@ def _context(cleaned: Sequence[str], index: int) -> str:
         # Only an abbreviation or a single letter with a dot looks beyond the line break itself
         return _NEUTRAL_NEXT_LINE
     following = "\n" + "\n".join(cleaned[index + 1 : index + 4])
-    return following[:200]
+    # The look-aheads read spaces and line breaks, then one word and the character after it (or a
+    # tag, which may hold spaces): keep that much, so that equal contexts are cached once.
+    start = len(following) - len(following.lstrip(_SPACE_CHARS + "\n"))
+    if following[start : start + 1] == "<":
+        return following[:200]
+    stop = following.find(" ", start)
+    return following[: stop + 1] if stop >= 0 else following[:200]
 
 
 def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[str]]:
@@ -938,12 +975,48 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
     the caption after them or on being the last (see the module notes). Repeated captions are
     tokenised once.
     """
-    cleaned = [_clean(text) for text in texts]
-    result: list[list[str]] = []
-    for index, text in enumerate(cleaned):
-        result.append(_line_tokens(text, lambda i=index: _context(cleaned, i), lowercase))
-    if cleaned:  # the last line has no line break after it
-        result[-1] = list(_tokens_in_context(cleaned[-1], "", lowercase))
+    try:  # most captions need no cleaning
+        cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in texts]
+    except (AttributeError, TypeError):
+        cleaned = [_clean(text) for text in texts]  # raises TypeError naming the bad caption's type
+    if not cleaned:
+        return []
+    # One pass over the whole file: its chunks (cut at spaces; "" between two spaces) and line
+    # breaks, each chunk's tokens from the cache.
+    text = " \n ".join(cleaned)
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    flat = text.split(" ")
+    flat.append("\n")
+    cache = _chunk_caches[lowercase]
+    parts = list(map(cache.get, flat))
+    if parts.count(None):
+        # New chunks, each tokenised once; then those that end in an abbreviation, in context.
+        for chunk in set(compress(flat, map(is_, parts, repeat(None)))):
+            if chunk[-1] == ".":
+                _context_free_dotted(chunk, lowercase)
+            else:
+                _chunk_string(chunk, lowercase)
+        parts = list(map(cache.get, flat))
+    if parts.count(None):
+        line_ends = list(compress(range(len(flat)), map("\n".__eq__, flat)))
+        for index in compress(range(len(flat)), map(is_, parts, repeat(None))):
+            chunk = flat[index]
+            following_index = index + 1
+            while not flat[following_index]:
+                following_index += 1
+            after = flat[following_index]
+            context = f" {after} " if after != "\n" else _context(cleaned, bisect_right(line_ends, index))
+            parts[index] = _as_string(_tokens_in_context(chunk, context, lowercase))
+    lines = "".join(parts).split(_LINE_END)
+    result = [line.split(_TOKEN_END)[:-1] for line in lines[:-1]]
+    # Lines where a rule crosses a space are scanned whole, and so is the last line, which has no
+    # line break after it.
+    starts = list(accumulate(len(caption) + 3 for caption in cleaned))
+    for match in _UNSAFE.finditer(text):
+        index = bisect_right(starts, match.start())
+        result[index] = list(_tokens_in_context(cleaned[index], _context(cleaned, index), lowercase))
+    result[-1] = list(_tokens_in_context(cleaned[-1], "", lowercase))
     return result
 
 
@@ -952,3 +1025,4 @@ def clear_cache() -> None:
     _tokens_in_context.cache_clear()
     for cache in _chunk_caches.values():
         cache.clear()
+        cache.update({"\n": _LINE_END, "": ""})
