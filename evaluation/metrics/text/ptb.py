@@ -52,12 +52,13 @@ Known exceptions (the reference itself misbehaves, so there is nothing to reprod
 
 from __future__ import annotations
 
+import gc
 import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, chain, compress, count, repeat
 from operator import is_
 
 __all__ = ["PUNCTUATIONS", "VERSION", "clear_cache", "ptb_tokens", "tokenize", "tokenize_many"]
@@ -819,8 +820,12 @@ _CHUNK = re.compile(r"[^ \t]+")
 _FLAT = re.compile(r"[^ \t\n]+|\n")
 _WORD_DOT = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*\.")
 _CHUNK_CACHE_LIMIT = 500_000
-# chunk -> its tokens as one string (see _as_string); "\n" is the line break of a whole file.
-_chunk_caches: dict[bool, dict[str, str]] = {True: {"\n": "\r", "": ""}, False: {"\n": "\r", "": ""}}
+# chunk -> its tokens; "\n" stands for the line break of a whole file, "" for two spaces in a row.
+_LINE_BREAK = ("\n",)  # a marker told apart by identity: no token is this object
+_chunk_caches: dict[bool, dict[str, tuple[str, ...]]] = {
+    True: {"\n": _LINE_BREAK, "": ()},
+    False: {"\n": _LINE_BREAK, "": ()},
+}
 _ABBREVIATION = re.compile(_alt(ABBREV1, ABBREV2, ABBREV3, ACRONYM, f"(?:{_ci('pt')}[eyEY]|{_ci('co')})\\."))
 
 
@@ -856,25 +861,14 @@ def _tokens_in_context(text: str, following: str, lowercase: bool) -> tuple[str,
     return tuple(_finish(ptb_tokens(text, following), lowercase))
 
 
-# Cached chunk tokens are kept as one string, each token followed by "\n" (no token holds a line
-# break), so that a whole file's tokens are put together by one join; "\r" (gone from cleaned
-# captions too) ends a line.
-_TOKEN_END = "\n"  # noqa: S105 - a separator, not a password
-_LINE_END = "\r"
-
-
-def _as_string(tokens: Iterable[str]) -> str:
-    return "".join(token + _TOKEN_END for token in tokens)
-
-
-def _chunk_string(chunk: str, lowercase: bool) -> str:
+def _chunk_tokens(chunk: str, lowercase: bool) -> tuple[str, ...]:
     cache = _chunk_caches[lowercase]
     tokens = cache.get(chunk)
     if tokens is None:
         if len(cache) >= _CHUNK_CACHE_LIMIT:
             cache.clear()
-            cache.update({"\n": _LINE_END, "": ""})
-        tokens = cache[chunk] = _as_string(_finish(ptb_tokens(chunk, " "), lowercase))
+            cache.update({"\n": _LINE_BREAK, "": ()})
+        tokens = cache[chunk] = tuple(_finish(ptb_tokens(chunk, " "), lowercase))
     return tokens
 
 
@@ -883,7 +877,7 @@ def _chunk_string(chunk: str, lowercase: bool) -> str:
 _PROBES = (" The ", " 5 ", " Ltd ", "\n\n", " <b> ", " x ")
 
 
-def _context_free_dotted(chunk: str, lowercase: bool) -> str | None:
+def _context_free_dotted(chunk: str, lowercase: bool) -> tuple[str, ...] | None:
     """Tokens of a chunk that ends in a dot when they do not depend on what follows, else None.
 
     Only an abbreviation there looks past the space; when every context gives the same tokens (a
@@ -894,23 +888,23 @@ def _context_free_dotted(chunk: str, lowercase: bool) -> str | None:
     if _WORD_DOT.fullmatch(chunk) and not _is_abbreviation(chunk):
         word = chunk[:-1]
         if len(word) in (5, 6) and word.lower() in _ASSIMILATIONS:
-            tokens = _chunk_string(word, lowercase)
+            tokens = _chunk_tokens(word, lowercase)
         else:
-            tokens = (word.lower() if lowercase else word) + _TOKEN_END
+            tokens = (word.lower() if lowercase else word,)
         cache[chunk] = tokens
         return tokens
     variants = {_tokens_in_context(chunk, probe, lowercase) for probe in _PROBES}
     if len(variants) == 1:
-        tokens = cache[chunk] = _as_string(variants.pop())
+        tokens = cache[chunk] = variants.pop()
         return tokens
     return None
 
 
-def _dotted_chunk_string(chunk: str, following: Callable[[], str], lowercase: bool) -> str:
+def _dotted_chunk_tokens(chunk: str, following: Callable[[], str], lowercase: bool) -> tuple[str, ...]:
     """Tokens of a chunk that ends in a dot, given what follows it."""
     tokens = _context_free_dotted(chunk, lowercase)
     if tokens is None:
-        tokens = _as_string(_tokens_in_context(chunk, following(), lowercase))
+        tokens = _tokens_in_context(chunk, following(), lowercase)
     return tokens
 
 
@@ -926,10 +920,10 @@ def _line_tokens(text: str, following: Callable[[], str], lowercase: bool) -> li
             # What follows a chunk, as far as a rule looks: the next chunk after one space (the
             # number of spaces and tabs does not matter to any rule), or the line's own following.
             after = (lambda i=index: f" {chunks[i + 1]} ") if index < last else following
-            parts.append(_dotted_chunk_string(chunk, after, lowercase))
+            parts.append(_dotted_chunk_tokens(chunk, after, lowercase))
         else:
-            parts.append(_chunk_string(chunk, lowercase))
-    return "".join(parts).split(_TOKEN_END)[:-1]
+            parts.append(_chunk_tokens(chunk, lowercase))
+    return list(chain.from_iterable(parts))
 
 
 def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
@@ -975,6 +969,18 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
     the caption after them or on being the last (see the module notes). Repeated captions are
     tokenised once.
     """
+    # The result is hundreds of thousands of small objects made in one go; the cyclic garbage
+    # collector would walk the young ones again and again (a fifth of the time) and finds nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _tokenize_file(texts, lowercase)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _tokenize_file(texts: Iterable[str], lowercase: bool) -> list[list[str]]:
     try:  # most captions need no cleaning
         cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in texts]
     except (AttributeError, TypeError):
@@ -996,7 +1002,7 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
             if chunk[-1] == ".":
                 _context_free_dotted(chunk, lowercase)
             else:
-                _chunk_string(chunk, lowercase)
+                _chunk_tokens(chunk, lowercase)
         parts = list(map(cache.get, flat))
     if parts.count(None):
         line_ends = list(compress(range(len(flat)), map("\n".__eq__, flat)))
@@ -1007,9 +1013,11 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
                 following_index += 1
             after = flat[following_index]
             context = f" {after} " if after != "\n" else _context(cleaned, bisect_right(line_ends, index))
-            parts[index] = _as_string(_tokens_in_context(chunk, context, lowercase))
-    lines = "".join(parts).split(_LINE_END)
-    result = [line.split(_TOKEN_END)[:-1] for line in lines[:-1]]
+            parts[index] = _tokens_in_context(chunk, context, lowercase)
+    # All tokens in a row, line breaks included; then cut at the line breaks (found by identity).
+    tokens = list(chain.from_iterable(parts))
+    ends = list(compress(count(), map(is_, tokens, repeat(_LINE_BREAK[0]))))
+    result = [tokens[start + 1 : end] for start, end in zip([-1, *ends], ends)]
     # Lines where a rule crosses a space are scanned whole, and so is the last line, which has no
     # line break after it.
     starts = list(accumulate(len(caption) + 3 for caption in cleaned))
@@ -1025,4 +1033,4 @@ def clear_cache() -> None:
     _tokens_in_context.cache_clear()
     for cache in _chunk_caches.values():
         cache.clear()
-        cache.update({"\n": _LINE_END, "": ""})
+        cache.update({"\n": _LINE_BREAK, "": ()})
