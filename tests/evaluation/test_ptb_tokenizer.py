@@ -15,7 +15,12 @@ import pytest
 from evaluation.metrics.text import ptb
 from evaluation.metrics.text.scoring import score_tokens
 from tests.evaluation import ptb_captions
-from tests.evaluation.java_ptb import java_missing_reason, java_ptb_tokens, pycocoevalcap_tokens
+from tests.evaluation.java_ptb import (
+    java_missing_reason,
+    java_ptb_lines,
+    java_ptb_tokens,
+    pycocoevalcap_tokens,
+)
 
 COCO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "coco-fakecap"
 
@@ -207,3 +212,22 @@ def test_coco_fakecap_raw_candidates_give_the_server_bleu():
     assert round(report.corpus["BLEU-1"], 4) == 0.5794
     assert round(report.corpus["BLEU-4"], 3) == 0.191
     assert round(report.corpus["CIDEr-D"], 3) == 0.600
+
+
+@needs_java
+def test_every_character_of_the_basic_multilingual_plane_as_the_jar_reads_it():
+    # Which characters are letters, digits, symbols, spaces or untokenizable (deleted) to the 3.4.1
+    # scanner: each one inside a word and alone, raw tokens (cased, punctuation kept).
+    line_breaks = set("\n\r\u000b\u000c\u0085\u2028\u2029")
+    characters = [
+        chr(cp) for cp in range(1, 0x10000) if not 0xD800 <= cp <= 0xDFFF and chr(cp) not in line_breaks
+    ]
+    lines = [line for char in characters for line in (f"x{char}x", char)]
+    reference = java_ptb_lines(lines, lowercase=False)
+    ours = [ptb.ptb_tokens(line, "\n.") for line in lines[:-1]] + [ptb.ptb_tokens(lines[-1])]
+    differing = [
+        (lines[index], reference[index], ours[index])
+        for index in range(len(lines))
+        if reference[index] != ours[index]
+    ]
+    assert differing == []

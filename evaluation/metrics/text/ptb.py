@@ -30,8 +30,9 @@ longest-match loop. Facts of that version worth knowing:
   (``vitamin C. The ...``) loses its dot.
 - Characters the grammar does not know are deleted ("untokenizable"), which splits a word around
   them: all characters outside the Basic Multilingual Plane (emoji, as Java sees two surrogates),
-  unassigned or newer characters, and many combining marks (see ``README``/the issue for the
-  per-script measurement). Zero-width space, BOM, LRM/RLM, DEL and NUL are ignored.
+  characters assigned after Unicode 6.2, control characters, and the combining marks of some
+  scripts (Kannada, Gurmukhi, some of Telugu and Malayalam: README, "COCO PTB tokenisation", has
+  the per-script measurement). Zero-width space, BOM, LRM/RLM, DEL and NUL are ignored.
 - Lowercasing is done after tokenising, on the tokens, as Java's ``toLowerCase(Locale.ENGLISH)``.
 
 Captions and lines. pycocoevalcap replaces ``\\n`` in a caption by a space and joins the captions
@@ -58,8 +59,10 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from itertools import accumulate, chain, compress, count, repeat
+from itertools import chain, compress, count, repeat
 from operator import is_
+
+import numpy as np
 
 __all__ = ["PUNCTUATIONS", "VERSION", "clear_cache", "ptb_tokens", "tokenize", "tokenize_many"]
 
@@ -1020,9 +1023,15 @@ def _tokenize_file(texts: Iterable[str], lowercase: bool) -> list[list[str]]:
     result = [tokens[start + 1 : end] for start, end in zip([-1, *ends], ends)]
     # Lines where a rule crosses a space are scanned whole, and so is the last line, which has no
     # line break after it.
-    starts = list(accumulate(len(caption) + 3 for caption in cleaned))
-    for match in _UNSAFE.finditer(text):
-        index = bisect_right(starts, match.start())
+    unsafe = [match.start() for match in _UNSAFE.finditer(text)]
+    if unsafe:
+        # Line i ends (exclusive, with its " \n " separator) at sum(len of lines <= i) + 3 (i + 1).
+        ends = np.cumsum(np.fromiter(map(len, cleaned), dtype=np.int64, count=len(cleaned)))
+        ends += 3 * np.arange(1, len(cleaned) + 1)
+        lines_hit = np.unique(np.searchsorted(ends, np.asarray(unsafe), side="right"))
+    else:
+        lines_hit = ()
+    for index in map(int, lines_hit):
         result[index] = list(_tokens_in_context(cleaned[index], _context(cleaned, index), lowercase))
     result[-1] = list(_tokens_in_context(cleaned[-1], "", lowercase))
     return result
