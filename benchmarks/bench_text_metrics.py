@@ -9,6 +9,14 @@ the last being CIDEr-D) and ours, end to end from token lists (interning include
 times and the ratio per metric, and checks the per-caption scores agree (max abs difference).
 Ours is the best of ``--repeat`` runs; the reference runs once (it takes seconds to minutes).
 
+Part 3 (raw text, end to end) scores generated raw English captions (tests/evaluation/ptb_captions.py:
+COCO-style templates, 70% plain, the rest with clitics, hyphens, numbers, quotes, abbreviations) at each
+size, 1 candidate + 5 references per image. Reference: pycocoevalcap's PTBTokenizer (the Java jar, one
+JVM for the references and one for the candidates, as COCOEvalCap calls it) then its Cider (CIDEr-D),
+and its Bleu(4) + Rouge up to ``--skip-reference-above`` images. Ours: ``ptb.tokenize_many`` then
+``score_tokens``. Tokenisation is included in both columns; both run once on the same inputs (ours
+from a cold cache); ours is also printed as the best of ``--repeat`` runs, labelled.
+
 Part 2 is an XM3600-scale run: 3,600 images x 36 languages x 4 systems, 2 references per image
 and language, synthetic captions built from the COCO vocabulary (zh, ja and th written without
 spaces in made-up characters, so they use the character tokenizer). It scores all seven metrics
@@ -31,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from evaluation.metrics.text import ptb  # noqa: E402
 from evaluation.metrics.text.bleu import bleu  # noqa: E402
 from evaluation.metrics.text.cider import cider, cider_d  # noqa: E402
 from evaluation.metrics.text.preprocess import default_tokenizer, tokens_for  # noqa: E402
@@ -184,6 +193,76 @@ def coco_part(sizes: list[int], skip_reference_above: int, repeat: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# Part 3: raw text end to end, PTB tokenisation included.
+
+
+def ours_from_raw(candidates, references, keys, metrics):
+    ptb.clear_cache()
+    texts = [candidates[key] for key in keys] + [text for key in keys for text in references[key]]
+    tokens = iter(ptb.tokenize_many(texts))
+    our_candidates = {key: next(tokens) for key in keys}
+    our_references = {key: [next(tokens) for _ in references[key]] for key in keys}
+    return score_tokens(our_candidates, our_references, metrics=metrics)
+
+
+def raw_part(sizes: list[int], skip_reference_above: int, repeat: int) -> None:
+    sys.path.insert(0, str(ROOT))
+    from tests.evaluation import ptb_captions
+    from tests.evaluation.java_ptb import java_missing_reason
+
+    missing = java_missing_reason()
+    print("== Part 3: raw English captions, tokenisation included; reference = pycocoevalcap 1.2 ")
+    print(
+        "   (Java PTBTokenizer, JVM start-up included, + Python scorers), ours = ptb.tokenize_many + score_tokens =="
+    )
+    if missing:
+        print(f"   reference skipped: {missing}")
+    print(
+        f"{'images':>7} {'metrics':<14} {'reference s':>12} {'ours s':>8} {'ratio':>7} {'ours best-of-N s':>17}"
+        f" {'max |diff|':>11}"
+    )
+    for size in sizes:
+        candidates, references = ptb_captions.images(size, references=5, seed=size, plain=0.7)
+        keys = list(candidates)
+        groups = [("CIDEr-D", ["CIDEr-D"])]
+        if size <= skip_reference_above:
+            groups.append(("BLEU+ROUGE-L", ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L"]))
+        for label, metrics in groups:
+            start = time.perf_counter()
+            report = ours_from_raw(candidates, references, keys, metrics)
+            once = time.perf_counter() - start
+            _, best = timed(
+                lambda c=candidates, r=references, k=keys, m=metrics: ours_from_raw(c, r, k, m), repeat
+            )
+            reference_time = diff = None
+            if not missing:
+                start = time.perf_counter()
+                theirs = pycocoevalcap_from_raw(candidates, references, keys, label)
+                reference_time = time.perf_counter() - start
+                diff = max(max_diff(report.per_caption[name], keys, theirs[name]) for name in metrics)
+            ref_text = f"{reference_time:12.2f}" if reference_time is not None else f"{'skipped':>12}"
+            ratio = f"{reference_time / once:6.1f}x" if reference_time is not None else f"{'':>7}"
+            diff_text = f"{diff:11.1e}" if diff is not None else f"{'':>11}"
+            print(f"{size:>7} {label:<14} {ref_text} {once:8.3f} {ratio} {best:17.3f} {diff_text}")
+
+
+def pycocoevalcap_from_raw(candidates, references, keys, label):
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.rouge.rouge import Rouge
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    gts = PTBTokenizer().tokenize({key: [{"caption": text} for text in references[key]] for key in keys})
+    res = PTBTokenizer().tokenize({key: [{"caption": candidates[key]}] for key in keys})
+    if label == "CIDEr-D":
+        return {"CIDEr-D": Cider().compute_score(gts, res)[1]}
+    _, bleu_each = Bleu(4).compute_score(gts, res, verbose=0)
+    out = {f"BLEU-{k + 1}": bleu_each[k] for k in range(4)}
+    out["ROUGE-L"] = Rouge().compute_score(gts, res)[1]
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
 # Part 2: XM3600 scale, synthetic.
 
 _SCRIPT_RANGES = {"zh": (0x4E00, 0x9FFF), "ja": (0x3041, 0x30FF), "th": (0x0E01, 0x0E2E)}
@@ -286,13 +365,20 @@ def main() -> None:
     parser.add_argument("--xm-languages", type=int, default=36)
     parser.add_argument("--xm-systems", type=int, default=4)
     parser.add_argument("--skip-xm", action="store_true", help="skip part 2")
+    parser.add_argument("--skip-raw", action="store_true", help="skip part 3 (raw text, PTB tokenisation)")
+    parser.add_argument("--raw-only", action="store_true", help="run part 3 only")
     parser.add_argument("--xm-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     xm_args = [str(args.xm_images), str(args.xm_languages), str(args.xm_systems)]
     if args.xm_only:
         xm3600_part(*map(int, xm_args))
         return
+    if args.raw_only:
+        raw_part(args.sizes, args.skip_reference_above, args.repeat)
+        return
     coco_part(args.sizes, args.skip_reference_above, args.repeat)
+    if not args.skip_raw:
+        raw_part(args.sizes, args.skip_reference_above, args.repeat)
     if not args.skip_xm:
         # A fresh process, so that its peak memory is the XM3600 run's own.
         command = [sys.executable, __file__, "--xm-only", "--xm-images", xm_args[0]]
