@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -26,10 +25,8 @@ from evaluation.metrics.text.meteor import (
 )
 from evaluation.metrics.text.scoring import METRICS, score_texts, score_tokens
 
-requires_java = pytest.mark.skipif(
-    shutil.which("java") is None,
-    reason="java is not on the PATH: METEOR runs the METEOR 1.5 jar (apt-get install default-jre-headless)",
-)
+# The session fixture ``java`` (tests/conftest.py) skips these without java, and fails them under CI.
+requires_java = pytest.mark.usefixtures("java")
 NO_JAVA = MeteorConfig(java="/nonexistent/bin/java")
 
 

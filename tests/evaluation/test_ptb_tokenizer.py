@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
@@ -16,15 +15,13 @@ from evaluation.metrics.text import ptb
 from evaluation.metrics.text.scoring import score_tokens
 from tests.evaluation import ptb_captions
 from tests.evaluation.java_ptb import (
-    java_missing_reason,
     java_ptb_lines,
     java_ptb_tokens,
     pycocoevalcap_tokens,
 )
 
-COCO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "coco-fakecap"
-
-needs_java = pytest.mark.skipif(java_missing_reason() is not None, reason=java_missing_reason() or "")
+# The session fixture ``java`` (tests/conftest.py) skips these without java, and fails them under CI.
+needs_java = pytest.mark.usefixtures("java")
 
 
 NAMED_CASES = [
@@ -197,11 +194,9 @@ def test_end_to_end_scores_from_raw_text_equal_pycocoevalcap():
         assert max(abs(ours[key] - float(value)) for key, value in zip(keys, per_caption)) <= 1e-6, name
 
 
-def test_coco_fakecap_raw_candidates_give_the_server_bleu():
-    results = COCO / "captions_val2014_fakecap_results.json"
-    annotations = COCO / "captions_val2014_fakecap_subset_refs_tokenized.json"
-    if not (results.exists() and annotations.exists()):
-        pytest.skip(f"coco-fakecap test data not found under {COCO}")
+def test_coco_fakecap_raw_candidates_give_the_server_bleu(shared_data):
+    results = shared_data / "coco-fakecap" / "captions_val2014_fakecap_results.json"
+    annotations = shared_data / "coco-fakecap" / "captions_val2014_fakecap_subset_refs_tokenized.json"
     raw = json.loads(results.read_text())
     tokens = ptb.tokenize_many([item["caption"] for item in raw])
     candidates = {item["image_id"]: caption_tokens for item, caption_tokens in zip(raw, tokens)}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from contextlib import contextmanager
 from datetime import timedelta
@@ -133,10 +132,8 @@ def expected_text_scores(setup, system_name, metrics=TEXT_METRICS):
     return score_texts(candidates, references, tokenizer="whitespace", metrics=metrics, language="de")
 
 
-requires_java = pytest.mark.skipif(
-    shutil.which("java") is None,
-    reason="java is not on the PATH: METEOR runs the METEOR 1.5 jar (apt-get install default-jre-headless)",
-)
+# The session fixture ``java`` (tests/conftest.py) skips these without java, and fails them under CI.
+requires_java = pytest.mark.usefixtures("java")
 
 
 # --- Text metrics -----------------------------------------------------------------------------

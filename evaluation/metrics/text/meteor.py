@@ -327,7 +327,13 @@ class _Jvm:
     def _failure(self, what: str) -> MeteorFailed:
         if self.timed_out:
             return MeteorFailed(f"METEOR took longer than {self.timeout:g} s and was stopped ({what})")
+        # A broken pipe or an early end of output means the JVM is ending: give it a moment to exit and
+        # the stderr reader time to take its last words, so the message says why.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=2)
         code = self.process.poll()
+        if code is not None:
+            self.readers[1].join(timeout=2)
         tail = " | ".join(line for line in self.stderr if line.strip())[-1500:]
         exited = f"the Java process exited with status {code}" if code is not None else "the Java process"
         return MeteorFailed(f"METEOR failed: {exited} {what}" + (f"; it said: {tail}" if tail else ""))
@@ -347,7 +353,6 @@ class _Jvm:
             self._expire()
             raise self._failure(what) from None
         if line is _EOF:
-            time.sleep(0.1)  # let the stderr reader catch the JVM's last words
             raise self._failure(what)
         return line
 
