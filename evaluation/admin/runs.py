@@ -10,9 +10,11 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from annotation.models import Tokenizer
 from core.errors import DomainError
 from evaluation.metrics.runs import JobsUnavailable, metric_run_plan, metric_run_resume, metric_run_store
 from evaluation.metrics.selectors import corpus_table, metric_run_queryset
+from evaluation.metrics.signatures import group_signatures
 from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun, RunStatus
 
 # Metrics the run list shows per system, when the run has them (all of a run's scores are on its page).
@@ -33,6 +35,12 @@ class MetricRunStartForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="CLIPScore and RefCLIPScore use the CLIP_* settings and need the image files.",
     )
+    scheme = forms.ChoiceField(
+        label="Tokenisation scheme",
+        required=False,
+        choices=[("", "the language's setting"), *Tokenizer.choices],
+        help_text="For the text metrics of this run only; the language's own setting is left as it is.",
+    )
 
     class Meta:
         model = MetricRun
@@ -50,6 +58,7 @@ class MetricRunStartForm(forms.ModelForm):
                 reference_set_id=data["reference_set"].pk,
                 image_set_id=data["image_set"].pk if data.get("image_set") else None,
                 metrics=data["metric_names"],
+                scheme=data.get("scheme") or None,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -122,6 +131,7 @@ class MetricRunAdmin(StyledModelAdmin):
         "image_set",
         "metrics",
         "params",
+        "signature_list",
         "versions",
         "started_by",
         "created_at",
@@ -144,7 +154,7 @@ class MetricRunAdmin(StyledModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["name", "language", "systems", "reference_set", "image_set", "metric_names"]
+            return ["name", "language", "systems", "reference_set", "image_set", "metric_names", "scheme"]
         return self.run_fields
 
     def get_readonly_fields(self, request, obj=None):
@@ -218,6 +228,16 @@ class MetricRunAdmin(StyledModelAdmin):
     @admin.display(description="created by")
     def started_by(self, run):
         return run.created_by.get_username() if run.created_by_id else "–"
+
+    @admin.display(description="signatures")
+    def signature_list(self, run):
+        lines = [
+            (", ".join(names), signature)
+            for names, signature in group_signatures(run.metrics, run.signatures)
+        ]
+        if not lines:
+            return "–"
+        return format_html_join(mark_safe("<br>"), "{}: <code>{}</code>", lines)  # noqa: S308  (a constant)
 
     @admin.display(description="duration")
     def duration(self, run):

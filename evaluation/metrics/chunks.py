@@ -45,6 +45,8 @@ from evaluation.metrics.clip_models import clip_model_get
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.metrics.runs import package_versions
 from evaluation.metrics.selectors import reference_texts, system_captions
+from evaluation.metrics.signatures import clip_signature, image_orientation
+from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, text_signature
 from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import (
     CLIP_METRICS,
@@ -77,6 +79,7 @@ class ChunkResult:
     metrics: list[str]
     rows: list[tuple[int, str, float]]  # (image id, metric, value)
     corpus: dict[str, float] = field(default_factory=dict)  # stored as is (text metrics)
+    signatures: dict[str, str] = field(default_factory=dict)  # metric -> signature, as computed here
     seconds: float = 0.0
     stats: dict[str, int | str] = field(default_factory=dict)
 
@@ -108,17 +111,29 @@ def _references(chunk: MetricChunk) -> dict[int, list[str]]:
 
 
 def _compute_text(chunk: MetricChunk) -> ChunkResult:
-    metrics = [m for m in chunk.run.metrics if m in TEXT_METRICS]
+    run = chunk.run
+    metrics = [m for m in run.metrics if m in TEXT_METRICS]
+    # The scheme is checked (known, for this language, installed on this worker) before any caption
+    # is read; a SchemeError fails the chunk with its message and stores nothing.
+    scheme = scheme_for_language(run.language.code, run.params["tokenizer"])
+    signature = text_signature(
+        scheme, df_source=run.params.get("cider_df", "test"), language=run.language.code
+    )
     candidates = _candidates(chunk)
     report = score_texts(
-        candidates, _references(chunk), tokenizer=chunk.run.params["tokenizer"], metrics=metrics
+        candidates, _references(chunk), language=run.language.code, scheme=scheme, metrics=metrics
     )
     rows = [
         (image_id, metric, float(value))
         for metric in metrics
         for image_id, value in report.per_caption[metric].items()
     ]
-    return ChunkResult(metrics=metrics, rows=rows, corpus={m: float(report.corpus[m]) for m in metrics})
+    return ChunkResult(
+        metrics=metrics,
+        rows=rows,
+        corpus={m: float(report.corpus[m]) for m in metrics},
+        signatures=dict.fromkeys(metrics, signature),
+    )
 
 
 def _image_loader(name: str, key: str):
@@ -180,9 +195,18 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         for metric in metrics
         for i, image_id in enumerate(chunk.image_ids)
     ]
+    signature = clip_signature(
+        model=params["clip_model"],
+        pretrained=params.get("clip_pretrained", ""),
+        checkpoint=params.get("clip_checkpoint", ""),
+        model_id=loaded.model_id,
+        prompt_prefix=prefix,
+        orientation=image_orientation(params),
+    )
     return ChunkResult(
         metrics=metrics,
         rows=rows,
+        signatures=dict.fromkeys(metrics, signature),
         stats={
             "images_embedded": cache.stored,
             "images_cached": cache.hits,
@@ -200,7 +224,10 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
     Idempotent: a done chunk returns at once ("already done"); an interrupted attempt's rows
     are replaced, never duplicated. Bad data (:class:`ChunkDataError`) and an unavailable CLIP
     model mark the chunk and the run failed with the reason ("failed"); other chunks of the
-    run go on, so text scores are stored even when CLIP fails. Every other error propagates:
+    run go on, so text scores are stored even when CLIP fails. A tokenisation scheme that cannot
+    run here (unknown, library missing on this worker, a caption the segmenter rejects) fails the
+    chunk the same way, with the scheme and language named, and stores none of its scores. Every
+    other error propagates:
     the task retries database errors and fails the chunk visibly, with a logged traceback,
     on anything else (a bug is not bad data).
     """
@@ -230,7 +257,7 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
             result = _compute_text(chunk) if chunk.kind == ChunkKind.TEXT else _compute_clip(chunk)
         result.seconds = time.perf_counter() - started
         return _store(chunk_id, result)
-    except (ClipUnavailable, ChunkDataError) as exc:
+    except (ClipUnavailable, ChunkDataError, SchemeError) as exc:
         metric_chunk_fail(chunk_id=chunk_id, message=str(exc))
         return "failed"
     except DatabaseError:
@@ -369,8 +396,10 @@ def _store(chunk_id: int, result: ChunkResult) -> str:
             # Counts add up over chunks; names (the CLIP model id) are recorded as they are.
             timings[name] = timings.get(name, 0) + value if isinstance(value, int) else value
         run.timings = timings
+        # What the worker computed with is the truth (its library versions, the checkpoint's hash).
+        run.signatures = {**(run.signatures or {}), **result.signatures}
         run.chunks_done = run.chunks.filter(status=ChunkStatus.DONE).count()
-        run.save(update_fields=["timings", "chunks_done", "updated_at"])
+        run.save(update_fields=["timings", "signatures", "chunks_done", "updated_at"])
         if run.chunks_done == run.chunks_total:
             metric_run_finalise(run)
     return "done"

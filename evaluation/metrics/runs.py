@@ -21,6 +21,8 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
 from core.errors import DomainError, NotFound, ValidationFailed
+from evaluation.metrics.signatures import clip_signature, image_orientation
+from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, text_signature
 from evaluation.models import (
     ALL_METRICS,
     CLIP_METRICS,
@@ -137,6 +139,7 @@ class RunPlan:
     systems: list[CaptioningSystem]
     images: dict[int, list[int]] = field(default_factory=dict)  # system id -> image ids
     params: dict = field(default_factory=dict)
+    signatures: dict[str, str] = field(default_factory=dict)  # metric -> signature
 
     @property
     def text_metrics(self) -> list[str]:
@@ -163,12 +166,16 @@ def metric_run_plan(
     reference_set_id: int,
     image_set_id: int | None = None,
     metrics: list[str],
+    scheme: str | None = None,
 ) -> RunPlan:
     """Check everything a run needs and decide the images per system; stores nothing.
 
     Without an image set, a system is scored on every image that has references and a
     caption from it in the language. With one, every image of the set must have references
-    and a caption from every system. Raises ValidationFailed / NotFound with the reason.
+    and a caption from every system. ``scheme`` overrides the language's tokenisation scheme
+    for this run's text metrics (recorded in ``params["tokenizer"]``). Raises ValidationFailed /
+    NotFound with the reason, also when the scheme is unknown, is for another language or its
+    library is not installed here.
     """
     metrics = metrics_parse(metrics)
     language = Language.objects.filter(code=language_code).first()
@@ -251,7 +258,20 @@ def metric_run_plan(
                 )
             plan.images[system.pk] = sorted(scored)
 
-    plan.params = {"tokenizer": language.tokenizer}
+    scheme_name = (scheme or "").strip() or language.tokenizer
+    plan.params = {
+        "tokenizer": scheme_name,
+        "tokenizer_from": "run" if (scheme or "").strip() else "language",
+    }
+    if plan.text_metrics:
+        try:
+            chosen = scheme_for_language(language.code, scheme_name)
+            text_sig = text_signature(
+                chosen, df_source=plan.params.get("cider_df", "test"), language=language.code
+            )
+        except SchemeError as exc:
+            raise ValidationFailed(f"Cannot score {language.name} ({language.code}) text: {exc}.") from None
+        plan.signatures |= dict.fromkeys(plan.text_metrics, text_sig)
     if plan.clip_metrics:
         all_ids = set().union(*plan.images.values())
         without_file = set(
@@ -271,6 +291,15 @@ def metric_run_plan(
             "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX,
             "clip_chunk_size": settings.METRIC_CLIP_CHUNK_SIZE,
         }
+        # Completed by the worker, which knows the checkpoint's hash (see chunks._compute_clip).
+        clip_sig = clip_signature(
+            model=plan.params["clip_model"],
+            pretrained=plan.params["clip_pretrained"],
+            checkpoint=plan.params["clip_checkpoint"],
+            prompt_prefix=plan.params["clip_prompt_prefix"],
+            orientation=image_orientation(plan.params),
+        )
+        plan.signatures |= dict.fromkeys(plan.clip_metrics, clip_sig)
     return plan
 
 
@@ -285,6 +314,7 @@ def metric_run_create(
     reference_set_id: int,
     image_set_id: int | None = None,
     metrics: list[str],
+    scheme: str | None = None,
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
@@ -300,6 +330,7 @@ def metric_run_create(
         reference_set_id=reference_set_id,
         image_set_id=image_set_id,
         metrics=metrics,
+        scheme=scheme,
     )
     return metric_run_store(plan=plan, user=user, enqueue=enqueue)
 
@@ -324,6 +355,7 @@ def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> Metri
             image_set=plan.image_set,
             metrics=plan.metrics,
             params=plan.params,
+            signatures=plan.signatures,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         run.systems.set(plan.systems)

@@ -5,8 +5,10 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import DomainError
+from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.runs import metric_run_create, metric_run_resume
 from evaluation.metrics.selectors import corpus_table, metric_run_get, metric_run_queryset
+from evaluation.metrics.signatures import group_signatures
 from evaluation.models import ImageSet, MetricRun, ReferenceSet, RunStatus
 
 POLL_SECONDS = 0.5
@@ -18,7 +20,7 @@ class Command(BaseCommand):
     help = (
         "Metric runs: start one (and follow its progress), follow, show, resume or list runs.\n"
         "  metric_run start --language de --systems a,b --references NAME [--image-set NAME] "
-        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--name NAME] [--wait]\n"
+        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--scheme NAME] [--name NAME] [--wait]\n"
         "  metric_run follow ID | show ID | resume ID [--wait] | list [--limit N]"
     )
 
@@ -37,6 +39,11 @@ class Command(BaseCommand):
             default=["text"],
             help="Metric names (BLEU-1..4, ROUGE-L, CIDEr, CIDEr-D, CLIPScore, RefCLIPScore) or the groups "
             "text, clip, all; default: text.",
+        )
+        start.add_argument(
+            "--scheme",
+            choices=SCHEME_NAMES,
+            help="Tokenisation scheme of the text metrics for this run (default: the language's setting).",
         )
         start.add_argument("--name", default="", help="A name for the run (default: systems vs references).")
         start.add_argument(
@@ -77,6 +84,7 @@ class Command(BaseCommand):
             reference_set_id=reference_set.pk,
             image_set_id=image_set_id,
             metrics=options["metrics"],
+            scheme=options["scheme"],
         )
         run.refresh_from_db()
         self.say(
@@ -112,6 +120,8 @@ class Command(BaseCommand):
         out(f"  metrics     {', '.join(run.metrics)}")
         out(f"  params      {self.pairs(run.params)}")
         out(f"  versions    {self.pairs(run.versions)}")
+        for names, signature in group_signatures(run.metrics, run.signatures):
+            out(f"  signature   {signature}  ({', '.join(names)})")
         for label, value in (
             ("created", run.created_at),
             ("queued", run.queued_at),

@@ -7,9 +7,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
+from core.tokenisation import SCHEME_NAMES, default_scheme_name
 from evaluation.metrics.runs import metrics_parse
+from evaluation.metrics.signatures import clip_signature, group_signatures
 from evaluation.metrics.text.formats import FormatError, read_coco_results, read_references
-from evaluation.metrics.text.preprocess import TOKENIZERS, default_tokenizer
+from evaluation.metrics.text.schemes import PRETOKENIZED, SchemeError
 from evaluation.models import CLIP_METRICS, TEXT_METRICS
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
@@ -33,7 +35,7 @@ class Command(BaseCommand):
             "--references", type=Path, required=True, help="COCO annotations .json or XM3600 captions .jsonl."
         )
         parser.add_argument(
-            "--language", required=True, help="Language code (XM3600 block, default tokenizer)."
+            "--language", required=True, help="Language code (XM3600 block, default tokenisation scheme)."
         )
         parser.add_argument(
             "--metrics",
@@ -42,15 +44,17 @@ class Command(BaseCommand):
             "with --images).",
         )
         parser.add_argument(
-            "--tokenizer",
-            choices=sorted(TOKENIZERS),
-            help="Tokenizer (default: the language's, e.g. character for zh).",
+            "--scheme",
+            choices=SCHEME_NAMES,
+            help="Tokenisation scheme (default: the language's default: coco-ptb for en, char for zh, ja, th "
+            "and the other languages written without spaces, whitespace otherwise).",
         )
         parser.add_argument(
             "--pretokenized",
             action="store_true",
             help="Both files are already tokenised (e.g. by the COCO server's PTB tokenizer): split on "
-            "spaces and change nothing else. Reproduces the server's figures on its own tokenised files.",
+            "spaces and change nothing else (signature tok:pretokenized). Reproduces the server's figures "
+            "on its own tokenised files.",
         )
         parser.add_argument("--per-caption", action="store_true", help="Also print every caption's scores.")
         parser.add_argument("--format", choices=["text", "json"], default="text", help="Output format.")
@@ -95,9 +99,10 @@ class Command(BaseCommand):
 
         corpus: dict[str, float] = {}
         per_caption: dict[str, dict] = {}
-        tokenizer = options["tokenizer"] or default_tokenizer(language)
-        if options["pretokenized"]:
-            tokenizer = "pretokenized (split on spaces)"
+        signatures: dict[str, str] = {}
+        scheme = (
+            PRETOKENIZED if options["pretokenized"] else options["scheme"] or default_scheme_name(language)
+        )
         if text_metrics:
             from evaluation.metrics.text.scoring import score_texts, score_tokens
 
@@ -108,8 +113,14 @@ class Command(BaseCommand):
                     metrics=text_metrics,
                 )
             else:
-                report = score_texts(candidates, refs, tokenizer=tokenizer, metrics=text_metrics)
+                try:
+                    report = score_texts(
+                        candidates, refs, language=language, scheme=scheme, metrics=text_metrics
+                    )
+                except SchemeError as exc:
+                    raise CommandError(str(exc)) from None
             corpus |= report.corpus
+            signatures |= dict.fromkeys(text_metrics, report.signature)
             per_caption |= report.per_caption
             if options["verbosity"] >= 2 and report.bleu_stats is not None:
                 stats = report.bleu_stats
@@ -118,16 +129,19 @@ class Command(BaseCommand):
                     f"{' / '.join(str(n) for n in stats.correct)}"
                 )
         if clip_metrics:
-            clip_corpus, clip_per_caption = self.clip_scores(options, candidates, refs, clip_metrics)
+            clip_corpus, clip_per_caption, clip_sig = self.clip_scores(
+                options, candidates, refs, clip_metrics
+            )
+            signatures |= dict.fromkeys(clip_metrics, clip_sig)
             corpus |= clip_corpus
             per_caption |= clip_per_caption
         corpus = {m: corpus[m] for m in metrics}
         if options["verbosity"] >= 1:
             self.stderr.write(
                 f"{len(candidates)} captions scored against {sum(len(r) for r in refs.values())} references "
-                f"(tokenizer: {tokenizer})."
+                f"(tokenisation scheme: {scheme})."
             )
-        self.output(options, metrics, corpus, per_caption, candidates)
+        self.output(options, metrics, corpus, per_caption, candidates, signatures)
 
     # --- matching -----------------------------------------------------------------------------
 
@@ -218,13 +232,23 @@ class Command(BaseCommand):
             per_caption["RefCLIPScore"] = report.refclipscore
         if options["verbosity"] >= 1:
             self.stderr.write(f"CLIP model: {loaded.model_id}; prompt prefix: {prefix!r}.")
-        return {m: corpus[m] for m in clip_metrics}, {m: per_caption[m] for m in clip_metrics}
+        signature = clip_signature(
+            model=loaded.model_name,
+            pretrained=loaded.pretrained or "",
+            checkpoint=loaded.checkpoint_path or "",
+            model_id=loaded.model_id,
+            prompt_prefix=prefix,
+            # Images are read from files here, with their EXIF orientation applied by the loader.
+            orientation="exif",
+        )
+        return {m: corpus[m] for m in clip_metrics}, {m: per_caption[m] for m in clip_metrics}, signature
 
     # --- output ---------------------------------------------------------------------------------
 
-    def output(self, options, metrics, corpus, per_caption, candidates):
+    def output(self, options, metrics, corpus, per_caption, candidates, signatures):
         if options["format"] == "json":
             data: dict = dict(corpus)
+            data["signatures"] = {m: signatures[m] for m in metrics}
             if options["per_caption"]:
                 data["per_caption"] = [
                     {
@@ -239,6 +263,8 @@ class Command(BaseCommand):
         width = max(len(m) for m in metrics)
         for metric in metrics:
             self.stdout.write(f"{metric:<{width}}  {corpus[metric]:.3f}")
+        for names, signature in group_signatures(metrics, signatures):
+            self.stdout.write(f"signature ({', '.join(names)}): {signature}")
         if options["per_caption"]:
             self.stdout.write("")
             self.stdout.write("\t".join(["image_id", *metrics]))

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from . import MetricResult
 from .bleu import BleuStats, bleu_from_corpus
 from .cider import cider_variants
-from .preprocess import TOKENIZERS, TokenCorpus, check_references, tokens_for
+from .preprocess import TokenCorpus, check_references
 from .rouge import rouge_l_from_corpus
+from .schemes import PRETOKENIZED, Scheme, scheme_for_language, text_signature
 
 __all__ = ["METRICS", "ScoreReport", "score_texts", "score_tokens"]
 
@@ -32,8 +33,9 @@ class ScoreReport:
 
     ``corpus[name]`` and ``per_caption[name][key]`` for each requested metric name, in the requested
     order; ``per_caption`` dicts follow the order of the candidate keys. ``bleu_stats`` is set when a
-    BLEU metric was requested. ``tokenizer`` is the tokenizer name for ``score_texts``, None for
-    ``score_tokens``.
+    BLEU metric was requested. ``scheme`` is the tokenisation scheme's name for ``score_texts``,
+    ``"pretokenized"`` for ``score_tokens``; ``signature`` is the signature of every number in the
+    report (:func:`~evaluation.metrics.text.schemes.text_signature`).
     """
 
     corpus: dict[str, float]
@@ -41,7 +43,8 @@ class ScoreReport:
     bleu_stats: BleuStats | None
     n_images: int
     n_references: int
-    tokenizer: str | None = None
+    scheme: str = PRETOKENIZED
+    signature: str = ""
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -72,24 +75,29 @@ def score_tokens(
     """
     wanted = _check_metrics(metrics)
     corpus = TokenCorpus.build(candidates, references)
-    return _score_corpus(corpus, wanted, tokenizer=None)
+    return _score_corpus(corpus, wanted, scheme=PRETOKENIZED, signature=text_signature(PRETOKENIZED))
 
 
 def score_texts(
     candidates: Mapping[Hashable, str],
     references: Mapping[Hashable, Sequence[str]],
     *,
-    tokenizer: str = "whitespace",
+    language: str | None = None,
+    scheme: str | Scheme | None = None,
     metrics: Iterable[str] = METRICS,
 ) -> ScoreReport:
     """Preprocess and score raw candidates (key -> caption) against references (key -> captions).
 
-    ``tokenizer`` is a name from :data:`~evaluation.metrics.text.preprocess.TOKENIZERS` (a language's setting;
-    see :func:`~evaluation.metrics.text.preprocess.default_tokenizer`). Raises like :func:`score_tokens`, plus
-    ``ValueError`` for an unknown tokenizer and ``TypeError`` for a caption that is not a string.
+    ``scheme`` is a tokenisation scheme (or its name, see :mod:`~evaluation.metrics.text.schemes`);
+    None takes the default scheme of ``language`` (the language's setting is the caller's to pass);
+    ``language`` also checks that the scheme is meant for it and is named in error messages.
+    Raises like :func:`score_tokens`, plus a :class:`~evaluation.metrics.text.schemes.SchemeError`
+    (a ``ValueError`` naming the scheme and the language) for an unknown scheme, one for another
+    language, a library that is not installed or a caption the segmenter rejects, and ``TypeError``
+    for a caption that is not a string. The scheme is checked before any caption is read.
     """
-    if tokenizer not in TOKENIZERS:
-        raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}")
+    chosen = scheme_for_language(language, scheme.name if isinstance(scheme, Scheme) else scheme)
+    signature = text_signature(chosen, language=language)
     wanted = _check_metrics(metrics)
     check_references(candidates, references)
     cache: dict[str, list[str]] = {}
@@ -98,7 +106,7 @@ def score_texts(
         if not isinstance(text, str):
             raise TypeError(f"caption of {key!r} is {type(text).__name__}, expected str")
         if text not in cache:
-            cache[text] = tokens_for(text, tokenizer)
+            cache[text] = chosen.tokenize(text, language=language)
         return cache[text]
 
     tokenised_candidates = {key: tokens(text, key) for key, text in candidates.items()}
@@ -109,7 +117,7 @@ def score_texts(
             raise TypeError(f"references of {key!r} must be a list of captions, not a string")
         tokenised_references[key] = [tokens(text, key) for text in refs]
     corpus = TokenCorpus.build(tokenised_candidates, tokenised_references)
-    return _score_corpus(corpus, wanted, tokenizer=tokenizer)
+    return _score_corpus(corpus, wanted, scheme=chosen.name, signature=signature)
 
 
 def _check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
@@ -122,7 +130,9 @@ def _check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
     return wanted
 
 
-def _score_corpus(corpus: TokenCorpus, wanted: tuple[str, ...], *, tokenizer: str | None) -> ScoreReport:
+def _score_corpus(
+    corpus: TokenCorpus, wanted: tuple[str, ...], *, scheme: str, signature: str
+) -> ScoreReport:
     results: dict[str, MetricResult] = {}
     bleu_stats = None
     bleu_orders = [int(name.split("-")[1]) for name in wanted if name.startswith("BLEU-")]
@@ -143,5 +153,6 @@ def _score_corpus(corpus: TokenCorpus, wanted: tuple[str, ...], *, tokenizer: st
         bleu_stats=bleu_stats,
         n_images=corpus.n_images,
         n_references=corpus.n_references,
-        tokenizer=tokenizer,
+        scheme=scheme,
+        signature=signature,
     )

@@ -20,6 +20,7 @@ from annotation.selectors import campaigns_progress
 from core.access import ResearchAccess
 from core.bounds import BIGINT_MAX, id_field
 from core.errors import ValidationFailed
+from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.runs import METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
@@ -367,6 +368,13 @@ class MetricRunCreateApi(ResearchApi):
             min_length=1,
             help_text="Metric names, or the groups text, clip, all.",
         )
+        scheme = serializers.ChoiceField(
+            choices=list(SCHEME_NAMES),
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Tokenisation scheme of the text metrics for this run; empty: the language's setting.",
+        )
 
     @extend_schema(
         summary="Start a metric run",
@@ -391,6 +399,7 @@ class MetricRunCreateApi(ResearchApi):
             reference_set_id=data["reference_set"],
             image_set_id=data["image_set"],
             metrics=data["metrics"],
+            scheme=data["scheme"],
             user=request.user,
         )
         run = selectors.metric_run_detail(run_id=run.pk)

@@ -96,6 +96,10 @@ class CorpusScoreSerializer(serializers.Serializer):
     system = serializers.CharField(source="system.name")
     metric = serializers.CharField()
     value = serializers.FloatField()
+    signature = serializers.SerializerMethodField(help_text="The signature of this number (see the run's).")
+
+    def get_signature(self, score) -> str:
+        return score.run.signature(score.metric)
 
 
 @extend_schema_serializer(component_name="MetricRunProgress")
@@ -116,7 +120,13 @@ class MetricRunSerializer(serializers.Serializer):
     reference_set = NamedObjectSerializer()
     image_set = NamedObjectSerializer(allow_null=True)
     metrics = serializers.ListField(child=serializers.CharField())
-    params = serializers.DictField(help_text="Tokenizer, CLIP model, checkpoint and prompt prefix.")
+    params = serializers.DictField(
+        help_text="Tokenisation scheme (tokenizer, and whether the run chose it), CLIP model, checkpoint and prompt prefix."
+    )
+    signatures = serializers.SerializerMethodField(
+        help_text="Metric -> signature of its numbers; two numbers are comparable exactly when their signatures "
+        "match. Runs made before signatures say “not recorded”."
+    )
     versions = serializers.DictField(help_text="Package versions of the worker that computed the run.")
     status = serializers.CharField()
     error = serializers.CharField()
@@ -131,6 +141,9 @@ class MetricRunSerializer(serializers.Serializer):
 
     def get_systems(self, run) -> list[str]:
         return sorted(system.name for system in run.systems.all())
+
+    def get_signatures(self, run) -> dict[str, str]:
+        return {metric: run.signature(metric) for metric in run.metrics}
 
 
 @extend_schema_serializer(component_name="SxsSummary")
