@@ -20,6 +20,8 @@ from .bleu import BleuStats, bleu_from_corpus
 from .cider import cider_variants
 from .preprocess import TokenCorpus, check_references
 from .rouge import rouge_l_from_corpus
+from core.tokenisation import WHITESPACE
+
 from .schemes import PRETOKENIZED, Scheme, scheme_for_language, text_signature
 
 __all__ = ["METRICS", "ScoreReport", "score_texts", "score_tokens"]
@@ -89,14 +91,16 @@ def score_texts(
     """Preprocess and score raw candidates (key -> caption) against references (key -> captions).
 
     ``scheme`` is a tokenisation scheme (or its name, see :mod:`~evaluation.metrics.text.schemes`);
-    None takes the default scheme of ``language`` (the language's setting is the caller's to pass);
+    None takes the default scheme of ``language`` (the language's setting is the caller's to pass), or
+    ``whitespace``, the platform's rule, when no language is given either;
     ``language`` also checks that the scheme is meant for it and is named in error messages.
     Raises like :func:`score_tokens`, plus a :class:`~evaluation.metrics.text.schemes.SchemeError`
     (a ``ValueError`` naming the scheme and the language) for an unknown scheme, one for another
     language, a library that is not installed or a caption the segmenter rejects, and ``TypeError``
     for a caption that is not a string. The scheme is checked before any caption is read.
     """
-    chosen = scheme_for_language(language, scheme.name if isinstance(scheme, Scheme) else scheme)
+    name = scheme.name if isinstance(scheme, Scheme) else scheme
+    chosen = scheme_for_language(language, name or (None if language else WHITESPACE))
     signature = text_signature(chosen, language=language)
     wanted = _check_metrics(metrics)
     check_references(candidates, references)
