@@ -28,14 +28,13 @@ from evaluation.models import (
     RunStatus,
 )
 from tests import factories as f
-from tests.evaluation.test_runs import (  # noqa: F401  (fixtures)
-    CAPTIONS,
-    create,
-    run_now,
-    setup,
-    tiny_checkpoint,
-    tiny_clip,
-)
+from tests.evaluation import test_runs
+from tests.evaluation.test_runs import CAPTIONS, create, run_now
+
+# The fixtures of test_runs, shared here.
+setup = test_runs.setup
+tiny_checkpoint = test_runs.tiny_checkpoint
+tiny_clip = test_runs.tiny_clip
 
 
 def test_a_run_uses_the_language_scheme_and_stores_its_signature(setup, django_capture_on_commit_callbacks):

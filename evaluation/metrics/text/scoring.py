@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from core.tokenisation import WHITESPACE
+
 from . import MetricResult
 from .bleu import BleuStats, bleu_from_corpus
 from .cider import cider_variants
 from .preprocess import TokenCorpus, check_references
 from .rouge import rouge_l_from_corpus
-from core.tokenisation import WHITESPACE
-
 from .schemes import PRETOKENIZED, Scheme, scheme_for_language, text_signature
 
 __all__ = ["METRICS", "ScoreReport", "score_texts", "score_tokens"]

@@ -419,6 +419,10 @@ class CorrelationComparisonSerializer(serializers.Serializer):
     runs = serializers.DictField(
         child=serializers.IntegerField(), help_text="metric -> the metric run whose scores gave the delta"
     )
+    signatures = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="metric -> the signature of that run's numbers (“not recorded” for runs made before signatures)",
+    )
 
 
 @extend_schema_serializer(component_name="CorrelationSkipped")
