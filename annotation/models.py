@@ -21,6 +21,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from annotation import caption_checks
+from core import tokenisation
 from core.models import TimeStamped
 from core.scales import RATING, SXS, SXS_CONTROL_MIN_JUDGMENTS, Scale, canonical
 
@@ -33,18 +34,33 @@ class TextDirection(models.TextChoices):
 
 
 class Tokenizer(models.TextChoices):
-    # Languages written with spaces between words split on whitespace; languages written
-    # without them (zh, ja, th, ...) are split per character, because a whitespace split
-    # turns a whole caption into a single token and n-gram metrics become meaningless.
-    WHITESPACE = "whitespace", "whitespace"
-    CHARACTER = "character", "per character"
+    """The tokenisation schemes a language can be scored with (names from :mod:`core.tokenisation`;
+    implemented in ``evaluation.metrics.text.schemes``, a test checks that the two agree)."""
+
+    WHITESPACE = tokenisation.WHITESPACE, tokenisation.SCHEME_LABELS[tokenisation.WHITESPACE]
+    CHAR = tokenisation.CHAR, tokenisation.SCHEME_LABELS[tokenisation.CHAR]
+    COCO_PTB = tokenisation.COCO_PTB, tokenisation.SCHEME_LABELS[tokenisation.COCO_PTB]
+    XM3600_PTB = tokenisation.XM3600_PTB, tokenisation.SCHEME_LABELS[tokenisation.XM3600_PTB]
+    JIEBA = tokenisation.JIEBA, tokenisation.SCHEME_LABELS[tokenisation.JIEBA]
+    MECAB = tokenisation.MECAB, tokenisation.SCHEME_LABELS[tokenisation.MECAB]
+    NEWMM = tokenisation.NEWMM, tokenisation.SCHEME_LABELS[tokenisation.NEWMM]
 
 
 class Language(TimeStamped):
     code = models.CharField(max_length=16, unique=True, help_text="BCP 47 code, e.g. 'de', 'ar', 'zh'.")
     name = models.CharField(max_length=100)
     direction = models.CharField(max_length=3, choices=TextDirection.choices, default=TextDirection.LTR)
-    tokenizer = models.CharField(max_length=16, choices=Tokenizer.choices, default=Tokenizer.WHITESPACE)
+    tokenizer = models.CharField(
+        "tokenisation scheme",
+        max_length=16,
+        choices=Tokenizer.choices,
+        default=Tokenizer.WHITESPACE,
+        help_text=(
+            "How captions in this language are split into tokens for BLEU, ROUGE-L and CIDEr; a metric run "
+            "can override it. Defaults: coco-ptb for English, char for languages written without spaces, "
+            "whitespace otherwise. Changing it changes the numbers of new runs only (each run records its scheme)."
+        ),
+    )
 
     class Meta:
         ordering = ["code"]

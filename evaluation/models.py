@@ -164,8 +164,17 @@ class MetricRun(TimeStamped):
     )
     reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="metric_runs")
     metrics = models.JSONField(default=list, help_text="Metric names, e.g. ['BLEU-4', 'CIDEr-D'].")
-    # What the numbers depend on besides the data: tokenizer, CLIP model, tag, checkpoint, prompt.
+    # What the numbers depend on besides the data: tokenisation scheme, CLIP model, tag, checkpoint, prompt.
     params = models.JSONField(default=dict, blank=True)
+    signatures = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Metric -> signature of its numbers (tokenisation scheme and version, case, punctuation, CIDEr "
+            "document frequencies, implementation; CLIP model, weights, prompt, image orientation). Two numbers "
+            "are comparable exactly when their signatures match. Empty for runs made before signatures."
+        ),
+    )
     # Package versions of the worker that computed the run.
     versions = models.JSONField(default=dict, blank=True)
     # Requested metrics a chunk could not compute while the rest were stored: {metric: {system: reason}}
@@ -199,6 +208,19 @@ class MetricRun(TimeStamped):
     @property
     def is_finished(self) -> bool:
         return self.status in FINISHED_RUN_STATUSES
+
+    def signature(self, metric: str) -> str:
+        """The signature of this run's ``metric`` numbers, or a clear "not recorded" for older runs."""
+        from evaluation.metrics.signatures import NOT_RECORDED
+
+        return (self.signatures or {}).get(metric) or NOT_RECORDED
+
+    @property
+    def signature_groups(self) -> list[tuple[list[str], str]]:
+        """``[(metrics, signature), ...]``: the run's metrics grouped by shared signature, for display."""
+        from evaluation.metrics.signatures import group_signatures
+
+        return group_signatures(list(self.metrics or []), self.signatures)
 
     @property
     def progress(self) -> float:

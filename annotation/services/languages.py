@@ -5,17 +5,19 @@ from __future__ import annotations
 from babel import Locale, UnknownLocaleError
 from django.db import transaction
 
-from annotation.models import Language, TextDirection, Tokenizer
+from annotation.models import Language, TextDirection
 from core.errors import ValidationFailed
+from core.tokenisation import default_scheme_name
 
-# Scripts written without spaces between words: per-character tokens (see Tokenizer).
-CHARACTER_TOKENIZED = {"zh", "yue", "ja", "th", "lo", "km", "my", "bo"}
 # XM3600 uses a few legacy or non-CLDR codes.
 CLDR_ALIASES = {"iw": "he", "quz": "qu", "fil": "fil", "no": "nb"}
 
 
 def language_defaults(code: str) -> dict:
-    """Name, direction and tokenizer for a language code, from CLDR where it knows the code."""
+    """Name, direction and tokenisation scheme for a language code, from CLDR where it knows the code.
+
+    The scheme is the language's default (:func:`core.tokenisation.default_scheme_name`).
+    """
     base = code.replace("_", "-").split("-")[0].lower()
     try:
         locale = Locale.parse(CLDR_ALIASES.get(base, base))
@@ -23,8 +25,7 @@ def language_defaults(code: str) -> dict:
         direction = TextDirection.RTL if locale.character_order == "right-to-left" else TextDirection.LTR
     except (UnknownLocaleError, ValueError):
         name, direction = code, TextDirection.LTR
-    tokenizer = Tokenizer.CHARACTER if base in CHARACTER_TOKENIZED else Tokenizer.WHITESPACE
-    return {"name": name, "direction": direction, "tokenizer": tokenizer}
+    return {"name": name, "direction": direction, "tokenizer": default_scheme_name(code)}
 
 
 def language_ensure(*, code: str, name: str | None = None) -> Language:

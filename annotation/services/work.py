@@ -32,11 +32,11 @@ from annotation.models import (
     RatingValue,
     SxsChoice,
     SxsJudgment,
-    Tokenizer,
     WrittenCaption,
 )
 from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
 from core.scales import choice_to_score
+from core.tokenisation import counts_characters
 
 CAPTION_MAX_CHARS = 1000
 SUBMIT_KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -320,7 +320,7 @@ def caption_rules(campaign: Campaign) -> CaptionRules:
     """The caption checks of ``campaign`` (its settings, the language's tokeniser), as plain data."""
     return CaptionRules(
         language=campaign.language.code,
-        per_character=campaign.language.tokenizer == Tokenizer.CHARACTER,
+        per_character=counts_characters(campaign.language.tokenizer, campaign.language.code),
         min_length=campaign.min_caption_length,
         language_check=campaign.language_check,
         language_threshold=campaign.language_check_threshold,

@@ -11,6 +11,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from annotation.models import Tokenizer
 from core.errors import DomainError
 from evaluation.metrics.runs import (
     CIDER_DF_CHOICES,
@@ -21,6 +22,7 @@ from evaluation.metrics.runs import (
     metric_run_store,
 )
 from evaluation.metrics.selectors import corpus_table, metric_run_queryset
+from evaluation.metrics.signatures import group_signatures
 from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun, RunStatus
 
 # Metrics the run list shows per system, when the run has them (all of a run's scores are on its page).
@@ -60,6 +62,12 @@ class MetricRunStartForm(forms.ModelForm):
         widget=forms.RadioSelect,
         help_text="Only CLIP metrics use it; recorded in the run's parameters. Rotated photos score differently.",
     )
+    scheme = forms.ChoiceField(
+        label="Tokenisation scheme",
+        required=False,
+        choices=[("", "the language's setting"), *Tokenizer.choices],
+        help_text="For the text metrics of this run only; the language's own setting is left as it is.",
+    )
 
     class Meta:
         model = MetricRun
@@ -79,6 +87,7 @@ class MetricRunStartForm(forms.ModelForm):
                 metrics=data["metric_names"],
                 image_orientation=data["image_orientation"],
                 cider_df=data.get("cider_df") or CIDER_DF_TEST,
+                scheme=data.get("scheme") or None,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -152,6 +161,7 @@ class MetricRunAdmin(StyledModelAdmin):
         "image_set",
         "metrics",
         "params",
+        "signature_list",
         "versions",
         "started_by",
         "created_at",
@@ -192,9 +202,10 @@ class MetricRunAdmin(StyledModelAdmin):
                 "reference_set",
                 "image_set",
                 "metric_names",
+                "scheme",
+                "cider_df",
                 "image_orientation",
             ]
-            return ["name", "language", "systems", "reference_set", "image_set", "metric_names", "cider_df"]
         return self.run_fields
 
     def get_readonly_fields(self, request, obj=None):
@@ -268,6 +279,16 @@ class MetricRunAdmin(StyledModelAdmin):
     @admin.display(description="created by")
     def started_by(self, run):
         return run.created_by.get_username() if run.created_by_id else "–"
+
+    @admin.display(description="signatures")
+    def signature_list(self, run):
+        lines = [
+            (", ".join(names), signature)
+            for names, signature in group_signatures(run.metrics, run.signatures)
+        ]
+        if not lines:
+            return "–"
+        return format_html_join(mark_safe("<br>"), "{}: <code>{}</code>", lines)  # noqa: S308  (a constant)
 
     @admin.display(description="duration")
     def duration(self, run):

@@ -3,12 +3,12 @@
 Per language: the number of captions, the number of images with 1, 2 and 3+ captions (the
 "replication" columns), the mean number of words per caption and the mean number of characters.
 
-* Words are the tokens of the language's tokeniser on the preprocessed caption, the ones the metrics
-  see (:func:`evaluation.metrics.text.preprocess.tokens_for`: lowercased, punctuation removed, then split).
-  By default the tokeniser is :func:`~evaluation.metrics.text.preprocess.default_tokenizer` of the language
-  code; pass the languages' own settings to override it. For languages tokenised per character (zh,
-  ja, th, ...) a "word" is therefore a character token, so their mean words are NOT comparable with
-  the paper's 1.0 (zh, ja) and 1.2 (th), which count whitespace-separated words.
+* Words are the tokens of the language's tokenisation scheme, the ones the metrics see
+  (:mod:`evaluation.metrics.text.schemes`: lowercased, punctuation removed, then split). By default
+  the scheme is :func:`~evaluation.metrics.text.schemes.default_scheme` of the language code; pass
+  the languages' own settings to override it. For languages tokenised per character (zh, ja, th, ...
+  under ``char``) a "word" is therefore a grapheme cluster, so their mean words are NOT comparable
+  with the paper's 1.0 (zh, ja) and 1.2 (th), which count whitespace-separated words.
 * Characters are the Unicode code points of the raw caption after NFC normalisation (so "é" typed as
   e + combining accent counts once) and stripping of leading/trailing whitespace; inner spaces and
   punctuation COUNT, since the paper's characters are most likely the raw caption length (its German
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from evaluation.metrics.text.preprocess import default_tokenizer, tokens_for
+from evaluation.metrics.text.schemes import scheme_for_language
 
 __all__ = [
     "STATISTICS_COLUMNS",
@@ -49,7 +49,7 @@ class CaptionStatsRow:
     images_3_plus: int
     mean_words: float
     mean_chars: float
-    tokenizer: str | None  # the tokeniser's name when known (None for a caller's own callable)
+    tokenizer: str | None  # the tokenisation scheme's name when known (None for a caller's own callable)
 
 
 # Columns for :func:`evaluation.research.tables.format_table`: (attribute, header, number format).
@@ -70,18 +70,22 @@ def caption_characters(text: str) -> int:
 
 
 def default_tokenizer_for(language: str) -> Tokenise:
-    """The default tokenising function of a language: ``tokens_for`` with ``default_tokenizer``."""
-    return partial(tokens_for, tokenizer=default_tokenizer(language))
+    """The default tokenising function of a language: its default scheme's ``tokenize``."""
+    return _scheme_tokenise(language, None)[0]
+
+
+def _scheme_tokenise(language: str, name: str | None) -> tuple[Tokenise, str]:
+    chosen = scheme_for_language(language, name)
+    return partial(chosen.tokenize, language=language), chosen.name
 
 
 def _resolve(
     tokenizer_for: Callable[[str], Tokenise] | Mapping[str, str] | None, language: str
 ) -> tuple[Tokenise, str | None]:
     if tokenizer_for is None:
-        return default_tokenizer_for(language), default_tokenizer(language)
+        return _scheme_tokenise(language, None)
     if isinstance(tokenizer_for, Mapping):
-        name = tokenizer_for.get(language) or default_tokenizer(language)
-        return partial(tokens_for, tokenizer=name), name
+        return _scheme_tokenise(language, tokenizer_for.get(language) or None)
     return tokenizer_for(language), None
 
 
@@ -93,9 +97,10 @@ def caption_statistics(
     text)`` (tuples or mappings with those keys).
 
     ``tokenizer_for``: a function from a language code to a tokenising function (raw text -> tokens),
-    or a mapping language code -> tokeniser name (a key of ``evaluation.metrics.text.preprocess.TOKENIZERS``,
-    e.g. the languages' ``tokenizer`` settings; languages not in it get their default), or None for
-    the default of every language. Raises ``ValueError`` for an unknown tokeniser name.
+    or a mapping language code -> scheme name (``evaluation.metrics.text.schemes.SCHEMES``, e.g. the
+    languages' ``tokenizer`` settings; languages not in it get their default), or None for the default
+    of every language. Raises ``SchemeError`` (a ``ValueError`` naming the scheme and the language)
+    for an unknown scheme, one for another language or one whose library is missing.
     """
     texts: dict[str, list[str]] = defaultdict(list)
     per_image: dict[str, Counter[Hashable]] = defaultdict(Counter)

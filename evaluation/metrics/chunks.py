@@ -46,6 +46,8 @@ from evaluation.metrics.clip_models import clip_model_get
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.metrics.runs import CIDER_DF_REFSET, meteor_config, package_versions
 from evaluation.metrics.selectors import reference_texts, system_captions
+from evaluation.metrics.signatures import clip_signature, image_orientation
+from evaluation.metrics.text.schemes import SchemeError, scheme_for_language
 from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import (
     CLIP_METRICS,
@@ -79,6 +81,7 @@ class ChunkResult:
     rows: list[tuple[int, str, float]]  # (image id, metric, value)
     corpus: dict[str, float] = field(default_factory=dict)  # stored as is (text metrics)
     not_computed: dict[str, str] = field(default_factory=dict)  # metric -> why (METEOR without Java)
+    signatures: dict[str, str] = field(default_factory=dict)  # metric -> signature, as computed here
     seconds: float = 0.0
     stats: dict[str, int | str] = field(default_factory=dict)
 
@@ -120,14 +123,17 @@ def _df_references(run: MetricRun) -> tuple[dict[int, list[str]] | None, str | N
 def _compute_text(chunk: MetricChunk) -> ChunkResult:
     run = chunk.run
     metrics = [m for m in run.metrics if m in TEXT_METRICS]
+    # The scheme is checked (known, for this language, installed on this worker) before any caption
+    # is read; a SchemeError fails the chunk with its message and stores nothing.
+    scheme = scheme_for_language(run.language.code, run.params["tokenizer"])
     candidates = _candidates(chunk)
     df_references, df_name = _df_references(run)
     report = score_texts(
         candidates,
         _references(chunk),
-        tokenizer=run.params["tokenizer"],
-        metrics=metrics,
         language=run.language.code,
+        scheme=scheme,
+        metrics=metrics,
         meteor=meteor_config(),
         df_references=df_references,
         df_name=df_name,
@@ -144,6 +150,7 @@ def _compute_text(chunk: MetricChunk) -> ChunkResult:
         rows=rows,
         corpus={m: float(report.corpus[m]) for m in report.metrics},
         not_computed=dict(report.not_computed),
+        signatures={m: report.signature_of(m) for m in report.metrics},
     )
 
 
@@ -208,9 +215,18 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         for metric in metrics
         for i, image_id in enumerate(chunk.image_ids)
     ]
+    signature = clip_signature(
+        model=params["clip_model"],
+        pretrained=params.get("clip_pretrained", ""),
+        checkpoint=params.get("clip_checkpoint", ""),
+        model_id=loaded.model_id,
+        prompt_prefix=prefix,
+        orientation=image_orientation(params),
+    )
     return ChunkResult(
         metrics=metrics,
         rows=rows,
+        signatures=dict.fromkeys(metrics, signature),
         stats={
             "images_embedded": cache.stored,
             "images_cached": cache.hits,
@@ -229,7 +245,10 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
     Idempotent: a done chunk returns at once ("already done"); an interrupted attempt's rows
     are replaced, never duplicated. Bad data (:class:`ChunkDataError`) and an unavailable CLIP
     model mark the chunk and the run failed with the reason ("failed"); other chunks of the
-    run go on, so text scores are stored even when CLIP fails. Every other error propagates:
+    run go on, so text scores are stored even when CLIP fails. A tokenisation scheme that cannot
+    run here (unknown, library missing on this worker, a caption the segmenter rejects) fails the
+    chunk the same way, with the scheme and language named, and stores none of its scores. Every
+    other error propagates:
     the task retries database errors and fails the chunk visibly, with a logged traceback,
     on anything else (a bug is not bad data).
     """
@@ -259,7 +278,7 @@ def metric_chunk_compute(*, chunk_id: int) -> str:
             result = _compute_text(chunk) if chunk.kind == ChunkKind.TEXT else _compute_clip(chunk)
         result.seconds = time.perf_counter() - started
         return _store(chunk_id, result)
-    except (ClipUnavailable, ChunkDataError) as exc:
+    except (ClipUnavailable, ChunkDataError, SchemeError) as exc:
         metric_chunk_fail(chunk_id=chunk_id, message=str(exc))
         return "failed"
     except DatabaseError:
@@ -406,8 +425,10 @@ def _store(chunk_id: int, result: ChunkResult) -> str:
             not_computed.setdefault(metric, {})[chunk.system.name] = reason
             log.warning("metric run %s, %s: %s not computed: %s", run.pk, chunk.system.name, metric, reason)
         run.not_computed = {metric: by_system for metric, by_system in not_computed.items() if by_system}
+        # What the worker computed with is the truth (its library versions, the checkpoint's hash).
+        run.signatures = {**(run.signatures or {}), **result.signatures}
         run.chunks_done = run.chunks.filter(status=ChunkStatus.DONE).count()
-        run.save(update_fields=["timings", "not_computed", "chunks_done", "updated_at"])
+        run.save(update_fields=["timings", "not_computed", "signatures", "chunks_done", "updated_at"])
         if run.chunks_done == run.chunks_total:
             metric_run_finalise(run)
     return "done"

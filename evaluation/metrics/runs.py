@@ -22,8 +22,11 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
 from core.errors import DomainError, NotFound, ValidationFailed
 from evaluation.metrics.clip.embedding import image_orientation_check
+from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.cider import DF_FROM_TEST
 from evaluation.metrics.text.meteor import MeteorConfig, meteor_setting
+from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, text_signature
+from evaluation.metrics.text.scoring import meteor_signature
 from evaluation.models import (
     ALL_METRICS,
     CLIP_METRICS,
@@ -155,6 +158,7 @@ class RunPlan:
     systems: list[CaptioningSystem]
     images: dict[int, list[int]] = field(default_factory=dict)  # system id -> image ids
     params: dict = field(default_factory=dict)
+    signatures: dict[str, str] = field(default_factory=dict)  # metric -> signature
 
     @property
     def text_metrics(self) -> list[str]:
@@ -183,16 +187,19 @@ def metric_run_plan(
     metrics: list[str],
     image_orientation: str | None = None,
     cider_df: str = CIDER_DF_TEST,
+    scheme: str | None = None,
 ) -> RunPlan:
     """Check everything a run needs and decide the images per system; stores nothing.
 
     Without an image set, a system is scored on every image that has references and a
     caption from it in the language. With one, every image of the set must have references
-    and a caption from every system. A run with CLIP metrics records its CLIP settings in
-    ``params``, ``image_orientation`` among them (``"exif"`` or ``"stored"``; None: the
-    ``CLIP_IMAGE_ORIENTATION`` setting). ``cider_df`` is a key of :data:`CIDER_DF_CHOICES`; the
-    params record it as ``test`` or ``refset:<reference set name>``. Raises ValidationFailed /
-    NotFound with the reason.
+    and a caption from every system. ``scheme`` overrides the language's tokenisation scheme
+    for this run's text metrics (recorded in ``params["tokenizer"]``). A run with CLIP metrics
+    records its CLIP settings in ``params``, ``image_orientation`` among them (``"exif"`` or
+    ``"stored"``; None: the ``CLIP_IMAGE_ORIENTATION`` setting). ``cider_df`` is a key of
+    :data:`CIDER_DF_CHOICES`; the params record it as ``test`` or ``refset:<reference set name>``.
+    Raises ValidationFailed / NotFound with the reason, also when the scheme is unknown, is for
+    another language or its library is not installed here.
     """
     metrics = metrics_parse(metrics)
     orientation = settings.CLIP_IMAGE_ORIENTATION if image_orientation in (None, "") else image_orientation
@@ -284,16 +291,27 @@ def metric_run_plan(
                 )
             plan.images[system.pk] = sorted(scored)
 
-    plan.params = {"tokenizer": language.tokenizer}
+    scheme_name = (scheme or "").strip() or language.tokenizer
+    plan.params = {
+        "tokenizer": scheme_name,
+        "tokenizer_from": "run" if (scheme or "").strip() else "language",
+    }
     if plan.text_metrics:
         plan.params["cider_df"] = (
             CIDER_DF_TEST if cider_df == CIDER_DF_TEST else f"{CIDER_DF_REFSET}:{reference_set.name}"
         )
+        try:
+            chosen = scheme_for_language(language.code, scheme_name)
+            text_sig = text_signature(chosen, df_source=plan.params["cider_df"], language=language.code)
+        except SchemeError as exc:
+            raise ValidationFailed(f"Cannot score {language.name} ({language.code}) text: {exc}.") from None
+        plan.signatures |= dict.fromkeys(plan.text_metrics, text_sig)
     if "METEOR" in plan.metrics:
         config = meteor_config()
         plan.params["meteor"] = meteor_setting(
             language.code, paraphrase_languages=config.paraphrase_languages()
         ).name
+        plan.signatures["METEOR"] = meteor_signature(plan.signatures["METEOR"], plan.params["meteor"])
     if plan.clip_metrics:
         all_ids = set().union(*plan.images.values())
         without_file = set(
@@ -314,6 +332,15 @@ def metric_run_plan(
             "clip_chunk_size": settings.METRIC_CLIP_CHUNK_SIZE,
             "image_orientation": orientation,
         }
+        # Completed by the worker, which knows the checkpoint's hash (see chunks._compute_clip).
+        clip_sig = clip_signature(
+            model=plan.params["clip_model"],
+            pretrained=plan.params["clip_pretrained"],
+            checkpoint=plan.params["clip_checkpoint"],
+            prompt_prefix=plan.params["clip_prompt_prefix"],
+            orientation=image_orientation(plan.params),
+        )
+        plan.signatures |= dict.fromkeys(plan.clip_metrics, clip_sig)
     return plan
 
 
@@ -330,6 +357,7 @@ def metric_run_create(
     metrics: list[str],
     image_orientation: str | None = None,
     cider_df: str = CIDER_DF_TEST,
+    scheme: str | None = None,
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
@@ -347,6 +375,7 @@ def metric_run_create(
         metrics=metrics,
         image_orientation=image_orientation,
         cider_df=cider_df,
+        scheme=scheme,
     )
     return metric_run_store(plan=plan, user=user, enqueue=enqueue)
 
@@ -371,6 +400,7 @@ def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> Metri
             image_set=plan.image_set,
             metrics=plan.metrics,
             params=plan.params,
+            signatures=plan.signatures,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         run.systems.set(plan.systems)

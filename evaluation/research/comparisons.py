@@ -97,6 +97,7 @@ class ComparisonSource:
     n_images: int
     n_judgments: int
     runs: dict[str, int] = field(default_factory=dict)  # metric -> run id
+    signatures: dict[str, str] = field(default_factory=dict)  # metric -> that run's signature of it
     m1_scores: dict[str, float] = field(default_factory=dict)
     m2_scores: dict[str, float] = field(default_factory=dict)
 
@@ -272,6 +273,7 @@ def comparisons_from_db(
             continue
 
         runs_here = [run for run in runs if run.language_id == language.pk]
+        by_id = {run.pk: run for run in runs_here}
         deltas: dict[str, float] = {}
         used: dict[str, int] = {}
         values: dict[str, tuple[float, float]] = {}
@@ -314,6 +316,7 @@ def comparisons_from_db(
                 n_images=summary.n_images,
                 n_judgments=summary.n_judgments,
                 runs=used,
+                signatures={metric: by_id[run_id].signature(metric) for metric, run_id in used.items()},
                 m1_scores={metric: pair_values[0] for metric, pair_values in values.items()},
                 m2_scores={metric: pair_values[1] for metric, pair_values in values.items()},
             )

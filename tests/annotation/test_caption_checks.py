@@ -188,7 +188,7 @@ def test_german_submit_refuses_english_a_near_copy_and_a_short_caption_keeping_t
 
 @pytest.mark.django_db
 def test_japanese_submit_refuses_latin_text_and_one_character():
-    campaign, annotator = _campaign("ja", "Japanese", tokenizer=Tokenizer.CHARACTER)
+    campaign, annotator = _campaign("ja", "Japanese", tokenizer=Tokenizer.CHAR)
     messages, _ = _refused(campaign, annotator, ["a", "猫", "ソファで寝ている猫。"])
     assert messages == {
         1: "This caption is not written in Japanese: write it in kana or kanji.",
@@ -227,7 +227,7 @@ def test_the_campaign_settings_decide():
 
 @pytest.mark.django_db
 def test_the_refusal_reaches_the_page_as_a_400_with_the_image_named(client):
-    campaign, annotator = _campaign("ja", "Japanese", tokenizer=Tokenizer.CHARACTER)
+    campaign, annotator = _campaign("ja", "Japanese", tokenizer=Tokenizer.CHAR)
     batch, assignments = _write(campaign, annotator, ["猫", "ソファで寝ている猫。", "公園を走る犬。"])
     client.force_login(annotator.user)
     response = client.post(

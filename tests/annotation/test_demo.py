@@ -110,7 +110,7 @@ def test_three_target_languages_one_right_to_left_one_per_character(demo):
     assert {"de", "ar", "ja"} <= set(languages)
     assert languages["ar"].direction == TextDirection.RTL
     assert languages["de"].direction == TextDirection.LTR
-    assert languages["ja"].tokenizer == Tokenizer.CHARACTER
+    assert languages["ja"].tokenizer == Tokenizer.CHAR
 
 
 def test_one_open_caption_campaign_per_language_with_qualified_annotators(demo):

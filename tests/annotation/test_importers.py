@@ -390,7 +390,7 @@ def test_xm3600_jsonl_imports_the_first_caption_of_every_language(xm3600_caption
 
     assert (report.created, report.languages) == (6, ["de", "en", "zh"])
     assert SystemCaption.objects.get(image__key="a1", language__code="en").text == "A red tram."
-    assert Language.objects.get(code="zh").tokenizer == Tokenizer.CHARACTER
+    assert Language.objects.get(code="zh").tokenizer == Tokenizer.CHAR
     again = system_captions_import(path=xm3600_captions, system_name="xm3600-refs")
     assert (again.created, again.unchanged) == (0, 6)
 

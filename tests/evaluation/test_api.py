@@ -776,3 +776,43 @@ def test_the_docs_render_in_a_browser_under_the_csp(live_server, transactional_d
     page.wait_for_selector("text=/api/metric-runs/{run_id}/caption-scores/", timeout=15_000)
     assert page.locator(".opblock").count() >= 17
     assert problems == []
+
+
+# --- Signatures (tokenisation scheme, versions) on every metric number --------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_started_with_a_scheme_shows_its_signature_on_every_number(world):
+    from evaluation.metrics.text.schemes import text_signature
+
+    payload = run_payload(world, metrics=["BLEU-4", "CIDEr-D"], scheme="char")
+    response = api(world.researcher).post(reverse("api:metric-run-list"), payload, format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    signature = text_signature("char")
+    assert body["params"]["tokenizer"] == "char" and body["params"]["tokenizer_from"] == "run"
+    assert body["signatures"] == {"BLEU-4": signature, "CIDEr-D": signature}
+    assert {score["signature"] for score in body["corpus_scores"]} == {signature}
+    detail = api(world.researcher).get(reverse("api:metric-run-detail", args=[body["id"]])).json()
+    assert detail["signatures"] == body["signatures"]
+
+    refused = api(world.researcher).post(
+        reverse("api:metric-run-list"), run_payload(world, scheme="newmm"), format="json"
+    )
+    assert refused.status_code == 400
+    assert "“newmm” is for th, not for language “de”" in refused.json()["message"]
+    unknown = api(world.researcher).post(
+        reverse("api:metric-run-list"), run_payload(world, scheme="words"), format="json"
+    )
+    assert unknown.status_code == 400
+
+
+@pytest.mark.django_db(transaction=True)
+def test_correlations_show_each_metric_signature_and_old_runs_say_not_recorded(world):
+    response = api(world.researcher).get(reverse("api:correlations"), {"runs": world.run.pk, "n_boot": 50})
+    assert response.status_code == 200, response.content
+    for comparison in response.json()["comparisons"]:
+        assert comparison["signatures"] == {
+            "BLEU-4": "not recorded (computed before signatures)",
+            "CIDEr": "not recorded (computed before signatures)",
+        }

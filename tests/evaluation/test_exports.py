@@ -39,7 +39,7 @@ from annotation.services.campaigns import campaign_open, rating_campaign_create,
 from evaluation.metrics.references import references_import
 from evaluation.metrics.runs import platform_version
 from evaluation.metrics.text.formats import read_coco_annotations, read_coco_results, read_xm3600_captions
-from evaluation.metrics.text.preprocess import tokens_for
+from evaluation.metrics.text.schemes import scheme, tokens_signature
 from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import Reference
 from evaluation.research.exports import export_prepare
@@ -93,7 +93,7 @@ def test_xm3600_export_reads_back_and_imports_as_the_same_references(captioned, 
     block = record["de"]
     assert block["caption"] == expected[key]
     assert block["caption/tokenized/lowercase"] == [
-        " ".join(tokens_for(t, "whitespace")) for t in expected[key]
+        " ".join(scheme("whitespace").tokenize(t)) for t in expected[key]
     ]
     writer = expected[key][0].split()[-1].rstrip("!")  # "ANNA" or "OTTO"
     assert block["caption/tokenized/lowercase"][0] == f"ein bild {key} von {writer.lower()}"
@@ -129,7 +129,7 @@ def test_image_locale_is_the_images_country(captioned, tmp_path):
 @pytest.mark.parametrize(
     ("code", "name", "tokenizer", "text", "lowercase"),
     [
-        ("zh", "Chinese", "character", "一只猫坐在窗台上，看着iPhone 12。", "一 只 猫 坐 在 窗 台 上 看 着 iphone 12"),
+        ("zh", "Chinese", "char", "一只猫坐在窗台上，看着iPhone 12。", "一 只 猫 坐 在 窗 台 上 看 着 iphone 12"),
         ("ar", "Arabic", "whitespace", "قطة تجلس على حافة النافذة، وتنظر إلى الخارج.", "قطة تجلس على حافة النافذة وتنظر إلى الخارج"),
         ("he", "Hebrew", "whitespace", "\u05d7\u05ea\u05d5\u05dc \u05d9\u05d5\u05e9\u05d1 \u05e2\u05dc \u05d4\u05d7\u05dc\u05d5\u05df\u202b!", None),
     ],
@@ -147,11 +147,25 @@ def test_rtl_and_chinese_captions_survive_byte_exact(tmp_path, code, name, token
     assert [texts for texts in refs.values()] == [[text], [text]]
     assert read_coco_annotations(tmp_path / f"{code}.coco").n_captions == 2
     record = json.loads((tmp_path / f"{code}.xm3600").read_text(encoding="utf-8").splitlines()[0])
-    assert record[code]["caption/tokenized/lowercase"] == [" ".join(tokens_for(text, tokenizer))]
+    assert record[code]["caption/tokenized/lowercase"] == [" ".join(scheme(tokenizer).tokenize(text))]
     if lowercase:
         assert record[code]["caption/tokenized/lowercase"] == [lowercase]
     if code == "zh":
         assert record[code]["caption/tokenized"] == ["一 只 猫 坐 在 窗 台 上 看 着 iPhone 12"]
+
+
+def test_xm3600_export_provenance_names_the_tokenisation_of_each_field(tmp_path):
+    language = f.LanguageFactory(code="zh", name="Chinese", tokenizer="char")
+    campaign = f.open_caption_campaign(images=1, batch_size=1, replication=1, language=language)
+    f.written_captions(
+        campaign, annotators=[f.AnnotatorFactory(languages=[language])], text=lambda a: "一只猫"
+    )
+    _, provenance = export(tmp_path, "captions", campaign=campaign.pk, format="xm3600")
+    assert provenance["tokenization"] == {
+        "caption/tokenized": tokens_signature("char", lowercase=False),
+        "caption/tokenized/lowercase": tokens_signature("char"),
+    }
+    assert provenance["tokenization"]["caption/tokenized/lowercase"].startswith("tok:char@2+unicode-")
 
 
 def test_one_record_is_one_line_whatever_line_breaks_a_caption_holds():
@@ -233,7 +247,9 @@ def test_coco_results_read_back_import_and_score_against_the_coco_annotations(ca
             str(tmp_path / references), "--language", "de", "--metrics", "BLEU-4", "CIDEr-D", "ROUGE-L",
             "--format", "json", stdout=out, stderr=io.StringIO(),
         )  # fmt: skip
-        assert json.loads(out.getvalue()) == pytest.approx(from_database.corpus, abs=1e-12)
+        printed = json.loads(out.getvalue())
+        assert printed.pop("signatures") == dict.fromkeys(from_database.corpus, from_database.signature)
+        assert printed == pytest.approx(from_database.corpus, abs=1e-12)
 
     # ... and the importer of system captions takes the results file back.
     system_captions_import(path=tmp_path / "results.json", system_name="again", language_code="de")
@@ -725,7 +741,7 @@ def test_the_writers_stream_in_constant_memory():
 
     xm3600 = lambda r: xm3600_lines(r, language="de", tokenizer="whitespace", counts=Counts())  # noqa: E731
     table = lambda r: csv_lines(["a", "b", "c"], ({"a": k, "b": l, "c": t} for k, l, t in r), counts=Counts())  # noqa: E731, E741
-    tokens_for("warm up", "whitespace")
+    scheme("whitespace").tokenize("warm up")
     for writer in (xm3600, table):
         small, large = run(5_000, writer), run(50_000, writer)
         print(f"writer peak: 5k rows {small / 1024:.0f} KiB, 50k rows {large / 1024:.0f} KiB")

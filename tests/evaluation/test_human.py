@@ -553,7 +553,7 @@ CAPTIONS = [
 
 def test_caption_statistics_per_language():
     german, chinese = caption_statistics(CAPTIONS)
-    assert chinese.language == "zh" and chinese.tokenizer == "character"
+    assert chinese.language == "zh" and chinese.tokenizer == "char"
     assert (
         chinese.n_captions,
         chinese.n_images,
@@ -595,10 +595,12 @@ def test_caption_statistics_tokenisers_can_be_chosen():
     (defaulted,) = caption_statistics(
         [{"language": "zh-Hans", "image_key": 1, "text": "两只猫"}], {"de": "whitespace"}
     )
-    assert defaulted.tokenizer == "character" and defaulted.mean_words == 3
+    assert defaulted.tokenizer == "char" and defaulted.mean_words == 3
     assert caption_statistics([]) == []
-    with pytest.raises(ValueError, match="unknown tokenizer"):
-        caption_statistics(zh, {"zh": "jieba"})
+    with pytest.raises(ValueError, match="unknown tokenisation scheme 'words' for language “zh”"):
+        caption_statistics(zh, {"zh": "words"})
+    with pytest.raises(ValueError, match="“newmm” is for th, not for language “zh”"):
+        caption_statistics(zh, {"zh": "newmm"})
 
 
 # --------------------------------------------------------------------------------------------------

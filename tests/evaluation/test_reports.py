@@ -837,3 +837,60 @@ def test_api_page_report_and_correlate_give_the_same_comparisons(world, research
     )
     assert page_row["cells"][2]["text"] == "6"  # N
     assert "Left out:" in stderr.getvalue() and "not finished" in stderr.getvalue()
+
+
+# --- Signatures: which numbers are comparable ------------------------------------------------------
+
+
+def test_report_shows_each_metric_signature_and_not_recorded_for_old_runs(
+    world, tmp_path, researcher, client
+):
+    run = world["run"]
+    run.signatures = {"CIDEr-D": "tok:char@2+unicode-14.0.0|case:lc|punct:unicode|df:test|impl:text-1"}
+    run.save()
+    out_dir = tmp_path / "report"
+    run_report("--runs", str(run.pk), "--out", str(out_dir), "--bootstrap", "50")
+    index = (out_dir / "index.txt").read_text()
+    assert (
+        "signature of CIDEr-D: tok:char@2+unicode-14.0.0|case:lc|punct:unicode|df:test|impl:text-1" in index
+    )
+    assert "signature of BLEU-4: not recorded (computed before signatures)" in index
+    data = json.loads((out_dir / "comparisons.json").read_text())
+    assert data["runs"] == [
+        {
+            "id": run.pk,
+            "signatures": {
+                "CIDEr-D": "tok:char@2+unicode-14.0.0|case:lc|punct:unicode|df:test|impl:text-1",
+                "BLEU-4": "not recorded (computed before signatures)",
+            },
+        }
+    ]
+    assert data["sources"][0]["signatures"]["CIDEr-D"].startswith("tok:char@2")
+
+    client.force_login(researcher)
+    page = client.get(reverse("reports:report"), page_query(world)).content.decode()
+    assert 'id="signatures"' in page
+    assert "<code>tok:char@2+unicode-14.0.0|case:lc|punct:unicode|df:test|impl:text-1</code>" in page
+    assert "<code>not recorded (computed before signatures)</code>" in page
+
+
+def test_report_warns_when_a_metric_mixes_runs_with_different_signatures(world, german):
+    systems = world["systems"]
+    first = world["run"]
+    first.signatures = {"CIDEr-D": "tok:whitespace@1|df:test"}
+    first.save()
+    # A second run scores only the second pair (sys-b, sys-c) with another scheme.
+    second = succeeded_run("de run 2", german, [systems["sys-b"], systems["sys-c"]], ["CIDEr-D"])
+    second.signatures = {"CIDEr-D": "tok:char@2|df:test"}
+    second.save()
+    corpus(second, systems["sys-b"], cider_d=0.4)
+    corpus(second, systems["sys-c"], cider_d=0.5)
+    from evaluation.research.reports.report import report_from_db
+
+    report = report_from_db(metric_run_ids=[second.pk, first.pk], n_boot=50)
+    assert any(
+        note.startswith("Δ CIDEr-D comes from runs with different signatures")
+        and "tok:char@2|df:test" in note
+        and "tok:whitespace@1|df:test" in note
+        for note in report.notes()
+    )

@@ -107,10 +107,12 @@ def setup(db, german):
     return {"images": images, "references": reference_set, "language": german}
 
 
-def create(setup, *, metrics=TEXT_METRICS, systems=("sys-a", "sys-b"), **kwargs) -> MetricRun:
+def create(
+    setup, *, metrics=TEXT_METRICS, systems=("sys-a", "sys-b"), language_code="de", **kwargs
+) -> MetricRun:
     return metric_run_create(
         name="test run",
-        language_code="de",
+        language_code=language_code,
         system_names=list(systems),
         reference_set_id=setup["references"].pk,
         metrics=list(metrics),
@@ -129,7 +131,7 @@ def expected_text_scores(setup, system_name, metrics=TEXT_METRICS):
     images = setup["images"]
     candidates = {image.pk: text for image, text in zip(images, CAPTIONS[system_name])}
     references = {image.pk: texts for image, texts in zip(images, REFERENCES)}
-    return score_texts(candidates, references, tokenizer="whitespace", metrics=metrics, language="de")
+    return score_texts(candidates, references, scheme="whitespace", metrics=metrics, language="de")
 
 
 # The session fixture ``java`` (tests/conftest.py) skips these without java, and fails them under CI.

@@ -11,6 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluation.metrics.clip import ensure_torchvision_loadable, load_clip, register_model_config, score_clip
+from evaluation.metrics.clip.hashing import content_hash
+from evaluation.metrics.text.schemes import text_signature
 from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_MODEL_NAME, save_tiny_checkpoint
 
 TEXT_KEYS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D"]
@@ -34,13 +36,19 @@ def score(*args) -> str:
     return out.getvalue()
 
 
+def figures(text: str) -> dict[str, str]:
+    """metric -> printed figure, from the text output (the signature lines left out)."""
+    return dict(line.split() for line in text.splitlines() if line and not line.startswith("signature"))
+
+
 @requires_java
 def test_coco_fakecap_gives_the_servers_figures(fakecap):
     results, references = fakecap
     text = score(
         "--results", str(results), "--references", str(references), "--language", "en", "--pretokenized"
     )
-    lines = dict(line.split() for line in text.splitlines())
+    lines = figures(text)
+    assert "signature (BLEU-1, BLEU-2, BLEU-3, BLEU-4, ROUGE-L, CIDEr, CIDEr-D): tok:pretokenized|" in text
     # Every figure the evaluation server publishes for this set, to the digits it gives.
     assert [lines[k] for k in ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D"]] == [
         "0.579",
@@ -58,14 +66,16 @@ def test_our_preprocessing_on_ptb_tokens_only_moves_bleu_1_and_2(fakecap):
     # "'s") are removed as punctuation, which adds a few reference tokens (9858 instead of 9855).
     results, references = fakecap
     args = ["--results", str(results), "--references", str(references), "--language", "en"]
-    text = score(*args, "--metrics", *TEXT_KEYS)
-    lines = dict(line.split() for line in text.splitlines())
+    text = score(*args, "--scheme", "whitespace", "--metrics", *TEXT_KEYS)
+    lines = figures(text)
+    assert f"CIDEr-D): {text_signature('whitespace')}" in text
     assert lines["CIDEr-D"] == "0.600"
     assert lines["BLEU-4"] == "0.191"
     assert lines["ROUGE-L"] == "0.396"
 
-    data = json.loads(score(*args, "--metrics", *TEXT_KEYS, "--format", "json"))
-    assert list(data) == TEXT_KEYS
+    data = json.loads(score(*args, "--scheme", "whitespace", "--metrics", *TEXT_KEYS, "--format", "json"))
+    assert list(data) == [*TEXT_KEYS, "signatures"]
+    assert data["signatures"] == dict.fromkeys(TEXT_KEYS, text_signature("whitespace"))
     assert round(data["CIDEr-D"], 3) == 0.600
     assert round(data["BLEU-4"], 3) == 0.191
 
@@ -73,8 +83,9 @@ def test_our_preprocessing_on_ptb_tokens_only_moves_bleu_1_and_2(fakecap):
 def test_per_caption_scores(fakecap):
     results, references = fakecap
     args = ["--results", str(results), "--references", str(references), "--language", "en", "--per-caption"]
+    args += ["--scheme", "whitespace"]
     data = json.loads(score(*args, "--metrics", "CIDEr-D", "ROUGE-L", "--format", "json"))
-    assert set(data) == {"ROUGE-L", "CIDEr-D", "per_caption"}
+    assert set(data) == {"ROUGE-L", "CIDEr-D", "per_caption", "signatures"}
     rows = data["per_caption"]
     assert len(rows) == 1000
     assert set(rows[0]) == {"image_id", "caption", "ROUGE-L", "CIDEr-D"}
@@ -87,8 +98,9 @@ def test_per_caption_scores(fakecap):
     text = score(*args, "--metrics", "bleu-4")
     lines = text.splitlines()
     assert lines[0] == "BLEU-4  0.191"
-    assert lines[2] == "image_id\tBLEU-4"
-    assert len(lines) == 3 + 1000
+    assert lines[1] == f"signature (BLEU-4): {text_signature('whitespace')}"
+    assert lines[3] == "image_id\tBLEU-4"
+    assert len(lines) == 4 + 1000
 
 
 def test_errors_name_the_entry_and_the_reason(fakecap, tmp_path):
@@ -125,7 +137,7 @@ def test_errors_name_the_entry_and_the_reason(fakecap, tmp_path):
         )
 
 
-def test_xm3600_references_and_a_character_tokenizer(tmp_path):
+def test_xm3600_references_and_the_char_scheme(tmp_path):
     refs = tmp_path / "captions.jsonl"
     refs.write_text(
         json.dumps(
@@ -142,6 +154,7 @@ def test_xm3600_references_and_a_character_tokenizer(tmp_path):
     # Per-character tokens: the candidate's 7 characters all occur in the first reference, and the
     # closest reference length (5 or 9: the shorter wins a tie) is below 7, so no brevity penalty.
     assert data["BLEU-1"] == pytest.approx(1.0, abs=1e-6)
+    assert data["signatures"]["BLEU-1"] == text_signature("char")  # zh's default
     split = json.loads(
         score(
             "--results",
@@ -152,11 +165,21 @@ def test_xm3600_references_and_a_character_tokenizer(tmp_path):
             "zh",
             "--format",
             "json",
-            "--tokenizer",
+            "--scheme",
             "whitespace",
         )
     )
     assert split["BLEU-1"] == pytest.approx(0.0, abs=1e-6)  # one whole-caption token matches nothing
+    assert split["signatures"]["CIDEr-D"] == text_signature("whitespace")
+
+
+def test_a_scheme_that_cannot_run_is_a_clear_error(tmp_path):
+    refs = tmp_path / "captions.jsonl"
+    refs.write_text(json.dumps({"image/key": "k1", "th": {"caption": ["แมว"]}}, ensure_ascii=False) + "\n")
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps([{"image_id": "k1", "caption": "แมว"}], ensure_ascii=False))
+    with pytest.raises(CommandError, match=r"“jieba” is for yue, zh, not for language “th”"):
+        score("--results", str(results), "--references", str(refs), "--language", "th", "--scheme", "jieba")
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +210,8 @@ def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoin
         str(annotations),
         "--language",
         "en",
+        "--scheme",
+        "whitespace",
         "--images",
         str(example / "images"),
         "--clip-model",
@@ -209,8 +234,15 @@ def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoin
         "CLIPScore",
         "RefCLIPScore",
         "image_orientation",
+        "signatures",
     ]
     assert data["image_orientation"] == "exif"  # the CLIP_IMAGE_ORIENTATION default
+    digest = content_hash(tiny_checkpoint)[:16]
+    assert (
+        data["signatures"]["CLIPScore"]
+        == data["signatures"]["RefCLIPScore"]
+        == (f'clip:{TINY_MODEL_NAME}|weights:none|ckpt:sha256-{digest}|prompt:""|orient:exif|impl:clip-1')
+    )
 
     loaded = load_clip(TINY_MODEL_NAME, checkpoint_path=tiny_checkpoint, device="cpu")
     images = {key: example / "images" / f"{key}.jpg" for key in good}

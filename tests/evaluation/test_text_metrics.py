@@ -317,7 +317,7 @@ def test_score_texts_preprocesses_and_reports_every_metric():
     report = score_texts(candidates, references)
     assert report.metrics == METRICS
     assert list(report.per_caption["ROUGE-L"]) == ["a", "b"]
-    assert report.n_images == 2 and report.n_references == 4 and report.tokenizer == "whitespace"
+    assert report.n_images == 2 and report.n_references == 4 and report.scheme == "whitespace"
     tokenised = score_tokens(
         {"a": words("a dog runs on the beach"), "b": words("two cats sleeping")},
         {key: [text.lower().replace(".", "").split() for text in references[key]] for key in ("a", "b")},
@@ -327,17 +327,17 @@ def test_score_texts_preprocesses_and_reports_every_metric():
     assert rows["b"]["BLEU-1"] == report.per_caption["BLEU-1"]["b"]
 
 
-def test_score_texts_character_tokenizer_gives_partial_credit_in_thai_and_chinese():
+def test_score_texts_char_scheme_gives_partial_credit_in_thai_and_chinese():
     thai_candidate = "รถแข่งวินเทจจอดเรียงกันในงาน"
     thai_reference = "รถแข่งวินเทจจอดเรียงกันหลายคันในงานจัดแสดง"
     candidates = {"th": thai_candidate}
     references = {"th": [thai_reference]}
-    whole = score_texts(candidates, references, tokenizer="whitespace", metrics=["ROUGE-L"])
-    chars = score_texts(candidates, references, tokenizer="character", metrics=["ROUGE-L"])
+    whole = score_texts(candidates, references, language="th", scheme="whitespace", metrics=["ROUGE-L"])
+    chars = score_texts(candidates, references, language="th", metrics=["ROUGE-L"])
     assert whole.corpus["ROUGE-L"] == 0.0  # one token each, and they differ
     assert chars.corpus["ROUGE-L"] > 0.7
 
-    zh = score_texts({1: "一只狗在草地上。"}, {1: ["一只狗在草地上"]}, tokenizer="character")
+    zh = score_texts({1: "一只狗在草地上。"}, {1: ["一只狗在草地上"]}, language="zh", scheme="char")
     assert zh.corpus["ROUGE-L"] == pytest.approx(1.0)
     assert zh.corpus["BLEU-4"] == pytest.approx(1.0)
 
@@ -358,8 +358,8 @@ def test_scoring_validates_input():
         score_tokens({7: ["a"]}, {8: [["a"]]})
     with pytest.raises(ValueError, match="unknown metric"):
         score_tokens({1: ["a"]}, {1: [["a"]]}, metrics=["SPICE"])
-    with pytest.raises(ValueError, match="unknown tokenizer"):
-        score_texts({1: "a"}, {1: ["a"]}, tokenizer="jieba")
+    with pytest.raises(ValueError, match="unknown tokenisation scheme 'words'"):
+        score_texts({1: "a"}, {1: ["a"]}, scheme="words")
     with pytest.raises(TypeError, match="expected str"):
         score_texts({1: ["a"]}, {1: ["a"]})
     with pytest.raises(TypeError, match="list of captions, not a string"):

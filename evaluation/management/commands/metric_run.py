@@ -5,9 +5,11 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import DomainError
+from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
 from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, metric_run_create, metric_run_resume
 from evaluation.metrics.selectors import corpus_table, metric_run_get, metric_run_queryset
+from evaluation.metrics.signatures import group_signatures
 from evaluation.models import ImageSet, MetricRun, ReferenceSet, RunStatus
 
 POLL_SECONDS = 0.5
@@ -19,7 +21,7 @@ class Command(BaseCommand):
     help = (
         "Metric runs: start one (and follow its progress), follow, show, resume or list runs.\n"
         "  metric_run start --language de --systems a,b --references NAME [--image-set NAME] "
-        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--cider-df test|refset] [--name NAME] "
+        "[--metrics BLEU-4 CIDEr-D | text | clip | all] [--scheme NAME] [--cider-df test|refset] [--name NAME] "
         "[--image-orientation exif|stored] [--wait]\n"
         "  metric_run follow ID | show ID | resume ID [--wait] | list [--limit N]"
     )
@@ -46,6 +48,11 @@ class Command(BaseCommand):
             default=CIDER_DF_TEST,
             help="CIDEr document frequencies: test = the scored images' references (default, the COCO server's "
             "behaviour); refset = every image of the reference set (steadier for a few images).",
+        )
+        start.add_argument(
+            "--scheme",
+            choices=SCHEME_NAMES,
+            help="Tokenisation scheme of the text metrics for this run (default: the language's setting).",
         )
         start.add_argument("--name", default="", help="A name for the run (default: systems vs references).")
         start.add_argument(
@@ -95,6 +102,7 @@ class Command(BaseCommand):
             metrics=options["metrics"],
             image_orientation=options["image_orientation"],
             cider_df=options["cider_df"],
+            scheme=options["scheme"],
         )
         run.refresh_from_db()
         self.say(
@@ -132,6 +140,8 @@ class Command(BaseCommand):
         out(f"  metrics     {', '.join(run.metrics)}")
         out(f"  params      {self.pairs(run.params)}")
         out(f"  versions    {self.pairs(run.versions)}")
+        for names, signature in group_signatures(run.metrics, run.signatures):
+            out(f"  signature   {signature}  ({', '.join(names)})")
         for label, value in (
             ("created", run.created_at),
             ("queued", run.queued_at),

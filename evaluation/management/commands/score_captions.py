@@ -8,10 +8,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
+from core.tokenisation import SCHEME_NAMES, default_scheme_name
 from evaluation.metrics.clip.embedding import IMAGE_ORIENTATIONS
 from evaluation.metrics.runs import meteor_config, metrics_parse
+from evaluation.metrics.signatures import clip_signature, group_signatures
 from evaluation.metrics.text.formats import FormatError, read_coco_results, read_references
-from evaluation.metrics.text.preprocess import TOKENIZERS, default_tokenizer
+from evaluation.metrics.text.schemes import PRETOKENIZED, SchemeError
 from evaluation.models import CLIP_METRICS, TEXT_METRICS
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
@@ -40,7 +42,7 @@ class Command(BaseCommand):
             "--references", type=Path, required=True, help="COCO annotations .json or XM3600 captions .jsonl."
         )
         parser.add_argument(
-            "--language", required=True, help="Language code (XM3600 block, default tokenizer)."
+            "--language", required=True, help="Language code (XM3600 block, default tokenisation scheme)."
         )
         parser.add_argument(
             "--metrics",
@@ -49,15 +51,17 @@ class Command(BaseCommand):
             "with --images).",
         )
         parser.add_argument(
-            "--tokenizer",
-            choices=sorted(TOKENIZERS),
-            help="Tokenizer (default: the language's, e.g. character for zh).",
+            "--scheme",
+            choices=SCHEME_NAMES,
+            help="Tokenisation scheme (default: the language's default: coco-ptb for en, char for zh, ja, th "
+            "and the other languages written without spaces, whitespace otherwise).",
         )
         parser.add_argument(
             "--pretokenized",
             action="store_true",
             help="Both files are already tokenised (e.g. by the COCO server's PTB tokenizer): split on "
-            "spaces and change nothing else. Reproduces the server's figures on its own tokenised files.",
+            "spaces and change nothing else (signature tok:pretokenized). Reproduces the server's figures "
+            "on its own tokenised files.",
         )
         parser.add_argument(
             "--cider-df",
@@ -128,9 +132,10 @@ class Command(BaseCommand):
         per_caption: dict[str, dict] = {}
         self.image_orientation = None  # set when CLIP metrics are scored
         not_computed: dict[str, str] = {}
-        tokenizer = options["tokenizer"] or default_tokenizer(language)
-        if options["pretokenized"]:
-            tokenizer = "pretokenized (split on spaces)"
+        signatures: dict[str, str] = {}
+        scheme = (
+            PRETOKENIZED if options["pretokenized"] else options["scheme"] or default_scheme_name(language)
+        )
         if text_metrics:
             from evaluation.metrics.text.scoring import score_texts, score_tokens
 
@@ -147,17 +152,21 @@ class Command(BaseCommand):
                     df_name=df_name,
                 )
             else:
-                report = score_texts(
-                    candidates,
-                    refs,
-                    tokenizer=tokenizer,
-                    metrics=text_metrics,
-                    language=language,
-                    meteor=meteor_config(),
-                    df_references=df_references,
-                    df_name=df_name,
-                )
+                try:
+                    report = score_texts(
+                        candidates,
+                        refs,
+                        language=language,
+                        scheme=scheme,
+                        metrics=text_metrics,
+                        meteor=meteor_config(),
+                        df_references=df_references,
+                        df_name=df_name,
+                    )
+                except SchemeError as exc:
+                    raise CommandError(str(exc)) from None
             corpus |= report.corpus
+            signatures |= {m: report.signature_of(m) for m in report.metrics}
             per_caption |= report.per_caption
             not_computed |= report.not_computed
             if options["verbosity"] >= 1 and {"CIDEr", "CIDEr-D"} & set(text_metrics):
@@ -171,7 +180,10 @@ class Command(BaseCommand):
                     f"{' / '.join(str(n) for n in stats.correct)}"
                 )
         if clip_metrics:
-            clip_corpus, clip_per_caption = self.clip_scores(options, candidates, refs, clip_metrics)
+            clip_corpus, clip_per_caption, clip_sig = self.clip_scores(
+                options, candidates, refs, clip_metrics
+            )
+            signatures |= dict.fromkeys(clip_metrics, clip_sig)
             corpus |= clip_corpus
             per_caption |= clip_per_caption
         computed = [m for m in metrics if m in corpus]
@@ -179,9 +191,9 @@ class Command(BaseCommand):
         if options["verbosity"] >= 1:
             self.stderr.write(
                 f"{len(candidates)} captions scored against {sum(len(r) for r in refs.values())} references "
-                f"(tokenizer: {tokenizer})."
+                f"(tokenisation scheme: {scheme})."
             )
-        self.output(options, computed, corpus, per_caption, candidates, not_computed)
+        self.output(options, computed, corpus, per_caption, candidates, not_computed, signatures)
         if not_computed:
             notes = "; ".join(f"{metric} not computed: {reason}" for metric, reason in not_computed.items())
             raise CommandError(
@@ -283,17 +295,26 @@ class Command(BaseCommand):
                 f"CLIP model: {loaded.model_id}; prompt prefix: {prefix!r}; "
                 f"image orientation: {self.image_orientation}."
             )
-        return {m: corpus[m] for m in clip_metrics}, {m: per_caption[m] for m in clip_metrics}
+        signature = clip_signature(
+            model=loaded.model_name,
+            pretrained=loaded.pretrained or "",
+            checkpoint=loaded.checkpoint_path or "",
+            model_id=loaded.model_id,
+            prompt_prefix=prefix,
+            orientation=self.image_orientation,
+        )
+        return {m: corpus[m] for m in clip_metrics}, {m: per_caption[m] for m in clip_metrics}, signature
 
     # --- output ---------------------------------------------------------------------------------
 
-    def output(self, options, metrics, corpus, per_caption, candidates, not_computed):
+    def output(self, options, metrics, corpus, per_caption, candidates, not_computed, signatures):
         if options["format"] == "json":
             data: dict = dict(corpus)
             if self.image_orientation is not None:
                 data["image_orientation"] = self.image_orientation
             if not_computed:
                 data["not_computed"] = not_computed
+            data["signatures"] = {m: signatures[m] for m in metrics}
             if options["per_caption"]:
                 data["per_caption"] = [
                     {
@@ -312,6 +333,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{metric:<{width}}  {corpus[metric]:.3f}")
         if self.image_orientation is not None:
             self.stdout.write(f"image_orientation  {self.image_orientation}")
+        for names, signature in group_signatures(metrics, signatures):
+            self.stdout.write(f"signature ({', '.join(names)}): {signature}")
         if options["per_caption"]:
             self.stdout.write("")
             self.stdout.write("\t".join(["image_id", *metrics]))

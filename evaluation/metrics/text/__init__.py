@@ -3,7 +3,8 @@
 Plain functions over plain data (no Django), so the importers, the Celery tasks and the command line
 all share them and the tests run without a database.
 
-- :mod:`.preprocess` turns raw captions into tokens (per-language tokenisers) and interns tokens
+- :mod:`.schemes` turns raw captions into tokens (named, versioned tokenisation schemes) and gives
+  the signature of text-metric numbers; :mod:`.preprocess` normalises text and interns tokens
   into the integer arrays every metric works on (:class:`.preprocess.TokenCorpus`).
 - :mod:`.bleu`, :mod:`.rouge`, :mod:`.cider` compute the metrics exactly as the COCO evaluation
   server's reference code (pycocoevalcap 1.2; CIDEr from github.com/vrama91/cider), vectorised.
@@ -19,6 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+
+# The version of the platform's text-metric implementations, in every text signature (``impl:text-N``).
+# Bump it when a change to BLEU, ROUGE-L, CIDEr(-D) or their inputs changes any number.
+TEXT_METRICS_VERSION = "1"
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,17 @@
-"""Caption preprocessing: normalisation, per-language tokenisation, and token interning.
+"""Caption preprocessing: the platform's Unicode normalisation, and token interning.
 
 The COCO evaluation server (paper 002, sec. 3.1) lowercases captions, tokenises them with the PTB
 tokenizer and drops punctuation; the XM3600 paper (000, footnote 9) does the same ("remove punctuation
-and lowercase") in 36 languages. The PTB tokenizer is English-only and needs Java, so this module does
-the multilingual equivalent in pure Python:
+and lowercase") in 36 languages. :func:`normalise` is the platform's multilingual equivalent in pure
+Python, the first step of the ``whitespace``, ``char`` and segmenter schemes
+(:mod:`evaluation.metrics.text.schemes`, which turns raw captions into tokens):
 
 ``normalise(text)``
     1. Unicode NFC, so a decomposed "e + U+0301" and a precomposed "é" are the same token.
     2. ``str.lower()``, the lowercasing the COCO tooling uses (not ``casefold()``: casefold would also
        turn German "ß" into "ss" and Greek final sigma into "σ", which the references do not do).
        A second NFC pass follows, because lowercasing can produce decomposed sequences (Turkish "İ").
+       ``lowercase=False`` skips this step (the cased column of the XM3600 export).
     3. Every Unicode *punctuation* character (general category P*: ``. , ? ! ' " - ( ) « » ¿ ¡ ، 。
        ， 、 「 」 “ ”`` ...) is replaced by a space. Replacing rather than deleting keeps the words on
        either side apart ("black-and-white" -> "black and white", French "l'homme" -> "l homme"),
@@ -19,29 +21,14 @@ the multilingual equivalent in pure Python:
        Combining marks (M*), needed by Devanagari, Thai and others, are kept.
     4. Runs of whitespace collapse to one space, and the ends are stripped.
 
-``tokenize(text, tokenizer)``
-    ``"whitespace"`` splits on whitespace. ``"character"`` is for scripts written without spaces
-    between words (Chinese, Japanese, Thai, Lao, Khmer, Burmese, Tibetan): with whitespace splitting,
-    a whole Chinese or Thai caption is ONE token, so every n-gram statistic degenerates to "identical
-    sentence or not" and BLEU/ROUGE/CIDEr become meaningless. The character tokenizer makes each
-    character a token (a base character together with the combining marks that follow it, so a Thai
-    consonant keeps its vowel and tone marks), except that runs of Latin letters and digits stay one
-    token each ("iPhone 12台" -> ``["iphone", "12", "台"]``), so embedded English words and numbers are
-    compared as words. Spaces only separate tokens. Word segmenters (jieba, MeCab, PyThaiNLP) would
-    give word tokens, but they are language-specific dependencies whose output changes between
-    versions; characters are the reproducible choice, as CIDEr for Chinese is commonly computed.
-
-A language's tokenizer is a setting of the language; :func:`default_tokenizer` gives the default.
-
 ``TokenCorpus`` is the last step, shared by all metrics: it interns tokens into integer ids and
 builds n-gram count tables with numpy, so the metrics never touch strings again.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from itertools import chain
@@ -50,114 +37,32 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = [
-    "CHARACTER_TOKENIZED_LANGUAGES",
-    "TOKENIZERS",
     "NgramCounts",
     "ReferenceGroups",
     "TokenCorpus",
     "check_references",
-    "default_tokenizer",
     "normalise",
-    "tokenize",
-    "tokens_for",
 ]
 
-# Planes that hold every punctuation character, combining mark and Latin letter (Unicode 14-16):
-# the BMP, the SMP, and plane 14 (variation selectors). Planes 2-3 hold only CJK ideographs.
-_SCANNED_RANGES = (range(0x0000, 0x20000), range(0xE0000, 0xE1000))
-
-
-@dataclass(frozen=True)
-class _UnicodeTables:
-    punctuation_to_space: dict[int, str]
-    character_token: re.Pattern[str]
-
-
-def _class_from(codepoints: list[int]) -> str:
-    """A regex character class body for the given sorted code points, as ranges."""
-    parts = []
-    start = prev = codepoints[0]
-    for cp in chain(codepoints[1:], [-2]):
-        if cp == prev + 1:
-            prev = cp
-            continue
-        parts.append(
-            re.escape(chr(start)) if start == prev else f"{re.escape(chr(start))}-{re.escape(chr(prev))}"
-        )
-        start = prev = cp
-    return "".join(parts)
+# Planes that hold every punctuation character (Unicode 14-16): the BMP and the SMP.
+_SCANNED_RANGES = (range(0x0000, 0x20000),)
 
 
 @cache
-def _tables() -> _UnicodeTables:
-    """Built on first use (one scan of ~135k code points, ~60 ms) rather than at import."""
-    punctuation: dict[int, str] = {}
-    marks: list[int] = []
-    latin: list[int] = []
-    category, name = unicodedata.category, unicodedata.name
-    for cp in chain(*_SCANNED_RANGES):
-        ch = chr(cp)
-        cat = category(ch)
-        if cat[0] == "P":
-            punctuation[cp] = " "
-        elif cat[0] == "M":
-            marks.append(cp)
-        elif cat[0] == "L" and name(ch, "").startswith(("LATIN ", "FULLWIDTH LATIN ")):
-            latin.append(cp)
-    mark_class = _class_from(marks)
-    word_class = _class_from(latin) + r"\d"  # \d: any decimal digit (Nd), also Thai or fullwidth digits
-    pattern = re.compile(f"[{word_class}](?:[{word_class}{mark_class}])*|\\S[{mark_class}]*")
-    return _UnicodeTables(punctuation_to_space=punctuation, character_token=pattern)
+def _punctuation_to_space() -> dict[int, str]:
+    """Built on first use (one scan of ~130k code points, ~30 ms) rather than at import."""
+    category = unicodedata.category
+    return {cp: " " for cp in chain(*_SCANNED_RANGES) if category(chr(cp))[0] == "P"}
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, *, lowercase: bool = True) -> str:
     """NFC, lowercase, punctuation to spaces, whitespace collapsed (see the module docstring)."""
-    text = unicodedata.normalize("NFC", text).lower()
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    return " ".join(text.translate(_tables().punctuation_to_space).split())
-
-
-def _whitespace_tokens(text: str) -> list[str]:
-    return text.split()
-
-
-def _character_tokens(text: str) -> list[str]:
-    return _tables().character_token.findall(text)
-
-
-TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
-    "whitespace": _whitespace_tokens,
-    "character": _character_tokens,
-}
-
-# ISO 639 codes of languages whose script does not separate words with spaces.
-# "yue" (written Cantonese) is added to the brief's list for the same reason as "zh".
-CHARACTER_TOKENIZED_LANGUAGES = frozenset({"zh", "yue", "ja", "th", "lo", "km", "my", "bo"})
-
-
-def default_tokenizer(language_code: str) -> str:
-    """The default tokenizer name for a BCP 47 / POSIX language code.
-
-    Only the primary subtag counts, case-insensitively: "zh", "zh-Hans", "zh_CN", "ZH-hant-TW" all
-    give "character"; anything not in :data:`CHARACTER_TOKENIZED_LANGUAGES` gives "whitespace".
-    """
-    primary = language_code.strip().replace("_", "-").split("-", 1)[0].lower()
-    return "character" if primary in CHARACTER_TOKENIZED_LANGUAGES else "whitespace"
-
-
-def tokenize(text: str, tokenizer: str) -> list[str]:
-    """Split already-normalised text with the named tokenizer (a key of :data:`TOKENIZERS`)."""
-    try:
-        split = TOKENIZERS[tokenizer]
-    except KeyError:
-        raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}") from None
-    return split(text)
-
-
-def tokens_for(text: str, tokenizer: str) -> list[str]:
-    """``tokenize(normalise(text), tokenizer)``: the tokens the metrics see for a raw caption."""
-    return tokenize(normalise(text), tokenizer)
+    text = unicodedata.normalize("NFC", text)
+    if lowercase:
+        text = text.lower()
+        if not unicodedata.is_normalized("NFC", text):
+            text = unicodedata.normalize("NFC", text)
+    return " ".join(text.translate(_punctuation_to_space()).split())
 
 
 # --------------------------------------------------------------------------------------------------

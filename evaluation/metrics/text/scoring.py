@@ -1,6 +1,6 @@
 """Entry points: score raw or tokenised captions with any of the COCO text metrics.
 
-``score_texts`` preprocesses raw captions (see :mod:`.preprocess`) and ``score_tokens`` takes tokens
+``score_texts`` tokenises raw captions with a named scheme (see :mod:`.schemes`) and ``score_tokens`` takes tokens
 as they are (for example PTB-tokenised COCO references, split on spaces, to check exactness against
 the COCO server). Both intern the corpus once and share the n-gram tables between BLEU, CIDEr and
 CIDEr-D.
@@ -21,12 +21,15 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from core.tokenisation import WHITESPACE
+
 from . import MetricResult
 from .bleu import BleuStats, bleu_from_corpus
 from .cider import DF_FROM_TEST, DocumentFrequency, cider_variants, document_frequency
 from .meteor import MeteorConfig, MeteorError, meteor_score
-from .preprocess import TOKENIZERS, TokenCorpus, check_references, tokens_for
+from .preprocess import TokenCorpus, check_references
 from .rouge import rouge_l_from_corpus
+from .schemes import PRETOKENIZED, Scheme, scheme_for_language, text_signature
 
 __all__ = ["JAVA_METRICS", "KNOWN_METRICS", "METRICS", "ScoreReport", "score_texts", "score_tokens"]
 
@@ -44,10 +47,12 @@ class ScoreReport:
     ``corpus[name]`` and ``per_caption[name][key]`` for each requested metric name that was computed,
     in the requested order; ``per_caption`` dicts follow the order of the candidate keys.
     ``not_computed[name]`` says why a requested metric is missing (only METEOR can be: no Java, no
-    jar, the JVM failed). ``bleu_stats`` is set when a BLEU metric was requested. ``tokenizer`` is the
-    tokenizer name for ``score_texts``, None for ``score_tokens``. ``df_source`` names where CIDEr's
-    document frequencies came from (``test``: the scored images' references; else the df corpus's
-    name), ``meteor_setting`` how the jar was run (e.g. ``meteor-1.5 en norm exact+stem+synonym+paraphrase``).
+    jar, the JVM failed). ``bleu_stats`` is set when a BLEU metric was requested. ``scheme`` is the
+    tokenisation scheme's name for ``score_texts``, ``"pretokenized"`` for ``score_tokens``.
+    ``df_source`` names where CIDEr's document frequencies came from (``test``: the scored images'
+    references; else the df corpus's name), ``meteor_setting`` how the jar was run (e.g. ``meteor-1.5
+    en norm exact+stem+synonym+paraphrase``). ``signature`` is the signature of the in-process numbers
+    (:func:`~evaluation.metrics.text.schemes.text_signature`); :meth:`signature_of` gives a metric's.
     """
 
     corpus: dict[str, float]
@@ -55,10 +60,17 @@ class ScoreReport:
     bleu_stats: BleuStats | None
     n_images: int
     n_references: int
-    tokenizer: str | None = None
+    scheme: str = PRETOKENIZED
+    signature: str = ""
     not_computed: dict[str, str] = field(default_factory=dict)
     df_source: str = DF_FROM_TEST
     meteor_setting: str | None = None
+
+    def signature_of(self, name: str) -> str:
+        """The signature of one metric's numbers: METEOR's also names how the jar was run."""
+        if name == "METEOR" and self.meteor_setting:
+            return meteor_signature(self.signature, self.meteor_setting)
+        return self.signature
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -98,7 +110,8 @@ def score_tokens(
     wanted = _check_metrics(metrics, language)
     df = _df(df_references, df_name)
     corpus = TokenCorpus.build(candidates, references)
-    report = _score_corpus(corpus, wanted, tokenizer=None, df=df)
+    signature = text_signature(PRETOKENIZED, df_source=df.name if df is not None else DF_FROM_TEST)
+    report = _score_corpus(corpus, wanted, scheme=PRETOKENIZED, signature=signature, df=df)
     return _with_meteor(report, wanted, candidates, references, language, meteor)
 
 
@@ -106,22 +119,27 @@ def score_texts(
     candidates: Mapping[Hashable, str],
     references: Mapping[Hashable, Sequence[str]],
     *,
-    tokenizer: str = "whitespace",
-    metrics: Iterable[str] = METRICS,
     language: str | None = None,
+    scheme: str | Scheme | None = None,
+    metrics: Iterable[str] = METRICS,
     meteor: MeteorConfig | None = None,
     df_references: Mapping[Hashable, Sequence[str]] | None = None,
     df_name: str | None = None,
 ) -> ScoreReport:
     """Preprocess and score raw candidates (key -> caption) against references (key -> captions).
 
-    ``tokenizer`` is a name from :data:`~evaluation.metrics.text.preprocess.TOKENIZERS` (a language's setting;
-    see :func:`~evaluation.metrics.text.preprocess.default_tokenizer`). Raises like :func:`score_tokens`, plus
-    ``ValueError`` for an unknown tokenizer and ``TypeError`` for a caption that is not a string.
+    ``scheme`` is a tokenisation scheme (or its name, see :mod:`~evaluation.metrics.text.schemes`);
+    None takes the default scheme of ``language`` (the language's setting is the caller's to pass), or
+    ``whitespace``, the platform's rule, when no language is given either;
+    ``language`` also checks that the scheme is meant for it and is named in error messages.
     ``df_references`` are raw captions (image -> captions), tokenised like the scored ones.
+    Raises like :func:`score_tokens`, plus a :class:`~evaluation.metrics.text.schemes.SchemeError`
+    (a ``ValueError`` naming the scheme and the language) for an unknown scheme, one for another
+    language, a library that is not installed or a caption the segmenter rejects, and ``TypeError``
+    for a caption that is not a string. The scheme is checked before any caption is read.
     """
-    if tokenizer not in TOKENIZERS:
-        raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}")
+    name = scheme.name if isinstance(scheme, Scheme) else scheme
+    chosen = scheme_for_language(language, name or (None if language else WHITESPACE))
     wanted = _check_metrics(metrics, language)
     check_references(candidates, references)
     cache: dict[str, list[str]] = {}
@@ -130,7 +148,7 @@ def score_texts(
         if not isinstance(text, str):
             raise TypeError(f"caption of {key!r} is {type(text).__name__}, expected str")
         if text not in cache:
-            cache[text] = tokens_for(text, tokenizer)
+            cache[text] = chosen.tokenize(text, language=language)
         return cache[text]
 
     tokenised_candidates = {key: tokens(text, key) for key, text in candidates.items()}
@@ -149,8 +167,16 @@ def score_texts(
             tokenised_df[key] = [tokens(text, key) for text in refs]
     df = _df(tokenised_df, df_name)
     corpus = TokenCorpus.build(tokenised_candidates, tokenised_references)
-    report = _score_corpus(corpus, wanted, tokenizer=tokenizer, df=df)
+    signature = text_signature(
+        chosen, language=language, df_source=df.name if df is not None else DF_FROM_TEST
+    )
+    report = _score_corpus(corpus, wanted, scheme=chosen.name, signature=signature, df=df)
     return _with_meteor(report, wanted, tokenised_candidates, tokenised_references, language, meteor)
+
+
+def meteor_signature(text_signature: str, setting: str) -> str:
+    """A text signature with how the METEOR jar was run appended (``|meteor:<setting>``, no spaces)."""
+    return f"{text_signature}|meteor:{setting.replace(' ', ',')}"
 
 
 def _check_metrics(metrics: Iterable[str], language: str | None) -> tuple[str, ...]:
@@ -196,7 +222,8 @@ def _score_corpus(
     corpus: TokenCorpus,
     wanted: tuple[str, ...],
     *,
-    tokenizer: str | None,
+    scheme: str,
+    signature: str,
     df: DocumentFrequency | None = None,
 ) -> ScoreReport:
     results: dict[str, MetricResult] = {}
@@ -220,6 +247,7 @@ def _score_corpus(
         bleu_stats=bleu_stats,
         n_images=corpus.n_images,
         n_references=corpus.n_references,
-        tokenizer=tokenizer,
+        scheme=scheme,
+        signature=signature,
         df_source=df.name if df is not None else DF_FROM_TEST,
     )

@@ -20,6 +20,7 @@ from annotation.selectors import campaigns_progress
 from core.access import ResearchAccess
 from core.bounds import BIGINT_MAX, id_field
 from core.errors import ValidationFailed
+from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
 from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
@@ -384,6 +385,13 @@ class MetricRunCreateApi(ResearchApi):
             help_text="CIDEr document frequencies: test (the scored images' references) or refset (every image "
             "of the reference set).",
         )
+        scheme = serializers.ChoiceField(
+            choices=list(SCHEME_NAMES),
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Tokenisation scheme of the text metrics for this run; empty: the language's setting.",
+        )
 
     @extend_schema(
         summary="Start a metric run",
@@ -410,6 +418,7 @@ class MetricRunCreateApi(ResearchApi):
             metrics=data["metrics"],
             image_orientation=data["image_orientation"],
             cider_df=data["cider_df"],
+            scheme=data["scheme"],
             user=request.user,
         )
         run = selectors.metric_run_detail(run_id=run.pk)

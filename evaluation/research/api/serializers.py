@@ -96,6 +96,10 @@ class CorpusScoreSerializer(serializers.Serializer):
     system = serializers.CharField(source="system.name")
     metric = serializers.CharField()
     value = serializers.FloatField()
+    signature = serializers.SerializerMethodField(help_text="The signature of this number (see the run's).")
+
+    def get_signature(self, score) -> str:
+        return score.run.signature(score.metric)
 
 
 @extend_schema_serializer(component_name="MetricRunProgress")
@@ -117,7 +121,12 @@ class MetricRunSerializer(serializers.Serializer):
     image_set = NamedObjectSerializer(allow_null=True)
     metrics = serializers.ListField(child=serializers.CharField())
     params = serializers.DictField(
-        help_text="Tokenizer, CIDEr df source (cider_df), METEOR setting, CLIP model, checkpoint and prompt prefix."
+        help_text="Tokenisation scheme (tokenizer, and whether the run chose it), CIDEr df source (cider_df), "
+        "METEOR setting, CLIP model, checkpoint, prompt prefix and image orientation."
+    )
+    signatures = serializers.SerializerMethodField(
+        help_text="Metric -> signature of its numbers; two numbers are comparable exactly when their signatures "
+        "match. Runs made before signatures say “not recorded”."
     )
     versions = serializers.DictField(help_text="Package versions of the worker that computed the run.")
     status = serializers.CharField()
@@ -138,6 +147,9 @@ class MetricRunSerializer(serializers.Serializer):
 
     def get_systems(self, run) -> list[str]:
         return sorted(system.name for system in run.systems.all())
+
+    def get_signatures(self, run) -> dict[str, str]:
+        return {metric: run.signature(metric) for metric in run.metrics}
 
 
 @extend_schema_serializer(component_name="SxsSummary")
@@ -417,6 +429,10 @@ class CorrelationComparisonSerializer(serializers.Serializer):
     )
     runs = serializers.DictField(
         child=serializers.IntegerField(), help_text="metric -> the metric run whose scores gave the delta"
+    )
+    signatures = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="metric -> the signature of that run's numbers (“not recorded” for runs made before signatures)",
     )
 
 

@@ -30,6 +30,7 @@ from django.utils.text import slugify
 from annotation.models import Campaign, CampaignKind, CaptioningSystem, Language
 from core.errors import NotFound, ValidationFailed
 from evaluation.metrics.runs import platform_version
+from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, tokens_signature
 
 from . import rows
 from .writers import (
@@ -81,8 +82,9 @@ NOTES: dict[tuple[str, str], list[str]] = {
     ("captions", "xm3600"): [
         "One JSON object per line and image, sorted by image key; captions in the order they were submitted.",
         "caption: the submitted captions as written. caption/tokenized/lowercase: the tokens the metrics "
-        "see (NFC, lowercase, punctuation removed, the language's tokenizer) joined by single spaces. "
-        "caption/tokenized: the same without lowercasing.",
+        "see (the language's tokenisation scheme, lowercased, punctuation removed) joined by single spaces. "
+        "caption/tokenized: the same scheme without lowercasing. tokenization (in this record) gives the "
+        "scheme, its version, case and punctuation rule of each field.",
         "image/locale: the image's country where it is known, else empty.",
     ],
     ("captions", "coco"): [
@@ -358,7 +360,18 @@ def export_prepare(
     campaign = _campaign(campaign_id, kind)
     language = campaign.language
     filename = f"campaign-{campaign.pk}-{kind}{ending}"
+    extra: dict[str, Any] = {}
     if kind == "captions" and fmt == "xm3600":
+        try:
+            scheme = scheme_for_language(language.code, language.tokenizer)
+            extra["tokenization"] = {
+                "caption/tokenized": tokens_signature(scheme, lowercase=False, language=language.code),
+                "caption/tokenized/lowercase": tokens_signature(scheme, language=language.code),
+            }
+        except SchemeError as exc:
+            raise ValidationFailed(
+                f"Cannot tokenise the {language.code} captions for this export: {exc}."
+            ) from None
 
         def pieces(counts: Counts) -> Iterator[str]:
             return xm3600_lines(
@@ -400,7 +413,7 @@ def export_prepare(
         content_type=content_type,
         exported_at=exported_at,
         with_usernames=with_usernames and kind in ("ratings", "judgments"),
-        subject={"campaign": campaign_settings(campaign)},
+        subject={"campaign": campaign_settings(campaign), **extra},
         notes=notes,
         pieces=pieces,
         count_names=COUNT_NAMES.get((kind, fmt), ("rows",)),

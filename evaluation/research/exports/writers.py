@@ -20,14 +20,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import cache
 from itertools import groupby
 from typing import Any
 
-from evaluation.metrics.text.preprocess import tokenize, tokens_for
+from evaluation.metrics.text.schemes import Scheme, scheme_for_language
 from evaluation.research.tables import csv_safe
 
 __all__ = [
@@ -82,28 +80,17 @@ def coco_image_id(key: str) -> int | str:
     return key
 
 
-@cache
-def _punctuation_to_space() -> dict[int, str]:
-    # Every Unicode punctuation character (category P*), as evaluation.metrics.text.preprocess.normalise
-    # replaces them; they all live in the BMP and the SMP. Built once (~50 ms).
-    return {cp: " " for cp in range(0x20000) if unicodedata.category(chr(cp))[0] == "P"}
-
-
-def _case_kept_tokens(text: str, tokenizer: str) -> list[str]:
-    # The metrics' preprocessing without the lowercasing: NFC, punctuation to spaces, tokenise.
-    spaced = unicodedata.normalize("NFC", text).translate(_punctuation_to_space())
-    return tokenize(" ".join(spaced.split()), tokenizer)
-
-
-def tokenized_fields(text: str, tokenizer: str) -> tuple[str, str]:
+def tokenized_fields(text: str, scheme: Scheme | str, *, language: str | None = None) -> tuple[str, str]:
     """``(caption/tokenized, caption/tokenized/lowercase)`` of one caption, tokens joined by spaces.
 
-    The lowercase form is exactly what the metrics see (:func:`evaluation.metrics.text.preprocess.tokens_for`:
-    NFC, lowercase, punctuation removed, the language's tokenizer), so a metric run on the
+    The lowercase form is exactly what the metrics see (the tokenisation scheme's tokens: for the
+    platform's schemes NFC, lowercase, punctuation removed, then split), so a metric run on the
     ``caption/tokenized/lowercase`` field with ``--pretokenized`` gives the same numbers as on
-    ``caption``. The other keeps the case and is otherwise the same.
+    ``caption``. The other is the same scheme with ``lowercase=False``: it keeps the case.
     """
-    return " ".join(_case_kept_tokens(text, tokenizer)), " ".join(tokens_for(text, tokenizer))
+    chosen = scheme if isinstance(scheme, Scheme) else scheme_for_language(language, scheme)
+    cased = chosen.tokenize(text, lowercase=False, language=language)
+    return " ".join(cased), " ".join(chosen.tokenize(text, language=language))
 
 
 def xm3600_lines(
@@ -114,8 +101,11 @@ def xm3600_lines(
     One line per image: ``{"image/key", "image/locale", "<language>": {"caption": [...],
     "caption/tokenized": [...], "caption/tokenized/lowercase": [...]}}``. Rows of the same image
     must be adjacent; only one image's captions are held at a time. Counts ``images`` and
-    ``captions``. Raises ValueError when a key comes back after another (rows not sorted).
+    ``captions``. ``tokenizer`` is the language's tokenisation scheme (its name). Raises ValueError when
+    a key comes back after another (rows not sorted), and SchemeError (a ValueError) when the scheme
+    cannot tokenise (checked before the first line).
     """
+    scheme = scheme_for_language(language, tokenizer)
     previous: str | None = None
     for key, group in groupby(rows, key=lambda row: row[0]):
         if previous is not None and key <= previous:
@@ -126,7 +116,7 @@ def xm3600_lines(
         for _, image_locale, text in group:
             locale = image_locale or locale
             captions.append(text)
-            cased, lower = tokenized_fields(text, tokenizer)
+            cased, lower = tokenized_fields(text, scheme, language=language)
             tokenized.append(cased)
             lowercase.append(lower)
         counts["images"] += 1

@@ -12,6 +12,7 @@ from typing import Any
 
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.metrics.runs import platform_version
+from evaluation.metrics.signatures import group_signatures
 from evaluation.models import MetricRun
 from evaluation.research.correlation import TAU_C_SCIPY_LABEL
 from evaluation.research.reports.plots import scatter_filename, write_scatter_plots
@@ -52,7 +53,7 @@ FILE_DESCRIPTIONS = {
     "comparisons.csv": "the comparisons (m1, m2, language, delta_sxs, delta_<metric>) with the metrics every "
     "comparison has: `manage.py report --comparisons comparisons.csv` reproduces their correlations",
     "comparisons.json": "the comparisons with where each number comes from (campaign, runs, both systems' "
-    "scores) and what was left out and why",
+    "scores, each metric's signature) and what was left out and why",
     "table1.txt": "Table 1: caption statistics per language (submitted written captions)",
     "table1.csv": "Table 1 as CSV",
     "table2.txt": "Table 2: caption quality per language (verification campaigns)",
@@ -70,10 +71,13 @@ FILE_DESCRIPTIONS = {
 
 def _run_line(run: MetricRun) -> str:
     images = run.image_set.name if run.image_set_id else "every image with references"
-    return (
+    line = (
         f"run #{run.pk} “{run.name}”: {run.language.code}, reference set “{run.reference_set.name}”, "
         f"images: {images}, metrics: {', '.join(run.metrics)}"
     )
+    for names, signature in group_signatures(run.metrics, run.signatures):
+        line += f"\n    signature of {', '.join(names)}: {signature}"
+    return line
 
 
 # --- Rendering ----------------------------------------------------------------------------------------
@@ -156,6 +160,10 @@ def _comparisons_json(report: Report) -> str:
                 for c in report.comparisons
             ],
             "sources": [s.as_dict() for s in report.sources],
+            "runs": [
+                {"id": run.pk, "signatures": {metric: run.signature(metric) for metric in run.metrics}}
+                for run in report.runs
+            ],
             "skipped": [s.as_dict() for s in report.skipped],
         }
     )

@@ -125,8 +125,21 @@ class Report:
                     f"Fewer than {MIN_COMPARISONS} comparisons in {', '.join(few)}: no coefficient for "
                     f"{'that language' if len(few) == 1 else 'those languages'} (n/a); they still count in “all”."
                 )
+        out.extend(self._mixed_signatures())
         out.extend(f"Left out: {item}" for item in self.skipped)
         out.extend(f"Per caption: {note}" for note in self.per_caption_notes)
+        return out
+
+    def _mixed_signatures(self) -> list[str]:
+        """A metric whose deltas come from runs with different signatures mixes incomparable numbers."""
+        out = []
+        for metric in self.metrics:
+            found = sorted({s.signatures[metric] for s in self.sources if metric in s.signatures})
+            if len(found) > 1:
+                out.append(
+                    f"Δ {metric} comes from runs with different signatures (numbers computed differently): "
+                    + "; ".join(found)
+                )
         return out
 
 
