@@ -338,7 +338,7 @@ def metric_run_plan(
             pretrained=plan.params["clip_pretrained"],
             checkpoint=plan.params["clip_checkpoint"],
             prompt_prefix=plan.params["clip_prompt_prefix"],
-            orientation=image_orientation(plan.params),
+            orientation=orientation,
         )
         plan.signatures |= dict.fromkeys(plan.clip_metrics, clip_sig)
     return plan

@@ -245,7 +245,7 @@ def test_every_setting_runs_on_the_shipped_jar(code):
     report = score_texts(
         {1: "Ein Hund läuft am Strand", 2: "一只狗在海滩上"},
         {1: ["Ein Hund rennt am Strand", "Hunde am Meer"], 2: ["海滩上的一只狗"]},
-        tokenizer="character" if code in ("zh", "th") else "whitespace",
+        scheme="char" if code in ("zh", "th") else "whitespace",
         metrics=["METEOR"],
         language=code,
     )

@@ -87,8 +87,8 @@ def test_a_run_can_override_the_scheme_and_the_numbers_follow_it(chinese, django
         return run
 
     default, override = start(), start(scheme="whitespace")
-    assert default.params == {"tokenizer": "char", "tokenizer_from": "language"}
-    assert override.params == {"tokenizer": "whitespace", "tokenizer_from": "run"}
+    assert default.params == {"tokenizer": "char", "tokenizer_from": "language", "cider_df": "test"}
+    assert override.params == {"tokenizer": "whitespace", "tokenizer_from": "run", "cider_df": "test"}
     assert default.signatures == {"CIDEr-D": text_signature("char")}
     assert override.signatures == {"CIDEr-D": text_signature("whitespace")}
     assert Language.objects.get(code="zh").tokenizer == "char"  # the language's setting is untouched

@@ -259,7 +259,7 @@ def test_clipscore_with_a_local_checkpoint(shared_data, tmp_path, tiny_checkpoin
     text = score(
         *[a for a in args if a not in ("--format", "json", "--per-caption")], "--image-orientation", "stored"
     )
-    assert dict(line.split() for line in text.splitlines())["image_orientation"] == "stored"
+    assert figures(text)["image_orientation"] == "stored"
 
     with pytest.raises(CommandError, match=r"results.json: entry 0: no image file for image_id 'image1'"):
         score(*[a if a != str(example / "images") else str(tmp_path) for a in args])
@@ -288,7 +288,7 @@ def test_without_java_the_other_metrics_are_printed_and_the_exit_status_is_3(fak
         )
     assert caught.value.returncode == 3
     assert "apt-get install default-jre-headless" in str(caught.value)
-    lines = dict(line.split() for line in out.getvalue().splitlines())
+    lines = figures(out.getvalue())
     assert list(lines) == TEXT_KEYS  # every other text metric, METEOR left out
     assert (lines["BLEU-4"], lines["CIDEr-D"]) == ("0.191", "0.600")
 
@@ -349,3 +349,45 @@ def test_cider_df_from_a_references_file(fakecap, tmp_path):
     inside = next(row["CIDEr-D"] for row in everything["per_caption"] if row["image_id"] == first["image_id"])
     assert with_df["CIDEr-D"] == pytest.approx(inside, abs=1e-12) and inside > 0
     assert "CIDEr document frequencies: file:" in err.getvalue()
+
+
+@requires_java
+def test_raw_english_with_no_options_is_the_coco_servers_pipeline(tmp_path):
+    """Issue 10's "done when": raw English, no scheme named, equals pycocoevalcap's whole pipeline
+    (its Java PTBTokenizer, then Bleu, Rouge, Cider) per caption to 1e-6."""
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    from tests.evaluation import ptb_captions
+    from tests.evaluation.test_ptb_tokenizer import _pycocoevalcap_scores
+
+    candidates, references = ptb_captions.images(300, references=5, seed=7, plain=0.3)
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps([{"image_id": key, "caption": text} for key, text in candidates.items()]))
+    annotations = tmp_path / "references.json"
+    annotations.write_text(
+        json.dumps(
+            {
+                "images": [{"id": key} for key in references],
+                "annotations": [
+                    {"id": n, "image_id": key, "caption": text}
+                    for n, (key, text) in enumerate((k, t) for k, ts in references.items() for t in ts)
+                ],
+            }
+        )
+    )
+    metrics = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D"]
+    out = score(
+        *["--results", str(results), "--references", str(annotations), "--language", "en"],
+        *["--metrics", *metrics, "--per-caption", "--format", "json"],
+    )
+    data = json.loads(out)
+    assert set(data["signatures"].values()) == {text_signature("coco-ptb", language="en")}
+    assert data["signatures"]["CIDEr-D"].startswith("tok:coco-ptb@corenlp-3.4.1/")
+
+    keys = list(candidates)
+    gts = PTBTokenizer().tokenize({key: [{"caption": text} for text in references[key]] for key in keys})
+    res = PTBTokenizer().tokenize({key: [{"caption": candidates[key]}] for key in keys})
+    theirs = _pycocoevalcap_scores(gts, res)
+    ours = {row["image_id"]: row for row in data["per_caption"]}
+    for name, values in theirs.items():
+        assert max(abs(ours[key][name] - float(value)) for key, value in zip(keys, values)) <= 1e-6, name
