@@ -21,14 +21,24 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from . import MetricResult
+import numpy as np
+
+from . import MetricResult, ptb
 from .bleu import BleuStats, bleu_from_corpus
 from .cider import DF_FROM_TEST, DocumentFrequency, cider_variants, document_frequency
 from .meteor import MeteorConfig, MeteorError, meteor_score
 from .preprocess import TOKENIZERS, TokenCorpus, check_references, tokens_for
 from .rouge import rouge_l_from_corpus
 
-__all__ = ["JAVA_METRICS", "KNOWN_METRICS", "METRICS", "ScoreReport", "score_texts", "score_tokens"]
+__all__ = [
+    "JAVA_METRICS",
+    "KNOWN_METRICS",
+    "METRICS",
+    "ScoreReport",
+    "score_ptb_texts",
+    "score_texts",
+    "score_tokens",
+]
 
 # Computed in process; the default set of score_texts / score_tokens.
 METRICS: tuple[str, ...] = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "CIDEr-D")
@@ -151,6 +161,58 @@ def score_texts(
     corpus = TokenCorpus.build(tokenised_candidates, tokenised_references)
     report = _score_corpus(corpus, wanted, tokenizer=tokenizer, df=df)
     return _with_meteor(report, wanted, tokenised_candidates, tokenised_references, language, meteor)
+
+
+def score_ptb_texts(
+    candidates: Mapping[Hashable, str],
+    references: Mapping[Hashable, Sequence[str]],
+    *,
+    metrics: Iterable[str] = METRICS,
+    meteor: MeteorConfig | None = None,
+) -> ScoreReport:
+    """Score raw English captions tokenised as the COCO server does (:mod:`.ptb`), from raw text.
+
+    The references of the candidate keys are tokenised as one file and the candidates as another, in
+    key order, as pycocoevalcap's ``COCOEvalCap`` calls its ``PTBTokenizer``; the scores equal
+    pycocoevalcap's on the same captions. The tokens go straight to integer ids
+    (:func:`.ptb.tokenize_many_ids`), never through per-caption token lists, which is most of the
+    speed on large sets. ``ScoreReport.tokenizer`` is ``"ptb"``; METEOR, when asked for, runs on the
+    same tokens with ``language="en"``. Raises like :func:`score_texts`.
+    """
+    wanted = _check_metrics(metrics, "en")
+    check_references(candidates, references)
+    keys = tuple(candidates)
+    ref_texts: list[str] = []
+    ref_counts = np.zeros(len(keys) + 1, dtype=np.int64)
+    for index, key in enumerate(keys):
+        refs = references[key]
+        if isinstance(refs, str):
+            raise TypeError(f"references of {key!r} must be a list of captions, not a string")
+        ref_texts.extend(refs)
+        ref_counts[index + 1] = len(refs)
+    vocabulary: dict[str, int] = {}
+    ref_ids, ref_token_starts = ptb.tokenize_many_ids(ref_texts, vocabulary)
+    cand_ids, cand_token_starts = ptb.tokenize_many_ids([candidates[key] for key in keys], vocabulary)
+    corpus = TokenCorpus(
+        keys=keys,
+        tokens=np.concatenate([cand_ids, ref_ids]),
+        starts=np.concatenate([cand_token_starts[:-1], ref_token_starts + len(cand_ids)]),
+        ref_starts=np.cumsum(ref_counts),
+        vocabulary=vocabulary,
+    )
+    report = _score_corpus(corpus, wanted, tokenizer="ptb")
+    if "METEOR" not in wanted:
+        return report
+    words = list(vocabulary)  # index = token id
+    sentences = [
+        [words[i] for i in corpus.tokens[a:b].tolist()] for a, b in zip(corpus.starts, corpus.starts[1:])
+    ]
+    token_candidates = dict(zip(keys, sentences))
+    token_references = {
+        key: sentences[len(keys) + a : len(keys) + b]
+        for key, a, b in zip(keys, corpus.ref_starts, corpus.ref_starts[1:])
+    }
+    return _with_meteor(report, wanted, token_candidates, token_references, "en", meteor)
 
 
 def _check_metrics(metrics: Iterable[str], language: str | None) -> tuple[str, ...]:
