@@ -57,7 +57,7 @@ import gc
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import chain, compress, count, repeat
 from operator import is_
@@ -995,7 +995,7 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
 
 
 def _tokenize_file(texts: Iterable[str], lowercase: bool) -> list[list[str]]:
-    cleaned, text, flat, parts, contextual = _file_parts(texts, lowercase)
+    cleaned, text, flat, parts = _file_parts(texts, lowercase)
     if not cleaned:
         return []
     # All tokens in a row, line breaks included; then cut at the line breaks (found by identity).
@@ -1014,7 +1014,9 @@ def tokenize_many_ids(
 
     ``vocabulary`` (token -> id) is extended in place with the new tokens, numbered on from
     ``len(vocabulary)``, so that several files (references, then candidates, as pycocoevalcap
-    tokenises them) share one numbering. The tokens are those of :func:`tokenize_many` on ``texts``.
+    tokenises them) share one numbering. The tokens are those of :func:`tokenize_many` on ``texts``;
+    the vocabulary may also have gained tokens that none of them uses in the end (a chunk whose line
+    is read whole instead): :meth:`TokenCorpus.from_ids` drops those.
 
     Why: scoring needs integer ids, and interning the tokens of a file one by one is a Python step
     per token (~3M at 50,000 images with 5 references). Here each distinct space-separated chunk is
@@ -1023,7 +1025,7 @@ def tokenize_many_ids(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        cleaned, text, flat, parts, contextual = _file_parts(texts, lowercase)
+        cleaned, text, flat = _file_chunks(texts)
         if not cleaned:
             return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
         intern = vocabulary.setdefault
@@ -1031,18 +1033,19 @@ def tokenize_many_ids(
         def ids(tokens: Sequence[str]) -> tuple[int, ...]:
             return tuple([intern(token, len(vocabulary)) for token in tokens])
 
-        # Every chunk not tokenised in context has its tokens in the cache (nothing has touched it
-        # since ``_file_parts`` read it). -1 marks the end of a line; no token id is negative.
         cache = _chunk_caches[lowercase]
-        chunk_ids = {}
-        for chunk in dict.fromkeys(flat):
-            tokens = cache.get(chunk)
-            if tokens is not None:
-                chunk_ids[chunk] = ids(tokens)
+        distinct = dict.fromkeys(flat)
+        _tokenise_new_chunks([chunk for chunk in distinct if chunk not in cache], lowercase)
+        # -1 marks the end of a line; no token id is negative. A chunk still missing from the cache
+        # is read in context below.
+        del distinct["\n"]
+        chunk_ids = {chunk: ids(cache[chunk]) for chunk in distinct if chunk in cache}
         chunk_ids["\n"] = (-1,)
         id_parts = list(map(chunk_ids.get, flat))
-        for index in contextual:  # chunks whose tokens depend on what follows them
-            id_parts[index] = ids(parts[index])
+        if id_parts.count(None):
+            contextual = compress(range(len(flat)), map(is_, id_parts, repeat(None)))
+            for index, tokens in _in_context(cleaned, flat, contextual, lowercase):
+                id_parts[index] = ids(tokens)
         flat_ids = np.fromiter(chain.from_iterable(id_parts), dtype=np.int64)
         line_end = np.flatnonzero(flat_ids < 0)
         lengths = np.diff(line_end, prepend=-1) - 1
@@ -1068,46 +1071,64 @@ def tokenize_many_ids(
 
 def _file_parts(
     texts: Iterable[str], lowercase: bool
-) -> tuple[list[str], str, list[str], list[tuple[str, ...]], list[int]]:
-    """One pycocoevalcap file cut into chunks: ``(cleaned captions, the file's text, chunks, tokens of each chunk,
-    indices of the chunks tokenised in context)``; a line break is the chunk ``"\\n"`` whose tokens
-    are ``_LINE_BREAK``. Lines that :func:`_whole_lines` names must be replaced afterwards."""
+) -> tuple[list[str], str, list[str], list[tuple[str, ...]]]:
+    """One pycocoevalcap file cut into chunks: ``(cleaned captions, the file's text, chunks, tokens of
+    each chunk)``; a line break is the chunk ``"\\n"`` whose tokens are ``_LINE_BREAK``. Lines that
+    :func:`_whole_lines` names must be replaced afterwards."""
+    cleaned, text, flat = _file_chunks(texts)
+    if not cleaned:
+        return cleaned, text, flat, []
+    cache = _chunk_caches[lowercase]
+    parts = list(map(cache.get, flat))
+    if parts.count(None):
+        _tokenise_new_chunks(set(compress(flat, map(is_, parts, repeat(None)))), lowercase)
+        parts = list(map(cache.get, flat))
+    if parts.count(None):
+        contextual = compress(range(len(flat)), map(is_, parts, repeat(None)))
+        for index, tokens in _in_context(cleaned, flat, contextual, lowercase):
+            parts[index] = tokens
+    return cleaned, text, flat, parts
+
+
+def _file_chunks(texts: Iterable[str]) -> tuple[list[str], str, list[str]]:
+    """``(cleaned captions, the file's text, its chunks)``: the chunks are cut at spaces ("" between
+    two spaces), with ``"\\n"`` for each line break, the last one included."""
     try:  # most captions need no cleaning
         cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in texts]
     except (AttributeError, TypeError):
         cleaned = [_clean(text) for text in texts]  # raises TypeError naming the bad caption's type
     if not cleaned:
-        return cleaned, "", [], [], []
-    # One pass over the whole file: its chunks (cut at spaces; "" between two spaces) and line
-    # breaks, each chunk's tokens from the cache.
+        return cleaned, "", []
     text = " \n ".join(cleaned)
     if "\t" in text:
         text = text.replace("\t", " ")
     flat = text.split(" ")
     flat.append("\n")
-    cache = _chunk_caches[lowercase]
-    parts = list(map(cache.get, flat))
-    if parts.count(None):
-        # New chunks, each tokenised once; then those that end in an abbreviation, in context.
-        for chunk in set(compress(flat, map(is_, parts, repeat(None)))):
-            if chunk[-1] == ".":
-                _context_free_dotted(chunk, lowercase)
-            else:
-                _chunk_tokens(chunk, lowercase)
-        parts = list(map(cache.get, flat))
-    contextual: list[int] = []
-    if parts.count(None):
-        line_ends = list(compress(range(len(flat)), map("\n".__eq__, flat)))
-        contextual = list(compress(range(len(flat)), map(is_, parts, repeat(None))))
-        for index in contextual:
-            chunk = flat[index]
-            following_index = index + 1
-            while not flat[following_index]:
-                following_index += 1
-            after = flat[following_index]
-            context = f" {after} " if after != "\n" else _context(cleaned, bisect_right(line_ends, index))
-            parts[index] = _tokens_in_context(chunk, context, lowercase)
-    return cleaned, text, flat, parts, contextual
+    return cleaned, text, flat
+
+
+def _tokenise_new_chunks(chunks: Iterable[str], lowercase: bool) -> None:
+    """Put the tokens of each chunk in the cache, except a chunk ending in an abbreviation whose
+    tokens depend on what follows it (those are left out: :func:`_in_context` gives them)."""
+    for chunk in chunks:
+        if chunk[-1] == ".":
+            _context_free_dotted(chunk, lowercase)
+        else:
+            _chunk_tokens(chunk, lowercase)
+
+
+def _in_context(
+    cleaned: Sequence[str], flat: Sequence[str], indices: Iterable[int], lowercase: bool
+) -> Iterator[tuple[int, tuple[str, ...]]]:
+    """``(index, tokens)`` for the chunks ``flat[index]`` that need what follows them."""
+    line_ends = list(compress(range(len(flat)), map("\n".__eq__, flat)))
+    for index in indices:
+        following_index = index + 1
+        while not flat[following_index]:
+            following_index += 1
+        after = flat[following_index]
+        context = f" {after} " if after != "\n" else _context(cleaned, bisect_right(line_ends, index))
+        yield index, _tokens_in_context(flat[index], context, lowercase)
 
 
 def _whole_lines(cleaned: Sequence[str], text: str, lowercase: bool) -> Iterable[tuple[int, tuple[str, ...]]]:

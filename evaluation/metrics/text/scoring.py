@@ -193,7 +193,7 @@ def score_ptb_texts(
     vocabulary: dict[str, int] = {}
     ref_ids, ref_token_starts = ptb.tokenize_many_ids(ref_texts, vocabulary)
     cand_ids, cand_token_starts = ptb.tokenize_many_ids([candidates[key] for key in keys], vocabulary)
-    corpus = TokenCorpus(
+    corpus = TokenCorpus.from_ids(
         keys=keys,
         tokens=np.concatenate([cand_ids, ref_ids]),
         starts=np.concatenate([cand_token_starts[:-1], ref_token_starts + len(cand_ids)]),
