@@ -215,6 +215,17 @@ def test_score_ptb_texts_equals_pycocoevalcap_from_raw_text():
         assert max(abs(ours[key] - float(value)) for key, value in zip(keys, per_caption)) <= 1e-9, name
 
 
+def test_unsafe_lines_are_the_lines_where_the_expression_matches(generated):
+    # The byte scan must find every line the expression matches, non-ASCII digits included.
+    edge = ["  leading spaces 3 4", "a ) 5 b", "x . . y", "<b>", "\u0663 \u0664 arabic digits", "caf\u00e9 3"]
+    edge += ["tab\t7\t8", "trailing 5   ", "", "\u0e51  \u0e52", "1.5 . 2", "no match here", "9"]
+    for lines in (generated[:5_000] + edge, edge, ["  3 4"], ["plain"]):
+        text = " \n ".join(lines).replace("\t", " ")
+        expected = sorted({text.count("\n", 0, match.start()) for match in ptb._UNSAFE.finditer(text)})
+        assert ptb._unsafe_lines(lines, text) == expected
+    assert ptb._unsafe_lines(edge, " \n ".join(edge).replace("\t", " ")) == [0, 1, 2, 3, 4, 6, 9]
+
+
 def _as_lists(ids, starts, vocabulary):
     words = list(vocabulary)
     return [[words[i] for i in ids[a:b].tolist()] for a, b in zip(starts[:-1], starts[1:])]

@@ -196,6 +196,11 @@ class NgramCounts:
     ref_image: np.ndarray  # image index of each reference sentence (``TokenCorpus.ref_image``)
 
     @cached_property
+    def order_starts(self) -> np.ndarray:
+        """The rows of order ``k`` (length ``k + 1``) are ``order_starts[k]:order_starts[k + 1]``."""
+        return np.searchsorted(self.order, np.arange(self.n + 1), side="left")
+
+    @cached_property
     def is_candidate(self) -> np.ndarray:
         return self.sentence < self.n_images
 

@@ -1131,19 +1131,46 @@ def _in_context(
         yield index, _tokens_in_context(flat[index], context, lowercase)
 
 
+# Bytes that may end (``[\d)]``) or start (``\d``) the ``[\d)][ \t]+\d`` of ``_UNSAFE``: any byte of a
+# multi-byte UTF-8 character counts, as it may be part of a non-ASCII digit; those lines are checked
+# again with the regular expression itself.
+_MAY_END_DIGIT_GAP = np.zeros(256, dtype=bool)
+_MAY_END_DIGIT_GAP[[*b"0123456789)", *range(0x80, 0x100)]] = True
+_MAY_START_DIGIT = np.zeros(256, dtype=bool)
+_MAY_START_DIGIT[[*b"0123456789", *range(0x80, 0x100)]] = True
+
+
+def _unsafe_lines(cleaned: Sequence[str], text: str) -> list[int]:
+    """Indices of the lines where ``_UNSAFE`` matches (``text``: the lines joined by ``" \\n "``, tabs
+    made spaces).
+
+    Running the expression over a whole file is a third of the tokenising time of caption-like text
+    (every position is a possible start), so numpy looks at the UTF-8 bytes for the only places it
+    can match (a ``<``; a run of spaces between a digit or ``)`` and a digit, or between two dots)
+    and the expression then confirms each line found that way.
+    """
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    space = data == 32
+    before = np.flatnonzero(~space[:-1] & space[1:])  # the byte before a run of spaces
+    after = np.flatnonzero(space[:-1] & ~space[1:]) + 1  # the byte after a run of spaces
+    if len(after) and (not len(before) or after[0] <= before[0]):
+        after = after[1:]  # the file starts with spaces
+    before = before[: len(after)]  # a run that ends the file has nothing after it
+    last, first = data[before], data[after]
+    gap = (_MAY_END_DIGIT_GAP[last] & _MAY_START_DIGIT[first]) | ((last == 46) & (first == 46))
+    places = np.concatenate([before[gap], np.flatnonzero(data == 60)])
+    if not len(places):
+        return []
+    line_breaks = np.flatnonzero(data == 10)
+    lines = np.unique(np.searchsorted(line_breaks, places))
+    return [index for index in lines.tolist() if _UNSAFE.search(cleaned[index]) is not None]
+
+
 def _whole_lines(cleaned: Sequence[str], text: str, lowercase: bool) -> Iterable[tuple[int, tuple[str, ...]]]:
     """``(line index, tokens)`` of the lines whose chunk-by-chunk tokens must be replaced."""
     # Lines where a rule crosses a space are scanned whole, and so is the last line, which has no
     # line break after it.
-    unsafe = [match.start() for match in _UNSAFE.finditer(text)]
-    if unsafe:
-        # Line i ends (exclusive, with its " \n " separator) at sum(len of lines <= i) + 3 (i + 1).
-        ends = np.cumsum(np.fromiter(map(len, cleaned), dtype=np.int64, count=len(cleaned)))
-        ends += 3 * np.arange(1, len(cleaned) + 1)
-        lines_hit = np.unique(np.searchsorted(ends, np.asarray(unsafe), side="right"))
-    else:
-        lines_hit = ()
-    for index in map(int, lines_hit):
+    for index in _unsafe_lines(cleaned, text):
         if index != len(cleaned) - 1:
             yield index, _tokens_in_context(cleaned[index], _context(cleaned, index), lowercase)
     yield len(cleaned) - 1, _tokens_in_context(cleaned[-1], "", lowercase)
