@@ -1035,21 +1035,38 @@ def tokenize_many_ids(
 
         cache = _chunk_caches[lowercase]
         distinct = dict.fromkeys(flat)
-        _tokenise_new_chunks([chunk for chunk in distinct if chunk not in cache], lowercase)
-        # -1 marks the end of a line; no token id is negative. A chunk still missing from the cache
-        # is read in context below.
         del distinct["\n"]
-        chunk_ids = {chunk: ids(cache[chunk]) for chunk in distinct if chunk in cache}
-        chunk_ids["\n"] = (-1,)
-        id_parts = list(map(chunk_ids.get, flat))
-        if id_parts.count(None):
-            contextual = compress(range(len(flat)), map(is_, id_parts, repeat(None)))
-            for index, tokens in _in_context(cleaned, flat, contextual, lowercase):
-                id_parts[index] = ids(tokens)
-        flat_ids = np.fromiter(chain.from_iterable(id_parts), dtype=np.int64)
-        line_end = np.flatnonzero(flat_ids < 0)
-        lengths = np.diff(line_end, prepend=-1) - 1
-        token_ids = flat_ids[flat_ids >= 0]
+        _tokenise_new_chunks([chunk for chunk in distinct if chunk not in cache], lowercase)
+        # Each distinct chunk gets a number; its token ids are ``table[offset[j]:offset[j] + length[j]]``.
+        # Number 0 is the line break (no tokens); a chunk still missing from the cache is read in
+        # context below, each occurrence getting a number of its own.
+        entries: list[tuple[int, ...]] = [()]
+        number = {"\n": 0}
+        in_context = len(distinct) + 1  # the number of every chunk read in context, for now
+        for chunk in distinct:
+            tokens = cache.get(chunk)
+            if tokens is None:
+                number[chunk] = in_context
+            else:
+                number[chunk] = len(entries)
+                entries.append(ids(tokens))
+        codes = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
+        for index, tokens in _in_context(
+            cleaned, flat, np.flatnonzero(codes == in_context).tolist(), lowercase
+        ):
+            codes[index] = len(entries)
+            entries.append(ids(tokens))
+        length = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
+        offset = np.zeros(len(entries), dtype=np.int64)
+        np.cumsum(length[:-1], out=offset[1:])
+        table = np.fromiter(chain.from_iterable(entries), dtype=np.int64, count=int(length.sum()))
+        chunk_length = length[codes]
+        token_ids = table[_segment_positions(offset[codes], chunk_length)]
+        # Tokens per line: the chunks before each line break (codes == 0) add up.
+        line_breaks = np.flatnonzero(codes == 0)
+        before = np.zeros(len(codes) + 1, dtype=np.int64)
+        np.cumsum(chunk_length, out=before[1:])
+        lengths = np.diff(before[line_breaks], prepend=0)
         overrides = {index: ids(tokens) for index, tokens in _whole_lines(cleaned, text, lowercase)}
     finally:
         if collecting:
@@ -1067,6 +1084,14 @@ def tokenize_many_ids(
         token_ids = np.concatenate(pieces)
         np.cumsum(lengths, out=starts[1:])
     return token_ids, starts
+
+
+def _segment_positions(first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(f, f + n) for f, n in zip(first, length)])`` without a Python loop."""
+    total = int(length.sum())
+    ends = np.cumsum(length)
+    # Position within its segment = running index minus the segment's start in the output.
+    return np.arange(total, dtype=np.int64) + np.repeat(first - (ends - length), length)
 
 
 def _file_parts(
