@@ -1051,9 +1051,9 @@ def tokenize_many_ids(
                 number[chunk] = len(entries)
                 entries.append(ids(tokens))
         codes = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
-        for index, tokens in _in_context(
-            cleaned, flat, np.flatnonzero(codes == in_context).tolist(), lowercase
-        ):
+        line_breaks = np.flatnonzero(codes == 0)
+        contextual = np.flatnonzero(codes == in_context).tolist()
+        for index, tokens in _in_context(cleaned, flat, contextual, lowercase, line_breaks.tolist()):
             codes[index] = len(entries)
             entries.append(ids(tokens))
         length = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
@@ -1062,8 +1062,7 @@ def tokenize_many_ids(
         table = np.fromiter(chain.from_iterable(entries), dtype=np.int64, count=int(length.sum()))
         chunk_length = length[codes]
         token_ids = table[_segment_positions(offset[codes], chunk_length)]
-        # Tokens per line: the chunks before each line break (codes == 0) add up.
-        line_breaks = np.flatnonzero(codes == 0)
+        # Tokens per line: the chunks before each line break add up.
         before = np.zeros(len(codes) + 1, dtype=np.int64)
         np.cumsum(chunk_length, out=before[1:])
         lengths = np.diff(before[line_breaks], prepend=0)
@@ -1118,13 +1117,25 @@ def _file_parts(
 def _file_chunks(texts: Iterable[str]) -> tuple[list[str], str, list[str]]:
     """``(cleaned captions, the file's text, its chunks)``: the chunks are cut at spaces ("" between
     two spaces), with ``"\\n"`` for each line break, the last one included."""
-    try:  # most captions need no cleaning
-        cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in texts]
-    except (AttributeError, TypeError):
-        cleaned = [_clean(text) for text in texts]  # raises TypeError naming the bad caption's type
-    if not cleaned:
-        return cleaned, "", []
-    text = " \n ".join(cleaned)
+    captions = list(texts)
+    if not captions:
+        return captions, "", []
+    try:  # usually no caption needs cleaning, which two scans of the whole file tell
+        text = " \n ".join(captions)
+    except TypeError:
+        text = None
+    if (
+        text is not None
+        and text.count("\n") == len(captions) - 1
+        and _HAS_OTHER_LINE_BREAK.search(text) is None
+    ):
+        cleaned = captions
+    else:
+        try:
+            cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in captions]
+        except (AttributeError, TypeError):
+            cleaned = [_clean(text) for text in captions]  # raises TypeError naming the bad caption's type
+        text = " \n ".join(cleaned)
     if "\t" in text:
         text = text.replace("\t", " ")
     flat = text.split(" ")
@@ -1143,10 +1154,16 @@ def _tokenise_new_chunks(chunks: Iterable[str], lowercase: bool) -> None:
 
 
 def _in_context(
-    cleaned: Sequence[str], flat: Sequence[str], indices: Iterable[int], lowercase: bool
+    cleaned: Sequence[str],
+    flat: Sequence[str],
+    indices: Iterable[int],
+    lowercase: bool,
+    line_ends: Sequence[int] | None = None,
 ) -> Iterator[tuple[int, tuple[str, ...]]]:
-    """``(index, tokens)`` for the chunks ``flat[index]`` that need what follows them."""
-    line_ends = list(compress(range(len(flat)), map("\n".__eq__, flat)))
+    """``(index, tokens)`` for the chunks ``flat[index]`` that need what follows them
+    (``line_ends``: the indices of the ``"\\n"`` chunks, when already known)."""
+    if line_ends is None:
+        line_ends = list(compress(range(len(flat)), map("\n".__eq__, flat)))
     for index in indices:
         following_index = index + 1
         while not flat[following_index]:
