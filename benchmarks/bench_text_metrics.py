@@ -13,8 +13,8 @@ Part 3 (raw text, end to end) scores generated raw English captions (tests/evalu
 COCO-style templates, 70% plain, the rest with clitics, hyphens, numbers, quotes, abbreviations) at each
 size, 1 candidate + 5 references per image. Reference: pycocoevalcap's PTBTokenizer (the Java jar, one
 JVM for the references and one for the candidates, as COCOEvalCap calls it) then its Cider (CIDEr-D),
-and its Bleu(4) + Rouge up to ``--skip-reference-above`` images. Ours: ``ptb.tokenize_many`` then
-``score_tokens``. Tokenisation is included in both columns; both run once on the same inputs (ours
+and its Bleu(4) + Rouge up to ``--skip-reference-above`` images. Ours: ``score_ptb_texts`` (``ptb.tokenize_many_ids``
+then the same scorers as ``score_tokens``). Tokenisation is included in both columns; both run once on the same inputs (ours
 from a cold cache); ours is also printed as the best of ``--repeat`` runs, labelled.
 
 Part 2 is an XM3600-scale run: 3,600 images x 36 languages x 4 systems, 2 references per image
@@ -45,7 +45,7 @@ from evaluation.metrics.text.bleu import bleu  # noqa: E402
 from evaluation.metrics.text.cider import cider, cider_d  # noqa: E402
 from evaluation.metrics.text.rouge import rouge_l  # noqa: E402
 from evaluation.metrics.text.schemes import scheme  # noqa: E402
-from evaluation.metrics.text.scoring import score_texts, score_tokens  # noqa: E402
+from evaluation.metrics.text.scoring import score_ptb_texts, score_texts, score_tokens  # noqa: E402
 
 
 def bench_scheme(language: str) -> str:
@@ -205,12 +205,10 @@ def coco_part(sizes: list[int], skip_reference_above: int, repeat: int) -> None:
 
 
 def ours_from_raw(candidates, references, keys, metrics):
+    """``score_ptb_texts`` from a cold tokeniser cache (references and candidates as two files, in
+    ``keys`` order, as COCOEvalCap tokenises them)."""
     ptb.clear_cache()
-    texts = [candidates[key] for key in keys] + [text for key in keys for text in references[key]]
-    tokens = iter(ptb.tokenize_many(texts))
-    our_candidates = {key: next(tokens) for key in keys}
-    our_references = {key: [next(tokens) for _ in references[key]] for key in keys}
-    return score_tokens(our_candidates, our_references, metrics=metrics)
+    return score_ptb_texts({key: candidates[key] for key in keys}, references, metrics=metrics)
 
 
 def raw_part(sizes: list[int], skip_reference_above: int, repeat: int) -> None:
@@ -221,7 +219,8 @@ def raw_part(sizes: list[int], skip_reference_above: int, repeat: int) -> None:
     missing = java_missing_reason()
     print("== Part 3: raw English captions, tokenisation included; reference = pycocoevalcap 1.2 ")
     print(
-        "   (Java PTBTokenizer, JVM start-up included, + Python scorers), ours = ptb.tokenize_many + score_tokens =="
+        "   (Java PTBTokenizer, JVM start-up included, + Python scorers), ours = score_ptb_texts"
+        " (ptb.tokenize_many_ids + the same scorers as score_tokens) =="
     )
     if missing:
         print(f"   reference skipped: {missing}")

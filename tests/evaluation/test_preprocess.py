@@ -67,6 +67,27 @@ def test_token_corpus_counts_ngrams_per_sentence():
     assert np.array_equal(corpus.ref_image, [0, 0])
 
 
+def test_token_corpus_from_ids_drops_unused_vocabulary_and_counts_like_build():
+    built = TokenCorpus.build(
+        {"x": ["a", "a", "b"], "y": ["c"]}, {"x": [["a", "b"], ["b"]], "y": [["c", "a"]]}
+    )
+    # "unused" (id 1) appears in no sentence: it must go, and the ids after it move down.
+    vocabulary = {"a": 0, "unused": 1, "b": 2, "c": 3}
+    tokens = np.array([0, 0, 2, 3, 0, 2, 2, 3, 0])
+    starts = np.array([0, 3, 4, 6, 7, 9])
+    corpus = TokenCorpus.from_ids(["x", "y"], tokens, starts, np.array([0, 2, 3]), vocabulary)
+    assert corpus.vocabulary == {"a": 0, "b": 1, "c": 2}
+    assert corpus.tokens.tolist() == [0, 0, 1, 2, 0, 1, 1, 2, 0]
+    assert corpus.keys == ("x", "y")
+    assert np.array_equal(corpus.ref_image, [0, 0, 1])
+    ours, theirs = corpus.ngrams(3), built.ngrams(3)
+    words, built_words = list(corpus.vocabulary), list(built.vocabulary)
+    assert [words[t] for t in corpus.tokens.tolist()] == [built_words[t] for t in built.tokens.tolist()]
+    assert sorted(zip(ours.sentence.tolist(), ours.order.tolist(), ours.count.tolist())) == sorted(
+        zip(theirs.sentence.tolist(), theirs.order.tolist(), theirs.count.tolist())
+    )
+
+
 def test_token_corpus_validates_input():
     with pytest.raises(ValueError, match="no candidate captions"):
         TokenCorpus.build({}, {})

@@ -12,7 +12,7 @@ from collections import defaultdict
 import pytest
 
 from evaluation.metrics.text import ptb
-from evaluation.metrics.text.scoring import score_tokens
+from evaluation.metrics.text.scoring import score_ptb_texts, score_tokens
 from tests.evaluation import ptb_captions
 from tests.evaluation.java_ptb import (
     java_ptb_lines,
@@ -192,6 +192,59 @@ def test_end_to_end_scores_from_raw_text_equal_pycocoevalcap():
     for name, per_caption in theirs.items():
         ours = report.per_caption[name]
         assert max(abs(ours[key] - float(value)) for key, value in zip(keys, per_caption)) <= 1e-6, name
+
+
+@needs_java
+def test_score_ptb_texts_equals_pycocoevalcap_from_raw_text():
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    candidates, references = ptb_captions.images(1_000, references=5, seed=2, plain=0.3)
+    keys = list(candidates)
+    gts = PTBTokenizer().tokenize({key: [{"caption": text} for text in references[key]] for key in keys})
+    res = PTBTokenizer().tokenize({key: [{"caption": candidates[key]}] for key in keys})
+    theirs = _pycocoevalcap_scores(gts, res)
+    ptb.clear_cache()
+    report = score_ptb_texts(candidates, references, metrics=list(theirs))
+    assert report.scheme == "coco-ptb"
+    assert report.n_references == 5_000
+    for name, per_caption in theirs.items():
+        ours = report.per_caption[name]
+        assert max(abs(ours[key] - float(value)) for key, value in zip(keys, per_caption)) <= 1e-9, name
+
+
+def test_unsafe_lines_are_the_lines_where_the_expression_matches(generated):
+    # The byte scan must find every line the expression matches, non-ASCII digits included.
+    edge = ["  leading spaces 3 4", "a ) 5 b", "x . . y", "<b>", "\u0663 \u0664 arabic digits", "caf\u00e9 3"]
+    edge += ["tab\t7\t8", "trailing 5   ", "", "\u0e51  \u0e52", "1.5 . 2", "no match here", "9"]
+    for lines in (generated[:5_000] + edge, edge, ["  3 4"], ["plain"]):
+        text = " \n ".join(lines).replace("\t", " ")
+        expected = sorted({text.count("\n", 0, match.start()) for match in ptb._UNSAFE.finditer(text)})
+        assert ptb._unsafe_lines(lines, text) == expected
+    assert ptb._unsafe_lines(edge, " \n ".join(edge).replace("\t", " ")) == [0, 1, 2, 3, 4, 6, 9]
+
+
+def _as_lists(ids, starts, vocabulary):
+    words = list(vocabulary)
+    return [[words[i] for i in ids[a:b].tolist()] for a, b in zip(starts[:-1], starts[1:])]
+
+
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_tokenize_many_ids_gives_the_tokens_of_tokenize_many(generated, lowercase):
+    # Lines scanned whole (a rule crosses a space), chunks read in context (abbreviations before a
+    # sentence starter), the last line, other line breaks, doubled spaces and empty captions.
+    edge = ["vitamin C.", "The end", "nice :)", "a dog\ron a\u2028mat\nnow", "fig. 3 and 1 1/2 dogs"]
+    edge += ["x ... . y", "", "two  spaced\twords", "<b> tag </b>", "Mr. Smith", "nice :)"]
+    texts = generated[:3_000] + edge + generated[3_000:4_000] + edge
+    ptb.clear_cache()
+    vocabulary = {"already": 0}
+    ids, starts = ptb.tokenize_many_ids(texts, vocabulary, lowercase=lowercase)
+    assert vocabulary["already"] == 0
+    assert _as_lists(ids, starts, vocabulary) == ptb.tokenize_many(texts, lowercase=lowercase)
+    # A warm cache gives the same ids for the same vocabulary.
+    again, again_starts = ptb.tokenize_many_ids(texts, vocabulary, lowercase=lowercase)
+    assert again.tolist() == ids.tolist() and again_starts.tolist() == starts.tolist()
+    empty, empty_starts = ptb.tokenize_many_ids([], vocabulary)
+    assert len(empty) == 0 and empty_starts.tolist() == [0]
 
 
 def test_coco_fakecap_raw_candidates_give_the_server_bleu(shared_data):

@@ -187,8 +187,17 @@ def cider_variants(
     weight = log_documents - np.log(np.maximum(1.0, frequency))
     value = counts.count * weight[counts.gram]
 
-    slots = corpus.n_sentences * n
-    norm = np.sqrt(np.bincount(sentence * n + order, weights=value * value, minlength=slots)).reshape(-1, n)
+    # |vector| per (sentence, order); the rows come order by order, so one bincount per order block
+    # sums the same rows in the same sequence as a single one over ``sentence * n + order`` would,
+    # without that index array (10M rows at 50,000 images).
+    norm = np.zeros((corpus.n_sentences, n))
+    for k, (first, stop) in enumerate(zip(counts.order_starts[:-1], counts.order_starts[1:])):
+        block = value[first:stop]
+        if len(block):
+            norm[:, k] = np.bincount(
+                sentence[first:stop], weights=block * block, minlength=corpus.n_sentences
+            )
+    np.sqrt(norm, out=norm)
     bigrams = np.maximum(corpus.lengths - 1, 0)
 
     # Pair every candidate row with the reference rows of the same (gram, image) group.

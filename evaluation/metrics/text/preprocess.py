@@ -101,6 +101,11 @@ class NgramCounts:
     ref_image: np.ndarray  # image index of each reference sentence (``TokenCorpus.ref_image``)
 
     @cached_property
+    def order_starts(self) -> np.ndarray:
+        """The rows of order ``k`` (length ``k + 1``) are ``order_starts[k]:order_starts[k + 1]``."""
+        return np.searchsorted(self.order, np.arange(self.n + 1), side="left")
+
+    @cached_property
     def is_candidate(self) -> np.ndarray:
         return self.sentence < self.n_images
 
@@ -198,6 +203,32 @@ class TokenCorpus:
         ref_starts = np.zeros(len(keys) + 1, dtype=np.int64)
         np.cumsum(np.asarray(ref_counts, dtype=np.int64), out=ref_starts[1:])
         return cls(keys=keys, tokens=tokens, starts=starts, ref_starts=ref_starts, vocabulary=vocabulary)
+
+    @classmethod
+    def from_ids(
+        cls,
+        keys: Sequence[Hashable],
+        tokens: np.ndarray,
+        starts: np.ndarray,
+        ref_starts: np.ndarray,
+        vocabulary: dict[str, int],
+    ) -> TokenCorpus:
+        """A corpus from token ids already interned elsewhere (e.g. ``ptb.tokenize_many_ids``).
+
+        The n-gram numbering (and CIDEr's df look-up by n-gram) needs every vocabulary entry to be
+        used and the ids to be ``0..len(vocabulary) - 1``, so entries no sentence uses are dropped
+        and the ids renumbered, in their order. ``ref_starts[i]`` is the first reference of image
+        ``i`` among the references, as in the class docstring.
+        """
+        used = np.bincount(tokens, minlength=len(vocabulary)) > 0
+        if not used.all():
+            new_id = np.cumsum(used) - 1
+            tokens = new_id[tokens]
+            ordered = sorted(vocabulary.items(), key=lambda item: item[1])
+            vocabulary = {word: int(new_id[old]) for word, old in ordered if used[old]}
+        return cls(
+            keys=tuple(keys), tokens=tokens, starts=starts, ref_starts=ref_starts, vocabulary=vocabulary
+        )
 
     @property
     def n_images(self) -> int:
