@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 
@@ -11,18 +10,6 @@ import pytest
 
 from evaluation.metrics.text.cider import DF_FROM_TEST, cider, cider_d, document_frequency
 from evaluation.metrics.text.scoring import score_texts, score_tokens
-
-
-@pytest.fixture
-def coco(shared_data):
-    folder = shared_data / "coco-fakecap"
-    results = json.loads((folder / "captions_val2014_fakecap_results.json").read_text())
-    candidates = {item["image_id"]: item["caption"].split(" ") for item in results}
-    references: dict[int, list[list[str]]] = defaultdict(list)
-    annotations = json.loads((folder / "captions_val2014_fakecap_subset_refs_tokenized.json").read_text())
-    for annotation in annotations["annotations"]:
-        references[annotation["image_id"]].append(annotation["caption"].split(" "))
-    return candidates, dict(references)
 
 
 def test_df_from_the_scored_set_itself_changes_nothing(coco):

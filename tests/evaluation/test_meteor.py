@@ -6,9 +6,7 @@ behaviour itself is tested everywhere (with a java path that does not exist).
 
 from __future__ import annotations
 
-import json
 import os
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -28,19 +26,6 @@ from evaluation.metrics.text.scoring import METRICS, score_texts, score_tokens
 # The session fixture ``java`` (tests/conftest.py) skips these without java, and fails them under CI.
 requires_java = pytest.mark.usefixtures("java")
 NO_JAVA = MeteorConfig(java="/nonexistent/bin/java")
-
-
-@pytest.fixture
-def coco(shared_data):
-    """coco-fakecap as the server tokenised it (candidates and PTB references split on spaces)."""
-    folder = shared_data / "coco-fakecap"
-    results = json.loads((folder / "captions_val2014_fakecap_results.json").read_text())
-    candidates = {item["image_id"]: item["caption"].split(" ") for item in results}
-    references: dict[int, list[list[str]]] = defaultdict(list)
-    annotations = json.loads((folder / "captions_val2014_fakecap_subset_refs_tokenized.json").read_text())
-    for annotation in annotations["annotations"]:
-        references[annotation["image_id"]].append(annotation["caption"].split(" "))
-    return candidates, dict(references)
 
 
 def zombies_of_this_process() -> list[str]:
