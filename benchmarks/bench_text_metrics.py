@@ -380,7 +380,12 @@ def main() -> None:
         metavar="N",
         help="do not run the (slow) reference on more than N images (default 5000)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="runs per side (default 3); part 1 takes the best of N for ours, part 3 runs both sides N times")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs per side (default 3); part 1 takes the best of N for ours, part 3 runs both sides N times",
+    )
     parser.add_argument("--xm-images", type=int, default=3600)
     parser.add_argument("--xm-languages", type=int, default=36)
     parser.add_argument("--xm-systems", type=int, default=4)
