@@ -220,8 +220,8 @@ def raw_part(sizes: list[int], skip_reference_above: int, repeat: int) -> None:
     missing = java_missing_reason()
     print("== Part 3: raw English captions, tokenisation included; reference = pycocoevalcap 1.2 ")
     print(
-        "   (Java PTBTokenizer, JVM start-up included, + Python scorers), ours = score_ptb_texts"
-        " (ptb.tokenize_many_ids + the same scorers as score_tokens) =="
+        "   (Java PTBTokenizer, JVM start-up included, + Python scorers), ours = score_texts(language='en')"
+        " (scheme coco-ptb: ptb.tokenize_many_ids + the same scorers as score_tokens) =="
     )
     if missing:
         print(f"   reference skipped: {missing}")
