@@ -46,7 +46,7 @@ from evaluation.metrics.clip_models import clip_model_get
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.metrics.runs import CIDER_DF_REFSET, meteor_config, package_versions
 from evaluation.metrics.selectors import reference_texts, system_captions
-from evaluation.metrics.signatures import clip_signature, image_orientation
+from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.schemes import SchemeError, scheme_for_language
 from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import (
@@ -198,7 +198,7 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
     cache = DbEmbeddingCache()
     prefix = params.get("clip_prompt_prefix", "")
     # Runs from before the setting existed were computed upright (EXIF applied).
-    orientation = params.get("image_orientation", DEFAULT_IMAGE_ORIENTATION)
+    orientation = params.get("image_orientation") or DEFAULT_IMAGE_ORIENTATION
     image_emb = embed_images_cached(loaded, items, cache, orientation=orientation)
     cand_emb = embed_texts(loaded, list(candidates.values()), prefix)
     per_clip = clipscore(image_emb, cand_emb)
@@ -221,7 +221,7 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         checkpoint=params.get("clip_checkpoint", ""),
         model_id=loaded.model_id,
         prompt_prefix=prefix,
-        orientation=image_orientation(params),
+        orientation=orientation,
     )
     return ChunkResult(
         metrics=metrics,

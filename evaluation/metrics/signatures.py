@@ -24,7 +24,6 @@ __all__ = [
     "NOT_RECORDED",
     "clip_signature",
     "group_signatures",
-    "image_orientation",
 ]
 
 # Shown instead of a signature for numbers computed before signatures were recorded.
@@ -36,12 +35,6 @@ CLIP_IMPL_VERSION = "1"
 _CHECKPOINT_HASH = re.compile(r"sha256-([0-9a-f]{16})")
 
 
-def image_orientation(params: dict) -> str:
-    """How images were oriented before embedding: ``exif`` (EXIF orientation applied, the default)
-    or ``stored`` (pixels as stored)."""
-    return str(params.get("image_orientation") or "exif")
-
-
 def clip_signature(
     *,
     model: str,
@@ -49,12 +42,13 @@ def clip_signature(
     checkpoint: str = "",
     model_id: str = "",
     prompt_prefix: str = "",
-    orientation: str = "exif",
+    orientation: str,
 ) -> str:
     """The signature of CLIPScore / RefCLIPScore numbers.
 
     ``model_id`` is the loaded model's id (``LoadedClip.model_id``, which carries the checkpoint's
-    SHA-256); without it, a ``checkpoint`` path gives ``ckpt:pending``. The prompt prefix is written
+    SHA-256); without it, a ``checkpoint`` path gives ``ckpt:pending``. ``orientation`` is how images
+    were oriented before embedding (``exif`` or ``stored``, see ``evaluation.metrics.clip``). The prompt prefix is written
     as a JSON string (``|`` escaped), so any prefix, the empty one included, is unambiguous.
     """
     found = _CHECKPOINT_HASH.search(model_id or "")
