@@ -64,6 +64,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = [
+    "ACCURACIES",
     "ALL",
     "COEFFICIENTS",
     "CORRELATION_N_BOOT",
@@ -81,6 +82,8 @@ __all__ = [
 
 ALL = "all"
 COEFFICIENTS = ("pearson", "spearman", "kendall_tau_b", "kendall_tau_c")
+# The model level's accuracies, besides the coefficients (see CorrelationResult).
+ACCURACIES = ("pairwise_accuracy", "soft_pairwise_accuracy")
 MIN_COMPARISONS = 3
 # Bootstrap resamples of the comparisons for the 95% intervals, wherever a correlation is asked for
 # (API, report page, ``report``, ``correlate``): one default. 1,000 percentile resamples put the
@@ -200,6 +203,17 @@ class CorrelationResult:
     note: str = ""
     # ΔS×S is not a rating scale: the model level's τ_c (point, p-value, bootstrap) is scipy's.
     kendall_tau_c_variant: str = TAU_C_SCIPY_LABEL
+    # Pairwise accuracy (Kocmi et al. 2021): the share of comparisons where Δmetric has the sign of
+    # ΔS×S, over the comparisons as entered (mirroring does not change it); the interval comes from
+    # the same bootstrap resamples as the coefficients'.
+    pairwise_accuracy: float | None = None
+    pairwise_accuracy_ci: tuple[float, float] | None = None
+    # Soft pairwise accuracy (WMT24), only where the judgments behind the comparisons are known
+    # (:func:`evaluation.research.meta_evaluation.with_soft_pairwise_accuracy`); ``n_soft`` counts
+    # the comparisons it is computed on.
+    soft_pairwise_accuracy: float | None = None
+    soft_pairwise_accuracy_ci: tuple[float, float] | None = None
+    n_soft: int = 0
 
     def coefficient(self, name: str) -> float | None:
         return getattr(self, name)
@@ -216,6 +230,11 @@ class CorrelationResult:
             out[f"{name}_p"] = getattr(self, f"{name}_p")
         out.update({"p_n": self.p_n, "n_boot": self.n_boot, "mirrored": self.mirrored, "note": self.note})
         out["kendall_tau_c_variant"] = self.kendall_tau_c_variant
+        for name in ACCURACIES:
+            ci = getattr(self, f"{name}_ci")
+            out[name] = getattr(self, name)
+            out[f"{name}_ci"] = list(ci) if ci is not None else None
+        out["n_soft"] = self.n_soft
         return out
 
 
@@ -374,18 +393,25 @@ def _bootstrap(
         ys.append(metric[picks])
     x = np.concatenate(xs, axis=1)
     y = np.concatenate(ys, axis=1)
+    # A comparison and its mirror agree or disagree together: the accuracy of the comparisons as drawn.
+    accuracy = (np.sign(x) == np.sign(y)).mean(axis=1)
+    out: dict[str, tuple[float, float] | None] = {"pairwise_accuracy": percentile_interval(accuracy)}
     if mirrored:
         x = np.concatenate([x, -x], axis=1)
         y = np.concatenate([y, -y], axis=1)
-    out: dict[str, tuple[float, float] | None] = {}
     for name, values in _batch_coefficients(x, y).items():
-        defined = values[np.isfinite(values)]
-        if len(defined) * 2 < n_boot:
-            out[name] = None
-        else:
-            lo, hi = np.percentile(defined, [2.5, 97.5])
-            out[name] = (float(lo), float(hi))
+        out[name] = percentile_interval(values)
     return out
+
+
+def percentile_interval(values: np.ndarray) -> tuple[float, float] | None:
+    """The 95% percentile interval of bootstrap values, over the resamples where the value is
+    defined (finite); None when fewer than half of them are."""
+    defined = values[np.isfinite(values)]
+    if not len(defined) or len(defined) * 2 < len(values):
+        return None
+    lo, hi = np.percentile(defined, [2.5, 97.5])
+    return (float(lo), float(hi))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -424,12 +450,16 @@ def _result(
     k = len(sxs)
     n = 2 * k if mirrored else k
     note = NOTE_MIRRORED if mirrored else NOTE_ONE_DIRECTION
+    # np.sign: a zero ΔS×S agrees only with a zero Δmetric, as mt-metrics-eval's Agreement counts it.
+    accuracy = float((np.sign(sxs) == np.sign(metric)).mean()) if k else None
     if k < MIN_COMPARISONS:
-        return CorrelationResult(n=n, n_comparisons=k, mirrored=mirrored, p_n=k, note=note)
+        return CorrelationResult(
+            n=n, n_comparisons=k, mirrored=mirrored, p_n=k, note=note, pairwise_accuracy=accuracy
+        )
     x, y = (np.concatenate([sxs, -sxs]), np.concatenate([metric, -metric])) if mirrored else (sxs, metric)
     point = _coefficients(x, y, exact_p=not mirrored)
     one_direction = _coefficients(sxs, metric) if mirrored else point
-    intervals: dict[str, tuple[float, float] | None] = dict.fromkeys(COEFFICIENTS)
+    intervals: dict[str, tuple[float, float] | None] = dict.fromkeys([*COEFFICIENTS, "pairwise_accuracy"])
     if n_boot > 0:
         intervals = _bootstrap(strata, mirrored=mirrored, n_boot=n_boot, seed=seed, group=group)
     values: dict[str, Any] = {}
@@ -445,6 +475,8 @@ def _result(
         p_n=k,
         n_boot=n_boot if n_boot > 0 else 0,
         note=note,
+        pairwise_accuracy=accuracy,
+        pairwise_accuracy_ci=intervals["pairwise_accuracy"],
         **values,
     )
 

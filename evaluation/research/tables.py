@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from evaluation.human import SXS_COLUMNS
-from evaluation.research.correlation import COEFFICIENTS, CorrelationResult
+from evaluation.research.correlation import ACCURACIES, COEFFICIENTS, CorrelationResult
 
 # A column: "key", or (key, header), or (key, header, number format for text, e.g. ".1f").
 ColumnSpec = str | tuple[str, str] | tuple[str, str, str]
@@ -177,6 +177,9 @@ def correlation_csv(results: dict[str, dict[str, CorrelationResult]]) -> str:
     for name in COEFFICIENTS:
         header += [name, f"{name}_ci_lo", f"{name}_ci_hi", f"{name}_p"]
     header += ["p_n", "n_boot", "mirrored", "note", "kendall_tau_c_variant"]
+    for name in ACCURACIES:
+        header += [name, f"{name}_ci_lo", f"{name}_ci_hi"]
+    header.append("n_soft")
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(header)
@@ -192,6 +195,10 @@ def correlation_csv(results: dict[str, dict[str, CorrelationResult]]) -> str:
                     getattr(result, f"{name}_p"),
                 ]
             row += [result.p_n, result.n_boot, result.mirrored, result.note, result.kendall_tau_c_variant]
+            for name in ACCURACIES:
+                ci = getattr(result, f"{name}_ci")
+                row += [getattr(result, name), ci[0] if ci else None, ci[1] if ci else None]
+            row.append(result.n_soft)
             writer.writerow([_csv_cell(value) for value in row])
     return buffer.getvalue()
 
@@ -214,24 +221,39 @@ def _p_value(value: float | None) -> str:
     return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
+def _accuracies_shown(results: dict[str, dict[str, CorrelationResult]]) -> list[str]:
+    """The accuracies to show: pairwise always, soft pairwise where some comparison has it."""
+    shown = ["pairwise_accuracy"]
+    if any(r.soft_pairwise_accuracy is not None for by in results.values() for r in by.values()):
+        shown.append("soft_pairwise_accuracy")
+    return shown
+
+
+def _with_interval(value: float | None, ci: tuple[float, float] | None) -> str:
+    cell = _number(value)
+    if ci is not None and value is not None:
+        cell += f" [{_number(ci[0])}, {_number(ci[1])}]"
+    return cell
+
+
 def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p: bool) -> str:
+    accuracies = _accuracies_shown(results)
     header = ["metric", "language", "N"]
     for name in COEFFICIENTS:
         header.append(f"{name} [95% CI]")
         if show_p:
             header.append(f"{name} p")
+    header += [f"{_ACCURACY_TITLES[name]} [95% CI]" for name in accuracies]
     rows = []
     for metric, by_language in results.items():
         for language, result in by_language.items():
             row = [metric, language, str(result.n)]
             for name in COEFFICIENTS:
-                ci = getattr(result, f"{name}_ci")
-                cell = _number(getattr(result, name))
-                if ci is not None:
-                    cell += f" [{_number(ci[0])}, {_number(ci[1])}]"
-                row.append(cell)
+                row.append(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")))
                 if show_p:
                     row.append(_p_value(getattr(result, f"{name}_p")))
+            for name in accuracies:
+                row.append(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")))
             rows.append(row)
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     # Names align left, numbers right.
@@ -256,7 +278,23 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
         f"tau_c: {first.kendall_tau_c_variant}, for the coefficient, its p-value and its interval "
         "(ΔS×S is not a rating scale, so seed 001's m does not apply)."
     )
+    lines.append(textwrap.fill(ACCURACY_NOTES["pairwise_accuracy"], width=100))
+    if "soft_pairwise_accuracy" in accuracies:
+        lines.append(textwrap.fill(ACCURACY_NOTES["soft_pairwise_accuracy"], width=100))
     return "\n".join(lines) + "\n"
+
+
+_ACCURACY_TITLES = {"pairwise_accuracy": "pairwise acc", "soft_pairwise_accuracy": "soft pairwise acc"}
+ACCURACY_NOTES = {
+    "pairwise_accuracy": (
+        "pairwise acc: the share of comparisons where Δmetric has the sign of ΔS×S (Kocmi et al. 2021), "
+        "over the comparisons as entered; its interval resamples the comparisons."
+    ),
+    "soft_pairwise_accuracy": (
+        "soft pairwise acc (WMT24): 1 − mean |p_people − p_metric| over the comparisons whose judgments "
+        "are known, each p the permutation p-value (over images) that m2 beats m1."
+    ),
+}
 
 
 # --- HTML tables ------------------------------------------------------------------------------------
@@ -317,6 +355,8 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
     headers = ["metric", "language", "N", "comparisons"]
     headers += [f"{_COEFFICIENT_TITLES[name]} [95% CI]" for name in COEFFICIENTS]
     headers.append("p (Pearson, Spearman, τ_b, τ_c)")
+    accuracies = _accuracies_shown(results)
+    headers += [f"{_ACCURACY_TITLES[name]} [95% CI]" for name in accuracies]
     headers.append("τ_c variant")
     rows = []
     for metric, by_language in results.items():
@@ -334,6 +374,10 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
             cells.append(
                 _html_cell(", ".join(_p_text(getattr(result, f"{n}_p")) for n in COEFFICIENTS), True)
             )
+            for name in accuracies:
+                cells.append(
+                    _html_cell(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")), True)
+                )
             cells.append(_html_cell(result.kendall_tau_c_variant, False))
             rows.append({"attrs": [("metric", metric), ("language", language)], "cells": cells})
     numeric = range(2, len(headers) - 1)

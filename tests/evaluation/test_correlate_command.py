@@ -164,3 +164,105 @@ def test_missing_file_and_bad_bootstrap(tmp_path):
         run("--comparisons", str(tmp_path / "nope.csv"))
     with pytest.raises(CommandError, match="--bootstrap"):
         run("--comparisons", str(TABLE4), "--bootstrap", "-1")
+
+
+# --- correlate --comparisons: pairwise accuracy; correlate --judgments: the item-level verdict ------
+
+
+def test_json_adds_pairwise_accuracy_to_each_metric_and_language():
+    out, _ = run("--comparisons", str(TABLE4), "--format", "json", "--bootstrap", "100")
+    data = json.loads(out)
+    # Seed 000 Table 4 (see test_meta_evaluation for the hand count).
+    assert data["cider_xm3600"]["all"]["pairwise_accuracy"] == 1.0
+    assert data["cider_xm600"]["all"]["pairwise_accuracy"] == 22 / 24
+    assert data["cider_coco_dev"]["zh"]["pairwise_accuracy"] == 4 / 6
+    lo, hi = data["cider_coco_dev"]["all"]["pairwise_accuracy_ci"]
+    assert lo < 16 / 24 < hi
+    assert data["cider_xm600"]["en"]["soft_pairwise_accuracy"] is None  # no judgments behind a CSV row
+    text, _ = run("--comparisons", str(TABLE4), "--bootstrap", "0")
+    assert "pairwise acc" in text and "0.917" in text
+
+
+def _judgments_file(tmp_path, languages=("de", "ja", "sw"), images=30):
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    lines = ["language,image,m1,m2,rater,human,CIDEr-D,noise"]
+    for language in languages:
+        for m1, m2 in (("s1", "s2"), ("s1", "s3"), ("s2", "s3")):
+            for image in range(images):
+                latent = rng.normal()
+                cider, noise = round(latent + rng.normal(scale=0.3), 4), round(rng.normal(), 4)
+                for rater in range(3):
+                    human = int(np.clip(np.round(latent * 1.5 + rng.normal(scale=0.6)), -3, 3))
+                    lines.append(f"{language},img{image},{m1},{m2},r{rater},{human},{cider},{noise}")
+    path = tmp_path / "judgments.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_judgments_json_has_acc23_epsilon_items_intervals_and_ranks(tmp_path):
+    path = _judgments_file(tmp_path)
+    args = ("--judgments", str(path), "--format", "json", "--bootstrap", "200", "--permutations", "200")
+    out, _ = run(*args)
+    data = json.loads(out)
+    assert set(data) == {"CIDEr-D", "noise", "_settings", "_languages"}
+    for metric in ("CIDEr-D", "noise"):
+        assert list(data[metric]) == ["all", "de", "ja", "sw"]
+        for language, cell in data[metric].items():
+            assert cell["n_items"] == (270 if language == "all" else 90)
+            assert 0 <= cell["acc23"] <= 1 and cell["epsilon"] >= 0
+            lo, hi = cell["acc23_ci"]
+            assert lo <= cell["acc23"] <= hi
+            assert cell["rank"] in (1, 2)
+            assert cell["pairwise_accuracy"] is not None and cell["soft_pairwise_accuracy"] is not None
+    assert all(
+        data["CIDEr-D"][code]["rank"] == 1 and data["CIDEr-D"][code]["best"] for code in data["CIDEr-D"]
+    )
+    assert all(data["noise"][code]["rank"] == 2 for code in data["noise"])
+    assert data["CIDEr-D"]["de"]["p_better_than"]["noise"] < 0.05
+    assert data["_settings"]["n_permutations"] == 200 and data["_languages"]["de"]["status"] == "ranked"
+    assert run(*args)[0] == out  # the same seed gives the same numbers
+
+
+def test_judgments_text_and_csv(tmp_path):
+    path = _judgments_file(tmp_path, languages=("de",), images=3)
+    text, _ = run("--judgments", str(path), "--bootstrap", "50", "--permutations", "50")
+    assert text.startswith("Which metric to trust")
+    assert "too few items (9)" in text  # 9 items < 10: no test, said with the count
+    assert "System level" in text and "soft pairwise" in text
+    rows = list(
+        csv.DictReader(io.StringIO(run("--judgments", str(path), "--format", "csv", "--bootstrap", "0")[0]))
+    )
+    assert {(row["metric"], row["language"]) for row in rows} == {
+        (m, code) for m in ("CIDEr-D", "noise") for code in ("all", "de")
+    }
+    assert rows[0]["n_items"] == "9" and rows[0]["status"] == "too_few" and rows[0]["rank"] == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("language,image,m1,m2,rater,human,CIDEr\nde,i1,a,b,r1,5,0.1\n", "line 2: human must be an integer"),
+        ("language,image,m1,m2,rater,human,CIDEr\nde,i1,a,b,r1,1,high\n", "line 2: CIDEr is not a number"),
+        (
+            "language,image,m1,m2,rater,human,CIDEr\nde,i1,a,b,r1,1,0.1\nde,i1,a,b,r2,1,0.2\n",
+            "line 3: CIDEr of image i1",
+        ),
+    ],
+)
+def test_judgments_errors_name_the_line_and_print_nothing(tmp_path, text, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    with pytest.raises(CommandError, match=message):
+        call_command("correlate", "--judgments", str(path), stdout=out)
+    assert out.getvalue() == ""
+
+
+def test_judgments_is_the_whole_selection(tmp_path):
+    path = _judgments_file(tmp_path, languages=("de",), images=2)
+    with pytest.raises(CommandError, match="--comparisons cannot be combined with --judgments"):
+        run("--judgments", str(path), "--comparisons", str(TABLE4))
+    with pytest.raises(CommandError, match="--permutations must be at least 1"):
+        run("--judgments", str(path), "--permutations", "0")

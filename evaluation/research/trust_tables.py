@@ -1,0 +1,254 @@
+"""The trust table (metrics × languages, item-level acc23) as text, CSV, JSON and the cells of the page.
+
+One cell is "acc23 [95% interval] #rank", ``*`` marking the best cluster; a language whose items
+cannot tell the metrics apart says so with its count. Shared by ``correlate --judgments``, the
+``report`` command (``trust.txt``, ``trust.csv``, ``trust.json``), the report page and the API.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+from evaluation.research.correlation import CorrelationResult
+from evaluation.research.meta_evaluation import MIN_ITEMS, MetricVerdict, TrustTable
+from evaluation.research.tables import MISSING_TEXT, csv_safe
+
+__all__ = ["trust_cell_text", "trust_csv", "trust_html", "trust_json", "trust_records", "trust_text"]
+
+
+def _num(value: float | None, fmt: str = ".3f") -> str:
+    return MISSING_TEXT if value is None else f"{value:{fmt}}"
+
+
+def trust_cell_text(verdict: MetricVerdict | None, *, interval: bool = True) -> str:
+    """``0.763 [0.747, 0.786] #1*``: acc23, its interval, its cluster (``*`` = best cluster)."""
+    if verdict is None or verdict.result.acc23 is None:
+        return MISSING_TEXT
+    text = _num(verdict.result.acc23)
+    if interval and verdict.result.ci is not None:
+        text += f" [{_num(verdict.result.ci[0])}, {_num(verdict.result.ci[1])}]"
+    if verdict.rank is not None:
+        text += f" #{verdict.rank}" + ("*" if verdict.best else "")
+    return text
+
+
+def trust_records(
+    table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None
+) -> list[dict[str, Any]]:
+    """One flat record per metric and language (``all`` first): the item level's acc23, τ_23, ε,
+    n_items, interval, rank, best, the language's status, and, when ``system`` (the model level's
+    results) is given, the pairwise and soft pairwise accuracies with their intervals."""
+    records = []
+    for language, verdict in table.languages.items():
+        for metric in table.metrics:
+            cell = verdict.verdict(metric)
+            if cell is None:
+                continue
+            record: dict[str, Any] = {
+                "metric": metric,
+                "language": language,
+                "acc23": cell.result.acc23,
+                "acc23_ci": list(cell.result.ci) if cell.result.ci else None,
+                "tau23": cell.result.tau23,
+                "epsilon": cell.result.epsilon,
+                "n_items": cell.result.n,
+                "rank": cell.rank,
+                "best": cell.best,
+                "status": verdict.status,
+                "n_pairs": verdict.n_pairs,
+                "p_better_than": dict(verdict.p_values.get(metric, {})),
+            }
+            result = (system or {}).get(metric, {}).get(language)
+            if result is not None:
+                for name in ("pairwise_accuracy", "soft_pairwise_accuracy"):
+                    ci = getattr(result, f"{name}_ci")
+                    record[name] = getattr(result, name)
+                    record[f"{name}_ci"] = list(ci) if ci else None
+                record["n_comparisons"] = result.n_comparisons
+                record["n_soft"] = result.n_soft
+            records.append(record)
+    return records
+
+
+def trust_json(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None) -> str:
+    """``{metric: {language: record}}`` (see :func:`trust_records`), then ``"_settings"`` with how the
+    numbers were made and ``"_languages"`` with each language's status and note."""
+    out: dict[str, Any] = {}
+    for record in trust_records(table, system):
+        metric, language = record["metric"], record["language"]
+        out.setdefault(metric, {})[language] = {
+            k: v for k, v in record.items() if k not in ("metric", "language")
+        }
+    out["_settings"] = {k: v for k, v in table.as_dict().items() if k not in ("languages", "metrics")}
+    out["_languages"] = {
+        code: {"status": v.status, "note": v.note, "n_items": v.n_items, "n_pairs": v.n_pairs}
+        for code, v in table.languages.items()
+    }
+    return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+_CSV_COLUMNS = (
+    "metric",
+    "language",
+    "acc23",
+    "acc23_ci_lo",
+    "acc23_ci_hi",
+    "tau23",
+    "epsilon",
+    "n_items",
+    "rank",
+    "best",
+    "status",
+    "n_pairs",
+    "pairwise_accuracy",
+    "pairwise_accuracy_ci_lo",
+    "pairwise_accuracy_ci_hi",
+    "soft_pairwise_accuracy",
+    "soft_pairwise_accuracy_ci_lo",
+    "soft_pairwise_accuracy_ci_hi",
+    "n_comparisons",
+    "n_soft",
+)
+
+
+def trust_csv(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(_CSV_COLUMNS)
+    for record in trust_records(table, system):
+        flat = dict(record)
+        for name in ("acc23", "pairwise_accuracy", "soft_pairwise_accuracy"):
+            ci = record.get(f"{name}_ci")
+            flat[f"{name}_ci_lo"], flat[f"{name}_ci_hi"] = (ci[0], ci[1]) if ci else (None, None)
+        row = []
+        for column in _CSV_COLUMNS:
+            value = flat.get(column)
+            if value is None:
+                row.append("")
+            elif isinstance(value, bool):
+                row.append("true" if value else "false")
+            elif isinstance(value, int | float):
+                row.append(value)
+            else:
+                row.append(csv_safe(str(value)))
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+def trust_notes(table: TrustTable) -> list[str]:
+    """What a reader needs to read the table, one sentence each."""
+    return [
+        f"Cell: {table.label}; [95% interval]: percentile bootstrap over items, {table.n_boot} resamples, "
+        "ε re-calibrated in each; #rank: significance cluster, * = the best cluster.",
+        f"Clusters: metrics ranked by acc23; a metric starts a new cluster when one above it in the current "
+        f"cluster is better with p ≤ {table.alpha} (paired permutation test over items, "
+        f"{table.n_permutations} draws, as mt-metrics-eval's PermutationSigDiff and AssignRanks). Seed {table.seed}.",
+        "An item is one image of one compared pair: people's mean score from m2's side against "
+        "metric(m2's caption) − metric(m1's caption). all: every item pooled, ε calibrated on the pool.",
+        f"Languages with fewer than {MIN_ITEMS} items get no test; 'cannot tell apart' means no metric is "
+        "significantly better than another on that many items.",
+    ]
+
+
+def trust_text(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None) -> str:
+    """The table (metrics as rows, languages as columns), each language's ε and status, the model
+    level's pairwise accuracies when given, and the notes."""
+    languages = list(table.languages)
+    header = ["metric", *languages]
+    rows = [
+        [metric, *(trust_cell_text(table.cell(metric, code)) for code in languages)]
+        for metric in table.metrics
+    ]
+    rows.append(["items", *(str(table.languages[code].n_items) for code in languages)])
+    rows.append(["verdict", *(_status_text(table, code) for code in languages)])
+    lines = ["Which metric to trust: item-level acc23 per language", *_aligned(header, rows), ""]
+    eps_rows = [
+        [metric, *(_epsilon_text(table.cell(metric, code)) for code in languages)] for metric in table.metrics
+    ]
+    lines += ["Calibrated ε (|Δmetric| ≤ ε is a tie)", *_aligned(header, eps_rows), ""]
+    if system:
+        acc_rows = []
+        for metric in table.metrics:
+            by_language = system.get(metric, {})
+            for name, title in (
+                ("pairwise_accuracy", "pairwise"),
+                ("soft_pairwise_accuracy", "soft pairwise"),
+            ):
+                cells = []
+                for code in languages:
+                    result = by_language.get(code)
+                    value = getattr(result, name) if result is not None else None
+                    ci = getattr(result, f"{name}_ci") if result is not None else None
+                    cells.append(
+                        _num(value) + (f" [{_num(ci[0])}, {_num(ci[1])}]" if ci and value is not None else "")
+                    )
+                if name == "pairwise_accuracy" or any(c != MISSING_TEXT for c in cells):
+                    acc_rows.append([f"{metric} ({title})", *cells])
+        lines += ["System level: accuracy over the compared pairs", *_aligned(header, acc_rows), ""]
+    for note in trust_notes(table):
+        lines.append(textwrap.fill(note, width=100))
+    return "\n".join(lines) + "\n"
+
+
+def _epsilon_text(verdict: MetricVerdict | None) -> str:
+    return (
+        MISSING_TEXT if verdict is None or verdict.result.epsilon is None else f"{verdict.result.epsilon:.4g}"
+    )
+
+
+def _status_text(table: TrustTable, code: str) -> str:
+    verdict = table.languages[code]
+    if verdict.status == "too_few":
+        return f"too few items ({verdict.n_items})"
+    if verdict.status == "undecided":
+        return f"cannot tell apart (n={verdict.n_items})"
+    if verdict.status == "empty":
+        return "no items"
+    best = [v.metric for v in verdict.verdicts if v.best]
+    return "best: " + ", ".join(best)
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
+
+    def render(line: list[str]) -> str:
+        cells = [cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))]
+        return "  ".join(cells).rstrip()
+
+    return [render(header), "  ".join("-" * w for w in widths), *(render(row) for row in rows)]
+
+
+def trust_html(table: TrustTable) -> dict[str, Any]:
+    """Cells for the page: ``{"languages": [...], "rows": [{"metric", "cells": [{"text", "best",
+    "rank", "language"}]}], "footer": [...], "notes": [...]}``; best-cluster cells are marked."""
+    languages = list(table.languages)
+    rows = []
+    for metric in table.metrics:
+        cells = []
+        for code in languages:
+            verdict = table.cell(metric, code)
+            cells.append(
+                {
+                    "language": code,
+                    "text": trust_cell_text(verdict),
+                    "best": bool(verdict and verdict.best),
+                    "rank": verdict.rank if verdict else None,
+                    "epsilon": _epsilon_text(verdict),
+                }
+            )
+        rows.append({"metric": metric, "cells": cells})
+    footer = [
+        {
+            "language": code,
+            "n_items": table.languages[code].n_items,
+            "text": _status_text(table, code),
+            "status": table.languages[code].status,
+        }
+        for code in languages
+    ]
+    return {"languages": languages, "rows": rows, "footer": footer, "notes": trust_notes(table)}
