@@ -3,7 +3,9 @@
 Caption level (seed 001, sec. 4.3 and appendix B)
     :func:`per_caption_agreement` correlates a metric's score of each caption with the screen-1
     human rating of that caption (EXCELLENT=4, GOOD=3, MEDIUM=2, BAD=1; NOT-ENOUGH-INFO is not a
-    point on the scale and is left out): Kendall τ_b, τ_c and Spearman ρ.
+    point on the scale and is left out): Kendall τ_b, τ_c and Spearman ρ, and τ_23 / acc23 with
+    tie calibration (:func:`evaluation.research.meta_evaluation.tie_calibrated_pairs`: over every
+    pair of captions, a metric tie when the two scores differ by at most the calibrated ε).
 
     τ_c is seed 001's (eq. 6) by default: m = :data:`RATING_SCALE_POINTS`, the ranked points of the
     rating scale (4), whether or not all of them occur. ``tau_c="scipy"`` gives scipy's, whose m is
@@ -29,6 +31,7 @@ from evaluation.research.correlation import (
     _coefficients,
     tau_c_label,
 )
+from evaluation.research.meta_evaluation import tie_calibrated_pairs
 
 # EXCELLENT=4 … BAD=1 by paper label, from core.scales.RATING (NOT-ENOUGH-INFO has no number).
 RATING_VALUES = {point.paper_label: point.value for point in RATING if point.value is not None}
@@ -97,11 +100,26 @@ def per_caption_agreement(
         "kendall_tau_c": None,
         "spearman": None,
         "kendall_tau_c_variant": label,
+        "tau23": None,
+        "acc23": None,
+        "acc23_epsilon": None,
+        "acc23_pairs_sampled": False,
     }
     if len(scores) >= MIN_COMPARISONS:
         m = RATING_SCALE_POINTS if tau_c == TAU_C_SEED001 else None
         coefficients = _coefficients(np.array(scores), np.array(values, dtype=float), tau_c_m=m)
         out.update({name: coefficients[name][0] for name in ("kendall_tau_b", "kendall_tau_c", "spearman")})
+        # τ_23 / acc23 over every pair of captions, ties calibrated (mt-metrics-eval's
+        # KendallWithTiesOpt, average_by="none"): a metric may call two captions equal within ε.
+        calibrated = tie_calibrated_pairs(values, scores)
+        out.update(
+            {
+                "tau23": calibrated.tau23,
+                "acc23": calibrated.acc23,
+                "acc23_epsilon": calibrated.epsilon,
+                "acc23_pairs_sampled": calibrated.sampled,
+            }
+        )
     return out
 
 

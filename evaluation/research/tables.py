@@ -401,6 +401,9 @@ PER_CAPTION_COLUMNS = (
     ("kendall_tau_b", "kendall_tau_b", ".3f"),
     ("kendall_tau_c", "kendall_tau_c", ".3f"),
     ("spearman", "spearman", ".3f"),
+    ("tau23", "tau23 (ε calibrated)", ".3f"),
+    ("acc23", "acc23 (ε calibrated)", ".3f"),
+    ("acc23_epsilon", "ε", ".4g"),
     ("kendall_tau_c_variant", "tau_c variant", ""),
 )
 

@@ -39,6 +39,7 @@ from evaluation.research.caption_rows import per_caption_agreement_from_rows, pe
 from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.comparisons_csv import read_comparisons_csv
 from evaluation.research.correlation import Comparison
+from evaluation.research.meta_evaluation import tie_calibrated_pairs
 from evaluation.research.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots
 from tests import factories as f
 
@@ -310,6 +311,8 @@ def expected_agreement(variant="seed-001 (m=4)"):
     scale = {"excellent": 4, "good": 3, "medium": 2, "bad": 1}
     pairs = [(SCORES[k], scale[v]) for k, values in RATINGS.items() for v in values if v != "nei"]
     x, y = zip(*pairs)
+    calibrated = tie_calibrated_pairs(y, x)
+    assert calibrated.n == 21
     return {
         "n": 7,
         "n_not_enough_info": 1,
@@ -318,6 +321,11 @@ def expected_agreement(variant="seed-001 (m=4)"):
         "kendall_tau_c": stats.kendalltau(x, y, variant="c").statistic,
         "spearman": stats.spearmanr(x, y).statistic,
         "kendall_tau_c_variant": variant,
+        # Tie-calibrated over the 21 caption pairs (the definitions are pinned in test_meta_evaluation).
+        "tau23": calibrated.tau23,
+        "acc23": calibrated.acc23,
+        "acc23_epsilon": calibrated.epsilon,
+        "acc23_pairs_sampled": False,
     }
 
 
