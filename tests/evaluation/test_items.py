@@ -191,3 +191,25 @@ def test_items_cost_one_query_for_all_caption_scores(judged, german, django_asse
     assert len(found) == 2 and len(found.items) == 3 + 4
     assert [item.pair for item in found.items] == [("base", "test", "de")] * 3 + [("test", "third", "de")] * 4
     assert found.items[3].deltas == pytest.approx({"CIDEr-D": 0.0 - 0.1, "BLEU-4": 0.0 - 0.0})
+
+
+def test_the_report_judges_metrics_on_these_items(judged, tmp_path):
+    from evaluation.research.reports.render import report_write
+    from evaluation.research.reports.report import report_from_db
+
+    m1, m2, images = judged["m1"], judged["m2"], judged["images"]
+    run = scored_run("r", judged["language"], m1, m2, images, {"CIDEr-D": CIDER, "BLEU-4": BLEU4})
+    report = report_from_db(metric_run_ids=[run.pk], n_boot=50, n_permutations=50)
+    # By hand: i1 (mean +2), i2 (−1), i3 (+2/3) against ΔCIDEr-D +0.3, −0.2, +0.05: all three agree;
+    # ΔBLEU-4 is 0 on i3, a tie against a preference: 2 of 3.
+    de = report.trust.languages["de"]
+    assert (de.n_items, de.n_pairs, de.status) == (3, 1, "too_few")
+    assert de.verdict("CIDEr-D").result.acc23 == 1.0
+    assert de.verdict("BLEU-4").result.acc23 == pytest.approx(2 / 3)
+    assert report.correlations["CIDEr-D"]["de"].n_soft == 1
+    assert any("too few items" in note for note in report.notes())
+    names = {path.name for path in report_write(report, tmp_path)}
+    assert {"trust.txt", "trust.csv", "trust.json", "trust_heatmap.png", "trust_heatmap.svg"} <= names
+    assert (tmp_path / "trust_heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "too few items (3)" in (tmp_path / "trust.txt").read_text()
+    assert "trust_heatmap.svg: the same as SVG" in (tmp_path / "index.txt").read_text()

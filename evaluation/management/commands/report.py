@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import DomainError
 from evaluation.research.correlation import TAU_C_SEED001, TAU_C_VARIANTS
 from evaluation.research.reports.render import correlation_table, per_caption_table, report_write
+from evaluation.research.trust_tables import trust_text
 from evaluation.research.reports.report import (
     Report,
     canonical_metric_names,
@@ -32,7 +33,9 @@ class Command(BaseCommand):
         "with bootstrap 95% intervals, per metric, per language and over all languages). With --out DIR "
         "also writes correlations.{txt,csv,json}, comparisons.{csv,json}, scatter_<metric>.{png,svg}, "
         "table1/table2/sxs.{txt,csv}, per_caption.{txt,csv,json} (when a run scores captions rated on "
-        "screen 1) and index.txt. --comparisons FILE.csv takes comparisons entered by hand instead "
+        "screen 1), the trust table (item-level acc23 with tie calibration, significance clusters, pairwise "
+        "and soft pairwise accuracy: trust.{txt,csv,json}, trust_heatmap.{png,svg}) and index.txt; the "
+        "text output prints the trust table too. --comparisons FILE.csv takes comparisons entered by hand instead "
         "(columns m1,m2,language,delta_sxs,delta_<metric>). Reads the database; writes only files."
     )
 
@@ -109,6 +112,9 @@ class Command(BaseCommand):
             out(note)
         out("")
         self.stdout.write(correlation_table(report, "text", show_p=verbosity >= 2), ending="")
+        if report.trust is not None:
+            out("")
+            self.stdout.write(trust_text(report.trust, report.correlations), ending="")
         if report.per_caption:
             out("")
             out(f"Per-caption agreement with screen-1 ratings (τ_c: {report.tau_c_label})")

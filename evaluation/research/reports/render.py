@@ -15,6 +15,7 @@ from evaluation.metrics.runs import platform_version
 from evaluation.metrics.signatures import group_signatures
 from evaluation.models import MetricRun
 from evaluation.research.correlation import TAU_C_SCIPY_LABEL
+from evaluation.research.reports.heatmap import HEATMAP_FILENAME, trust_heatmap
 from evaluation.research.reports.plots import scatter_filename, write_scatter_plots
 from evaluation.research.reports.report import Report
 from evaluation.research.tables import (
@@ -25,6 +26,7 @@ from evaluation.research.tables import (
     correlation_text,
     format_table,
 )
+from evaluation.research.trust_tables import trust_csv, trust_json, trust_text
 
 __all__ = [
     "FILE_DESCRIPTIONS",
@@ -66,6 +68,16 @@ FILE_DESCRIPTIONS = {
     "m = the 4 ranked points of the rating scale, or scipy's with m = the smaller number of distinct values)",
     "per_caption.csv": "the same as CSV",
     "per_caption.json": "the same, with every (score, rating) row",
+    "trust.txt": "which metric to trust: item-level acc23 with tie calibration per metric and language, "
+    "95% intervals, significance clusters (best marked), calibrated ε, and the pairwise and soft pairwise "
+    "accuracies of the compared pairs",
+    "trust.csv": "the same, one row per (metric, language)",
+    "trust.json": "the same as {metric: {language: {acc23, acc23_ci, tau23, epsilon, n_items, rank, best, "
+    "p_better_than, pairwise_accuracy, soft_pairwise_accuracy, ...}}} with _settings and _languages",
+    HEATMAP_FILENAME.format(
+        fmt="png"
+    ): "the trust table as a heatmap (metrics × languages; framed: best cluster)",
+    HEATMAP_FILENAME.format(fmt="svg"): "the same as SVG",
 }
 
 
@@ -231,6 +243,8 @@ def _index(report: Report, written: list[str]) -> str:
         lines.append(
             "  (Tables 1 and 2 and the side-by-side rows come from the database: not written for entered comparisons.)"
         )
+    if report.trust is None and report.from_database:
+        lines.append("  (no trust table: no compared pair has judged images with per-caption metric scores)")
     if report.per_caption is not None:
         lines.append(f"  per-caption τ_c: {report.tau_c_label}")
     elif report.from_database:
@@ -276,11 +290,20 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
                 "notes": report.per_caption_notes,
             }
         )
+    if report.trust is not None:
+        texts["trust.txt"] = trust_text(report.trust, report.correlations)
+        texts["trust.csv"] = trust_csv(report.trust, report.correlations)
+        texts["trust.json"] = trust_json(report.trust, report.correlations)
     written: list[Path] = []
     for name, text in texts.items():
         path = folder / name
         path.write_text(text, encoding="utf-8", newline="")
         written.append(path)
+    if report.trust is not None:
+        for fmt in ("png", "svg"):
+            path = folder / HEATMAP_FILENAME.format(fmt=fmt)
+            path.write_bytes(trust_heatmap(report.trust, fmt))
+            written.append(path)
     written += write_scatter_plots(
         report.comparisons, folder, both_directions=report.both_directions, results=report.correlations
     )

@@ -41,6 +41,13 @@ from evaluation.research.correlation import (
     CorrelationResult,
     correlate,
 )
+from evaluation.research.meta_evaluation import (
+    DEFAULT_N_PERMUTATIONS,
+    Item,
+    TrustTable,
+    trust_table,
+    with_soft_pairwise_accuracy,
+)
 from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_variant_check
 from evaluation.research.reports.plots import metric_names
 
@@ -92,6 +99,10 @@ class Report:
     per_caption: dict[str, dict[str, dict[str, Any]]] | None = None
     per_caption_notes: list[str] = field(default_factory=list)
     tau_c: str = TAU_C_SEED001  # the per-caption τ_c: "seed001" or "scipy"
+    # The item level (images of the compared pairs) and its verdict; None for entered comparisons.
+    items: list[Item] = field(default_factory=list)
+    trust: TrustTable | None = None
+    n_permutations: int = DEFAULT_N_PERMUTATIONS
 
     @property
     def tau_c_label(self) -> str:
@@ -125,6 +136,12 @@ class Report:
                     f"Fewer than {MIN_COMPARISONS} comparisons in {', '.join(few)}: no coefficient for "
                     f"{'that language' if len(few) == 1 else 'those languages'} (n/a); they still count in “all”."
                 )
+        if self.trust is not None:
+            out.extend(
+                f"Trust table, {code}: {verdict.note}"
+                for code, verdict in self.trust.languages.items()
+                if verdict.note
+            )
         out.extend(self._mixed_signatures())
         out.extend(f"Left out: {item}" for item in self.skipped)
         out.extend(f"Per caption: {note}" for note in self.per_caption_notes)
@@ -181,12 +198,15 @@ def report_from_db(
     per_caption: bool = True,
     sxs_n_boot: int = DEFAULT_N_BOOT,
     tau_c: str = TAU_C_SEED001,
+    n_permutations: int = DEFAULT_N_PERMUTATIONS,
 ) -> Report:
     """A report over the side-by-side campaigns (all, or ``campaign_ids``; in ``language_codes``)
     and the metric runs ``metric_run_ids``, with Tables 1 and 2 of those languages (all when not
     given), the campaigns' side-by-side rows and, when the runs score rated captions, the per-caption
     agreement (``transfer_ratings``: see :func:`evaluation.research.caption_rows.per_caption_rows`),
-    its τ_c seed 001's (``tau_c="seed001"``, m = the rating scale's 4 points) or scipy's (``"scipy"``).
+    its τ_c seed 001's (``tau_c="seed001"``, m = the rating scale's 4 points) or scipy's (``"scipy"``),
+    and the item level: the soft pairwise accuracy of each metric and the trust table
+    (:mod:`evaluation.research.meta_evaluation`, ``n_permutations`` draws per permutation test).
 
     Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises, and ``ValueError`` for
     an unknown ``tau_c``.
@@ -247,9 +267,19 @@ def report_from_db(
     )
     if language_codes:
         scope += f" in {', '.join(language_codes)}"
+    draws = {"n_boot": n_boot, "n_permutations": n_permutations, "seed": seed}
+    correlations = with_soft_pairwise_accuracy(
+        _correlate(items, both_directions=both_directions, n_boot=n_boot, seed=seed),
+        items,
+        comparisons.items,
+        **draws,
+    )
     return Report(
         comparisons=items,
-        correlations=_correlate(items, both_directions=both_directions, n_boot=n_boot, seed=seed),
+        correlations=correlations,
+        items=comparisons.items,
+        trust=trust_table(comparisons.items, **draws) if comparisons.items else None,
+        n_permutations=n_permutations,
         both_directions=both_directions,
         n_boot=n_boot,
         seed=seed,
