@@ -7,7 +7,6 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import DomainError
 from evaluation.research.correlation import TAU_C_SEED001, TAU_C_VARIANTS
 from evaluation.research.reports.render import correlation_table, per_caption_table, report_write
-from evaluation.research.trust_tables import trust_text
 from evaluation.research.reports.report import (
     Report,
     canonical_metric_names,
@@ -20,6 +19,7 @@ from evaluation.research.selection import (
     db_selection,
     selection_arguments,
 )
+from evaluation.research.trust_tables import trust_text
 
 FORMATS = ("text", "csv", "json")
 
