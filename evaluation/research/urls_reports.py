@@ -11,4 +11,5 @@ urlpatterns = [
         views_reports.report_scatter,
         name="scatter",
     ),
+    re_path(r"^trust_heatmap\.(?P<fmt>png|svg)$", views_reports.report_trust_heatmap, name="trust-heatmap"),
 ]

@@ -1,6 +1,8 @@
 """The report page for researchers and project managers: pick metric runs and side-by-side
-campaigns (a GET form, so a report is a link that can be shared), see the correlation table, the
-side-by-side rows, Tables 1 and 2, the per-caption agreement and the scatter plots.
+campaigns (a GET form, so a report is a link that can be shared), see which metric to trust per
+language (the trust table and its heatmap), the correlation table with pairwise accuracies, the
+side-by-side rows, Tables 1 and 2, the per-caption agreement and the scatter plots. With nothing
+chosen, the page shows the report of every finished run.
 
 Thin: the form validates, :func:`evaluation.research.reports.report.report_from_db` builds the report and the
 template shows it. The plots are images from a sibling URL that renders them on the fly from the
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -24,6 +26,8 @@ from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
+from evaluation.research.meta_evaluation import trust_table
+from evaluation.research.reports.heatmap import trust_heatmap
 from evaluation.research.reports.plots import metric_names, scatter
 from evaluation.research.reports.render import per_caption_records
 from evaluation.research.reports.report import report_from_db
@@ -33,6 +37,7 @@ from evaluation.research.tables import (
     correlation_html,
     html_table,
 )
+from evaluation.research.trust_tables import trust_html
 
 REPORT_SXS_COLUMNS = (
     ("campaign_id", "#", "d"),
@@ -115,10 +120,27 @@ class ReportForm(forms.Form):
         }
 
 
+def _default_query(form: ReportForm) -> QueryDict | None:
+    """With nothing chosen yet, the report of every finished run (newest first within a language,
+    as the form lists them) over every finished side-by-side campaign: a researcher arriving on
+    the page sees the answer at once, and the form says what it was made from."""
+    runs = list(form.fields["runs"].queryset.values_list("pk", flat=True))
+    if not runs:
+        return None
+    query = QueryDict(mutable=True)
+    query.setlist("runs", [str(pk) for pk in runs])
+    return query
+
+
 @research_required
 @require_GET
 def report_page(request):
-    form = ReportForm(request.GET if request.GET else None)
+    query = request.GET
+    default = None
+    if not query:
+        default = _default_query(ReportForm())
+        query = default or query
+    form = ReportForm(query if query else None)
     report = None
     if form.is_bound and form.is_valid():
         try:
@@ -137,7 +159,8 @@ def report_page(request):
         "report": report,
         "n_boot": CORRELATION_N_BOOT,
         "has_runs": form.fields["runs"].queryset.exists(),
-        "query": request.GET.urlencode(),
+        "query": query.urlencode(),
+        "default_selection": default is not None,
     }
     if report is not None:
         context.update(
@@ -150,6 +173,7 @@ def report_page(request):
             table2=html_table(report.table2 or [], QUALITY_COLUMNS),
             notes=report.notes(),
             metrics=report.metrics,
+            trust=trust_html(report.trust) if report.trust is not None else None,
         )
     return render(request, "evaluation/report.html", context)
 
@@ -174,4 +198,24 @@ def report_scatter(request, metric: str, fmt: str):
     data = scatter(comparisons, metric, both_directions=not form.cleaned_data["one_direction"], fmt=fmt)
     response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'inline; filename="scatter_{metric}.{fmt}"'
+    return response
+
+
+@research_required
+@require_GET
+def report_trust_heatmap(request, fmt: str):
+    """The trust table of the page's query as a heatmap, rendered now (PNG or SVG); the same seed and
+    draws as the page, so the same numbers."""
+    form = ReportForm(request.GET)
+    if not form.is_valid():
+        raise Http404("No such report.")
+    try:
+        comparisons = comparisons_from_db(**form.selection(), n_boot=1)
+    except DomainError as exc:
+        raise Http404(exc.message) from None
+    if not comparisons.items:
+        raise Http404("No compared pair has judged images with per-caption scores.")
+    data = trust_heatmap(trust_table(comparisons.items), fmt)
+    response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'inline; filename="trust_heatmap.{fmt}"'
     return response

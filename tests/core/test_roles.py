@@ -134,6 +134,9 @@ def test_the_top_bar_shows_only_areas_of_the_role(db, client):
 def test_research_home_says_how_to_get_a_metric_run(researcher_client):
     page = researcher_client.get(reverse("research-home")).content.decode()
     assert 'id="no-runs"' in page and "Metric runs › Add" in page
+    # The first card leads to the verdict a researcher came for: the trust table of the report page.
+    assert page.index('id="home-trust"') < page.index('id="home-reports"')
+    assert 'href="/reports/#trust"' in page
     report = researcher_client.get(reverse("reports:report")).content.decode()
     assert 'id="no-runs"' in report and "This field is required" not in report
 

@@ -213,3 +213,26 @@ def test_the_report_judges_metrics_on_these_items(judged, tmp_path):
     assert (tmp_path / "trust_heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "too few items (3)" in (tmp_path / "trust.txt").read_text()
     assert "trust_heatmap.svg: the same as SVG" in (tmp_path / "index.txt").read_text()
+
+
+def test_the_report_page_shows_the_trust_table_and_its_heatmap(judged, researcher, client):
+    from django.urls import reverse
+
+    m1, m2, images = judged["m1"], judged["m2"], judged["images"]
+    run = scored_run("r", judged["language"], m1, m2, images, {"CIDEr-D": CIDER, "BLEU-4": BLEU4})
+    client.force_login(researcher)
+    page = client.get(reverse("reports:report"), {"runs": run.pk}).content.decode()
+    assert 'id="trust-table"' in page
+    assert '<tr data-metric="CIDEr-D"><th scope="row">CIDEr-D</th><td class="num" data-language="all"' in page
+    assert "too few items (3)" in page
+    assert "soft pairwise acc [95% CI]" in page  # the correlation table has the judgments behind it
+    for fmt, start in (("png", b"\x89PNG"), ("svg", b"<?xml")):
+        response = client.get(reverse("reports:trust-heatmap", kwargs={"fmt": fmt}), {"runs": run.pk})
+        assert response.status_code == 200 and response.content.startswith(start)
+    assert (
+        client.get(reverse("reports:trust-heatmap", kwargs={"fmt": "png"}), {"runs": 98765}).status_code
+        == 404
+    )
+    client.logout()
+    anonymous = client.get(reverse("reports:trust-heatmap", kwargs={"fmt": "png"}), {"runs": run.pk})
+    assert anonymous.status_code == 302

@@ -682,9 +682,12 @@ def test_report_page_shows_the_report_to_researchers_and_managers(world, researc
 
 def test_report_page_form_without_a_choice_and_with_a_bad_one(world, researcher, client):
     client.force_login(researcher)
-    empty = client.get(reverse("reports:report"))
-    assert empty.status_code == 200 and 'id="report-form"' in empty.content.decode()
-    assert 'id="correlations"' not in empty.content.decode()
+    # Nothing chosen: the report of every finished run, and the page says so.
+    empty = client.get(reverse("reports:report")).content.decode()
+    assert 'id="report-form"' in empty and 'id="default-selection"' in empty
+    assert 'id="correlations"' in empty
+    every_run = MetricRun.objects.filter(status=RunStatus.SUCCEEDED).values_list("pk", flat=True)
+    assert all(f"runs={pk}" in empty for pk in every_run)  # the plots' links carry the selection
     bad = client.get(reverse("reports:report"), {"runs": [987654]})
     assert bad.status_code == 200 and 'id="correlations"' not in bad.content.decode()
     assert "Select a valid choice" in bad.content.decode()
