@@ -243,6 +243,28 @@ def sxs_judged(
     return batch
 
 
+def sxs_judged_all(annotator, campaign, score_of_image_key, *, control_score=None):
+    """Take batches until ``campaign`` has no more work for ``annotator``; judge each pair so that its
+    score from m2's side is ``score_of_image_key(key)`` (controls: ``control_score(kind)``); submit."""
+    from annotation.assignment.engine import batch_request
+    from core.errors import NoWorkAvailable
+
+    while True:
+        try:
+            batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+        except NoWorkAvailable:
+            return
+        sxs_judged(
+            annotator,
+            batch=batch,
+            score=lambda a: (
+                control_score(a.item.control_kind)
+                if a.item.is_control
+                else score_of_image_key(a.item.image.key)
+            ),
+        )
+
+
 def written_captions(campaign, *, annotators, batches: int = 1, text=None):
     """Submit ``batches`` whole caption batches per annotator in ``campaign`` (services only)."""
     import uuid

@@ -12,7 +12,7 @@ functions of :mod:`evaluation.human`. What counts:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
@@ -63,7 +63,9 @@ class AnnotatorControls:
 class SxsResults:
     """A side-by-side campaign's numbers: ``summary`` over its real pairs (no control, no identical
     pair), ``identical`` over the pairs whose two captions are the same text, and the control
-    pass rates per annotator against the campaign's threshold."""
+    pass rates per annotator against the campaign's threshold. ``pair_scores`` maps the image key
+    of each real pair with a submitted judgment to its judgments' scores from m2's side (−3 … +3),
+    in the order they were stored: the item level of meta-evaluation reads them."""
 
     campaign: Campaign
     summary: SxsSummary
@@ -72,6 +74,7 @@ class SxsResults:
     control_threshold: float
     n_control_judgments: int
     control_minimum: int
+    pair_scores: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def flagged(self) -> list[AnnotatorControls]:
@@ -81,7 +84,8 @@ class SxsResults:
 def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int = 0) -> SxsResults:
     """The numbers of one side-by-side campaign from its submitted judgments (one query).
 
-    Units of the summary are the images of the campaign's real pairs (its non-control items).
+    Units of the summary, and the keys of ``pair_scores``, are the images of the campaign's real
+    pairs (no control item, no identical pair).
     The bootstrap uses ``n_boot`` resamples and ``seed`` (see :func:`evaluation.human.sxs_summary`).
     """
     rows = (
@@ -109,6 +113,9 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
             identical.append((key, annotator_id, score, side))
         else:
             pairs.append((key, annotator_id, score, side))
+    pair_scores: dict[str, list[int]] = {}
+    for key, _, score, _ in pairs:
+        pair_scores.setdefault(key, []).append(score)
     threshold = campaign.control_pass_threshold
     control_rows: list[ControlPassRow] = control_pass_rates(
         controls, threshold=threshold, minimum=campaign.control_min_judgments
@@ -132,6 +139,7 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
         control_threshold=threshold,
         n_control_judgments=len(controls),
         control_minimum=campaign.control_min_judgments,
+        pair_scores={key: tuple(scores) for key, scores in pair_scores.items()},
     )
 
 

@@ -25,23 +25,38 @@ Model level: :func:`comparisons_from_db`, the one builder of metric-vs-human com
     :func:`~evaluation.research.correlation.correlate` expects; in a comparisons CSV the column is
     ``delta_<metric>``. A campaign without a submitted judgment, a pair no selected run scores, or a
     metric missing for one comparison is listed in ``skipped`` with the reason.
+
+Item level: ``items``, built in the same call
+    One :class:`~evaluation.research.meta_evaluation.Item` per image of each returned comparison's
+    real pairs (the same filter as ΔS×S: submitted work, no control item, no identical pair) that
+    has at least one submitted judgment: ``human`` is the mean of that image's scores from m2's side,
+    ``deltas[metric]`` = per-caption score of m2's caption − that of m1's caption, both from the run
+    that gave the comparison's Δmetric (``sources[i].runs[metric]``), never from another run. An
+    image that run did not score for both systems leaves the metric out of that item; a
+    ``skipped`` entry per comparison and metric says on how many images. Items come in the
+    comparisons' order, then by image key. Judgments come from the query ΔS×S already makes, and
+    every per-caption score in one more query.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from annotation.models import Campaign, CampaignKind, Language
+from django.db.models import Exists, OuterRef
+
+from annotation.models import Campaign, CampaignKind, Item, Language
 from annotation.selectors import campaign_is_finished, campaigns_progress
 from core.errors import ValidationFailed
 from evaluation.human.selectors import sxs_results
 from evaluation.human.sxs import DEFAULT_N_BOOT
 from evaluation.metrics.runs import metrics_parse
-from evaluation.models import ALL_METRICS, CorpusScore, MetricRun, RunStatus
+from evaluation.models import ALL_METRICS, CaptionScore, CorpusScore, MetricRun, RunStatus
 from evaluation.research.correlation import Comparison
+from evaluation.research.meta_evaluation import Item as MetaItem
 
 __all__ = [
     "ComparisonList",
@@ -111,8 +126,9 @@ class ComparisonSource:
 
 
 class ComparisonList(list[Comparison]):
-    """A list of comparisons that also carries ``skipped`` (what was left out, with the reason) and
-    ``sources`` (one :class:`ComparisonSource` per comparison, in the same order)."""
+    """A list of comparisons that also carries ``skipped`` (what was left out, with the reason),
+    ``sources`` (one :class:`ComparisonSource` per comparison, in the same order) and ``items``
+    (the item level: images of those comparisons, see the module docstring)."""
 
     def __init__(
         self,
@@ -120,10 +136,12 @@ class ComparisonList(list[Comparison]):
         *,
         skipped: Iterable[Skipped] = (),
         sources: Iterable[ComparisonSource] = (),
+        items: Iterable[MetaItem] = (),
     ):
         super().__init__(comparisons)
         self.skipped: list[Skipped] = list(skipped)
         self.sources: list[ComparisonSource] = list(sources)
+        self.items: list[MetaItem] = list(items)
 
 
 # --- Inputs -----------------------------------------------------------------------------------------
@@ -233,7 +251,8 @@ def comparisons_from_db(
     metrics: Sequence[str] | None = None,
     n_boot: int = DEFAULT_N_BOOT,
 ) -> ComparisonList:
-    """One comparison per side-by-side campaign (see the module docstring), with ``skipped`` and ``sources``.
+    """One comparison per side-by-side campaign (see the module docstring), with ``skipped``, ``sources``
+    and ``items`` (the item level).
 
     ``campaign_ids``: these campaigns, whatever their state (default: every finished side-by-side
     campaign; the unfinished ones are listed in ``skipped``);
@@ -253,6 +272,7 @@ def comparisons_from_db(
     sources: list[ComparisonSource] = []
     skipped: list[Skipped] = list(unfinished)
     seen: dict[tuple[frozenset[int], int], Campaign] = {}
+    pair_scores: list[dict[str, tuple[int, ...]]] = []  # per comparison: image key -> scores
     for campaign in campaigns:
         m1, m2, language = campaign.base_system, campaign.test_system, campaign.language
 
@@ -267,7 +287,8 @@ def comparisons_from_db(
                 f"(#{earlier.pk}); one comparison per pair and language: choose the campaigns"
             )
             continue
-        summary = sxs_results(campaign, n_boot=n_boot).summary
+        results = sxs_results(campaign, n_boot=n_boot)
+        summary = results.summary
         if summary.delta_sxs is None:
             skip("no submitted judgment of a real pair yet")
             continue
@@ -302,6 +323,7 @@ def comparisons_from_db(
                 m1=m1.name, m2=m2.name, language=language.code, delta_sxs=summary.delta_sxs, deltas=deltas
             )
         )
+        pair_scores.append(results.pair_scores)
         sources.append(
             ComparisonSource(
                 campaign_id=campaign.pk,
@@ -341,7 +363,84 @@ def comparisons_from_db(
                     lacking,
                 )
             )
-    return ComparisonList(comparisons, skipped=skipped, sources=sources)
+    items = _items(sources, pair_scores, skipped)
+    return ComparisonList(comparisons, skipped=skipped, sources=sources, items=items)
+
+
+# --- Item level -------------------------------------------------------------------------------------
+
+
+def _caption_scores(sources: list[ComparisonSource]) -> dict[tuple[int, str, str], dict[str, float]]:
+    """(run id, system name, metric) -> image key -> per-caption score, for the runs, systems and
+    metrics the comparisons use, on the images of their campaigns' real pairs (one query)."""
+    if not sources:
+        return {}
+    runs = {run_id for source in sources for run_id in source.runs.values()}
+    metrics = {metric for source in sources for metric in source.runs}
+    systems = {name for source in sources for name in (source.m1, source.m2)}
+    # Only images the campaigns compare: a run over 50,000 images need not come back whole.
+    compared = Item.objects.filter(
+        campaign_id__in=[source.campaign_id for source in sources],
+        image_id=OuterRef("image_id"),
+        is_control=False,
+    )
+    rows = (
+        CaptionScore.objects.filter(run_id__in=runs, system__name__in=systems, metric__in=metrics)
+        .filter(Exists(compared))
+        .values_list("run_id", "system__name", "metric", "image__key", "value")
+    )
+    out: dict[tuple[int, str, str], dict[str, float]] = defaultdict(dict)
+    for run_id, system, metric, key, value in rows:
+        out[(run_id, system, metric)][key] = value
+    return out
+
+
+def _items(
+    sources: list[ComparisonSource],
+    pair_scores: list[dict[str, tuple[int, ...]]],
+    skipped: list[Skipped],
+) -> list[MetaItem]:
+    """The item level of the comparisons (see the module docstring); appends to ``skipped`` one
+    entry per comparison and metric whose run lacks a per-caption score on some images."""
+    scores = _caption_scores(sources)
+    items: list[MetaItem] = []
+    for source, judged in zip(sources, pair_scores, strict=True):
+        lacking: dict[str, int] = defaultdict(int)
+        for key in sorted(judged):
+            values = judged[key]
+            deltas: dict[str, float] = {}
+            for metric, run_id in source.runs.items():
+                of_m1 = scores.get((run_id, source.m1, metric), {}).get(key)
+                of_m2 = scores.get((run_id, source.m2, metric), {}).get(key)
+                if of_m1 is None or of_m2 is None:
+                    lacking[metric] += 1
+                    continue
+                deltas[metric] = of_m2 - of_m1
+            items.append(
+                MetaItem(
+                    language=source.language,
+                    m1=source.m1,
+                    m2=source.m2,
+                    image=key,
+                    human=math.fsum(values) / len(values),
+                    n_judgments=len(values),
+                    deltas=deltas,
+                )
+            )
+        for metric, count in lacking.items():
+            skipped.append(
+                Skipped(
+                    source.campaign_id,
+                    source.campaign,
+                    source.language,
+                    source.m1,
+                    source.m2,
+                    f"item level: run #{source.runs[metric]} has no per-caption score of both systems on "
+                    f"{count} of the {len(judged)} judged images; those items leave the metric out",
+                    (metric,),
+                )
+            )
+    return items
 
 
 def _why_unscored(

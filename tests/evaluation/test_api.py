@@ -38,6 +38,7 @@ from annotation.services.campaigns import (
 from core.access import PROJECT_MANAGERS, RESEARCHERS
 from evaluation.human.selectors import sxs_results
 from evaluation.models import (
+    CaptionScore,
     CorpusScore,
     MetricRun,
     RunStatus,
@@ -182,6 +183,9 @@ def world(db):
         for i, image in enumerate(w.images):
             f.CaptionScoreFactory(
                 run=w.run, system=systems[name], image=image, metric="CIDEr", value=CIDER[name] + i / 10
+            )
+            f.CaptionScoreFactory(
+                run=w.run, system=systems[name], image=image, metric="BLEU-4", value=BLEU4[name]
             )
     return w
 
@@ -438,19 +442,21 @@ def test_pages(world, monkeypatch):
     monkeypatch.setattr(PageNumberPagination, "page_size", 5)
     client = api(world.researcher)
     url = reverse("api:metric-run-caption-scores", args=[world.run.pk])
-    first = client.get(url).json()
+    assert client.get(url).json()["count"] == 32  # CIDEr and BLEU-4 of 4 systems on 4 images
+    cider = {"metric": "CIDEr"}
+    first = client.get(url, cider).json()
     assert first["count"] == 16 and len(first["results"]) == 5 and first["previous"] is None
-    assert first["next"].endswith(f"{url}?page=2")
-    last = client.get(url, {"page": 4}).json()
+    assert first["next"].endswith(f"{url}?metric=CIDEr&page=2")
+    last = client.get(url, {**cider, "page": 4}).json()
     assert len(last["results"]) == 1 and last["next"] is None
     seen = [
         (r["system"], r["image"])
         for page in (1, 2, 3, 4)
-        for r in client.get(url, {"page": page}).json()["results"]
+        for r in client.get(url, {**cider, "page": page}).json()["results"]
     ]
     assert len(set(seen)) == 16
-    assert client.get(url, {"page": 5}).status_code == 404
-    filtered = client.get(url, {"system": "gamma-sys", "image": world.images[2].key}).json()
+    assert client.get(url, {**cider, "page": 5}).status_code == 404
+    filtered = client.get(url, {**cider, "system": "gamma-sys", "image": world.images[2].key}).json()
     assert filtered["results"] == [
         {"system": "gamma-sys", "image": world.images[2].key, "metric": "CIDEr", "value": pytest.approx(1.0)}
     ]
@@ -590,6 +596,10 @@ def test_correlation_options_and_refusals(world):
     twin = f.MetricRunFactory(name="twin", language=world.german, reference_set=world.references)
     for score in CorpusScore.objects.filter(run=world.run, metric="CIDEr"):
         f.CorpusScoreFactory(run=twin, system=score.system, metric="CIDEr", value=score.value)
+    for score in CaptionScore.objects.filter(run=world.run, metric="CIDEr"):
+        f.CaptionScoreFactory(
+            run=twin, system=score.system, image=score.image, metric="CIDEr", value=score.value
+        )
     # Two runs score the same pair with CIDEr: the run given first wins, the other is listed for that metric.
     body = client.get(url, {"runs": f"{twin.pk},{world.run.pk}"}).json()
     pair = next(c for c in body["comparisons"] if (c["m1"], c["m2"]) == ("alpha-sys", "beta-sys"))

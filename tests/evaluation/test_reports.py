@@ -28,7 +28,7 @@ from annotation.services import work
 from annotation.services.campaigns import campaign_open, sxs_campaign_create
 from annotation.services.demo import GOOD_SYSTEM, PHOTOS, SXS_CAMPAIGN, WEAK_SYSTEM, demo_load
 from core.csp import directives_from_string
-from core.errors import NoWorkAvailable, ValidationFailed
+from core.errors import ValidationFailed
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
@@ -45,25 +45,6 @@ from tests import factories as f
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def judge_all(annotator, campaign, score_of_image_key, *, control_score=None):
-    """Take batches until the campaign has no more work for ``annotator``; judge each pair so that its
-    score from m2's side is ``score_of_image_key(key)`` (controls: ``control_score(kind)``); submit."""
-    while True:
-        try:
-            batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
-        except NoWorkAvailable:
-            return
-        f.sxs_judged(
-            annotator,
-            batch=batch,
-            score=lambda a: (
-                control_score(a.item.control_kind)
-                if a.item.is_control
-                else score_of_image_key(a.item.image.key)
-            ),
-        )
-
-
 def succeeded_run(name, language, systems, metrics, *, reference_set=None):
     return f.MetricRunFactory(
         name=name,
@@ -74,10 +55,14 @@ def succeeded_run(name, language, systems, metrics, *, reference_set=None):
     )
 
 
-def corpus(run, system, **values):
+def corpus(run, system, images=(), **values):
+    """Corpus scores of ``system`` in ``run``; with ``images``, also the per-caption scores a real run
+    stores with them (each equal to the corpus score, so their mean is it)."""
     names = {"cider_d": "CIDEr-D", "bleu_4": "BLEU-4", "clipscore": "CLIPScore"}
     for key, value in values.items():
         f.CorpusScoreFactory(run=run, system=system, metric=names[key], value=value)
+        for image in images:
+            f.CaptionScoreFactory(run=run, system=system, image=image, metric=names[key], value=value)
 
 
 # --- Two side-by-side campaigns and their comparisons ----------------------------------------------
@@ -117,12 +102,12 @@ def world(db, german):
         )
         campaign = campaign_open(campaign_id=campaign.pk)
         for n, annotator in enumerate(annotators):
-            judge_all(annotator, campaign, lambda key, plan=plans[label], n=n: plan[key][n])
+            f.sxs_judged_all(annotator, campaign, lambda key, plan=plans[label], n=n: plan[key][n])
         campaigns[label] = campaign
     run = succeeded_run("de run", german, systems.values(), ["CIDEr-D", "BLEU-4"])
-    corpus(run, systems["sys-a"], cider_d=0.50, bleu_4=0.20)
-    corpus(run, systems["sys-b"], cider_d=0.70, bleu_4=0.25)
-    corpus(run, systems["sys-c"], cider_d=0.60)  # no BLEU-4 for sys-c
+    corpus(run, systems["sys-a"], images, cider_d=0.50, bleu_4=0.20)
+    corpus(run, systems["sys-b"], images, cider_d=0.70, bleu_4=0.25)
+    corpus(run, systems["sys-c"], images, cider_d=0.60)  # no BLEU-4 for sys-c
     return {
         "systems": systems,
         "images": images,
@@ -245,7 +230,7 @@ def test_control_items_never_enter_delta_sxs(db, german):
     )
     annotator = f.AnnotatorFactory(languages=[german])
     # Every real pair a loss; the controls judged as wins would turn ΔS×S positive if they counted.
-    judge_all(annotator, campaign, lambda key: -2, control_score=lambda kind: 3)
+    f.sxs_judged_all(annotator, campaign, lambda key: -2, control_score=lambda kind: 3)
     run = succeeded_run("r", german, [m1, m2], ["CIDEr-D"])
     corpus(run, m1, cider_d=0.3)
     corpus(run, m2, cider_d=0.2)
@@ -494,7 +479,7 @@ def test_report_command_with_three_comparisons_gives_coefficients(world, german,
         ).pk
     )
     for n, annotator in enumerate(world["annotators"]):
-        judge_all(annotator, campaign, lambda key, n=n: -1 if n else 0)  # every image a loss
+        f.sxs_judged_all(annotator, campaign, lambda key, n=n: -1 if n else 0)  # every image a loss
     out_dir = tmp_path / "r"
     stdout, _ = run_report(
         "--runs", str(world["run"].pk), "--metrics", "CIDEr-D", "--out", str(out_dir), "--bootstrap", "100"
@@ -620,7 +605,7 @@ def test_report_on_the_demo_after_its_campaigns_are_done(db, tmp_path, django_ca
     sxs = Campaign.objects.get(name=SXS_CAMPAIGN)
     keys = sorted(good_de)
     for n, name in enumerate(("anna-de", "ben-de", "clara-de")):
-        judge_all(
+        f.sxs_judged_all(
             german[name],
             sxs,
             lambda key, n=n: 0 if (keys.index(key) + n) % 4 == 0 else 2,
@@ -748,7 +733,7 @@ def test_api_page_report_and_correlate_give_the_same_comparisons(world, research
     third = campaign_open(campaign_id=third.pk)
     plan = {"i0": [-1, -1, 0], "i1": [1, 1, 1], "i2": [-2, 0, -3]}
     for n, annotator in enumerate(world["annotators"]):
-        judge_all(annotator, third, lambda key, n=n: plan[key][n])
+        f.sxs_judged_all(annotator, third, lambda key, n=n: plan[key][n])
     campaign_open(
         campaign_id=sxs_campaign_create(
             name="Noch offen", language_code="de", base_system=systems["sys-c"], test_system=systems["sys-b"]
