@@ -1,0 +1,79 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from core.errors import DomainError
+from evaluation.demo.services import demo_results_load
+from evaluation.models import MetricRun
+
+
+class _DryRun(Exception):
+    pass
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the demo's finished, SIMULATED side-by-side set on top of load_demo: four simulated systems "
+        "(sim-a … sim-d) with captions in German, Arabic and Japanese, two hand-written references per "
+        "photo, three simulated raters per language whose judgments come from a seeded model, one closed "
+        "side-by-side campaign per pair of systems and language (18), and one text-metric run per language "
+        "(BLEU-1..4, ROUGE-L, CIDEr-D), so the report page shows correlations on first start. Idempotent; "
+        "one transaction; the runs are computed when it commits (in this process with eager tasks)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Show what would be loaded; store nothing."
+        )
+        parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000/",
+            help="Where the demo will be served (for the printout).",
+        )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Load even with DEBUG off: simulated judgments do not belong in a real deployment's numbers.",
+        )
+
+    def handle(self, *args, **options):
+        if not settings.DEBUG and not options["force"]:
+            raise CommandError(
+                "DEBUG is off: this looks like a real deployment, and these are simulated judgments that would "
+                "enter its reports. Use --force if you really want them here."
+            )
+        try:
+            with transaction.atomic():
+                summary = demo_results_load()
+                if options["dry_run"]:
+                    raise _DryRun
+        except _DryRun:
+            pass
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+
+        if options["verbosity"] < 1:
+            return
+        out = self.stdout.write
+        if options["dry_run"]:
+            out("Dry run: nothing was stored.")
+        new_campaigns = sum(created for *_, created in summary.campaigns)
+        out(
+            f"Simulated set: 4 systems ({summary.systems_created} new); system captions {summary.captions} "
+            f"({summary.captions_created} new); references {summary.references} ({summary.references_created} new); "
+            f"simulated raters {summary.raters} ({summary.raters_created} new); side-by-side campaigns "
+            f"{len(summary.campaigns)} ({new_campaigns} new, {summary.judgments_created} judgments)."
+        )
+        if options["dry_run"]:
+            out(f"Metric runs: {summary.runs_created} would be created, {summary.runs_resumed} resumed.")
+            return
+        runs = MetricRun.objects.filter(pk__in=summary.run_ids).select_related("language").order_by("pk")
+        for run in runs:
+            out(f"Metric run #{run.pk} “{run.name}” [{run.language.code}]: {run.status}.")
+        url = options["url"].rstrip("/") + "/"
+        query = "&".join(f"runs={run_id}" for run_id in summary.run_ids)
+        out("")
+        out(f"Report (log in as researcher or manager): {url}reports/?{query}")
+        ids = ",".join(map(str, summary.run_ids))
+        out(f"Or: python manage.py report --runs {ids}   /   python manage.py correlate --runs {ids}")
+        out("The side-by-side judgments of these campaigns are simulated (seeded model, not people).")
