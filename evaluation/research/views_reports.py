@@ -27,7 +27,7 @@ from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.meta_evaluation import trust_table
-from evaluation.research.reports.heatmap import trust_heatmap
+from evaluation.research.reports.heatmap import runs_source, trust_heatmap
 from evaluation.research.reports.plots import metric_names, scatter
 from evaluation.research.reports.render import per_caption_records
 from evaluation.research.reports.report import report_from_db
@@ -215,7 +215,7 @@ def report_trust_heatmap(request, fmt: str):
         raise Http404(exc.message) from None
     if not comparisons.items:
         raise Http404("No compared pair has judged images with per-caption scores.")
-    data = trust_heatmap(trust_table(comparisons.items), fmt)
+    data = trust_heatmap(trust_table(comparisons.items), fmt, source=runs_source(form.cleaned_data["runs"]))
     response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'inline; filename="trust_heatmap.{fmt}"'
     return response

@@ -229,6 +229,11 @@ def test_the_report_page_shows_the_trust_table_and_its_heatmap(judged, researche
     for fmt, start in (("png", b"\x89PNG"), ("svg", b"<?xml")):
         response = client.get(reverse("reports:trust-heatmap", kwargs={"fmt": fmt}), {"runs": run.pk})
         assert response.status_code == 200 and response.content.startswith(start)
+        if fmt == "svg":  # text stays text: the figure names the runs its numbers come from
+            assert (
+                f"metric runs: #{run.pk}" in response.content.decode()
+                and "too few" in response.content.decode()
+            )
     assert (
         client.get(reverse("reports:trust-heatmap", kwargs={"fmt": "png"}), {"runs": 98765}).status_code
         == 404

@@ -11,6 +11,7 @@ is hatched and its header says why, with the count. Headless and deterministic a
 from __future__ import annotations
 
 import io
+import textwrap
 
 from matplotlib import colormaps, rc_context
 from matplotlib.cm import ScalarMappable
@@ -21,7 +22,7 @@ from matplotlib.patches import Rectangle
 from evaluation.research.meta_evaluation import TrustTable
 from evaluation.research.reports.plots import DPI, PlotFormat
 
-__all__ = ["HEATMAP_FILENAME", "trust_heatmap"]
+__all__ = ["HEATMAP_FILENAME", "runs_source", "trust_heatmap"]
 
 HEATMAP_FILENAME = "trust_heatmap.{fmt}"
 # acc23 of a three-way decision: 1/3 is what guessing uniformly gets, about 0.5 what always
@@ -39,8 +40,12 @@ def _header(table: TrustTable, code: str) -> str:
     return f"{code}\nn={verdict.n_items}"
 
 
-def trust_heatmap(table: TrustTable, fmt: PlotFormat = "png", *, title: str | None = None) -> bytes:
-    """The heatmap as PNG (150 dpi) or SVG bytes. Raises ``ValueError`` for an unknown format."""
+def trust_heatmap(
+    table: TrustTable, fmt: PlotFormat = "png", *, title: str | None = None, source: str = ""
+) -> bytes:
+    """The heatmap as PNG (150 dpi) or SVG bytes; ``source`` (e.g. the metric runs' names) is printed
+    under the title, so a copied figure keeps where its numbers come from. Raises ``ValueError`` for
+    an unknown format."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"unknown plot format {fmt!r}; choose png or svg")
     languages = list(table.languages)
@@ -112,14 +117,20 @@ def trust_heatmap(table: TrustTable, fmt: PlotFormat = "png", *, title: str | No
             label="item-level acc23",
         )
         colourbar.ax.tick_params(labelsize=8)
-        axes.set_title(
-            title
-            or "Which metric to trust: item-level acc23 (ties calibrated), 95% interval, #cluster;"
-            " framed = best cluster",
-            fontsize=9,
-            loc="left",
+        heading = title or (
+            "Which metric to trust: item-level acc23 (ties calibrated), 95% interval, #cluster;"
+            " framed = best cluster"
         )
+        # About 11 characters of 9-point text per inch of the axes: wrap so that nothing is cut off.
+        columns = max(40, int(width * 11))
+        lines = textwrap.wrap(heading, columns) + (textwrap.wrap(source, columns) if source else [])
+        axes.set_title("\n".join(lines), fontsize=9, loc="left")
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": None}
         figure.savefig(buffer, format=fmt, dpi=DPI, metadata=metadata)
     return buffer.getvalue()
+
+
+def runs_source(runs) -> str:
+    """``metric runs: #1 “name”, #2 “name”``: what a figure's numbers were computed from."""
+    return "metric runs: " + ", ".join(f"#{run.pk} “{run.name}”" for run in runs)

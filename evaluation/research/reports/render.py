@@ -15,7 +15,7 @@ from evaluation.metrics.runs import platform_version
 from evaluation.metrics.signatures import group_signatures
 from evaluation.models import MetricRun
 from evaluation.research.correlation import TAU_C_SCIPY_LABEL
-from evaluation.research.reports.heatmap import HEATMAP_FILENAME, trust_heatmap
+from evaluation.research.reports.heatmap import HEATMAP_FILENAME, runs_source, trust_heatmap
 from evaluation.research.reports.plots import scatter_filename, write_scatter_plots
 from evaluation.research.reports.report import Report
 from evaluation.research.tables import (
@@ -302,7 +302,7 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
     if report.trust is not None:
         for fmt in ("png", "svg"):
             path = folder / HEATMAP_FILENAME.format(fmt=fmt)
-            path.write_bytes(trust_heatmap(report.trust, fmt))
+            path.write_bytes(trust_heatmap(report.trust, fmt, source=runs_source(report.runs)))
             written.append(path)
     written += write_scatter_plots(
         report.comparisons, folder, both_directions=report.both_directions, results=report.correlations
