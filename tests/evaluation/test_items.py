@@ -241,3 +241,30 @@ def test_the_report_page_shows_the_trust_table_and_its_heatmap(judged, researche
     client.logout()
     anonymous = client.get(reverse("reports:trust-heatmap", kwargs={"fmt": "png"}), {"runs": run.pk})
     assert anonymous.status_code == 302
+
+
+def test_correlate_runs_adds_the_soft_pairwise_accuracy_of_the_judged_pairs(judged):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    m1, m2, images = judged["m1"], judged["m2"], judged["images"]
+    run = scored_run("r", judged["language"], m1, m2, images, {"CIDEr-D": CIDER})
+    out = io.StringIO()
+    call_command(
+        "correlate",
+        "--runs",
+        str(run.pk),
+        "--format",
+        "json",
+        "--bootstrap",
+        "0",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    cell = json.loads(out.getvalue())["CIDEr-D"]["de"]
+    # Three judged images, people and CIDEr-D agree on the direction of each: the same sign-flip
+    # draws give both the same p-value.
+    assert cell["pairwise_accuracy"] == 1.0 and cell["n_soft"] == 1
+    assert cell["soft_pairwise_accuracy"] == 1.0

@@ -62,7 +62,7 @@ class Command(BaseCommand):
             default=DEFAULT_N_PERMUTATIONS,
             metavar="N",
             help="Draws of the permutation tests (significance between metrics, soft pairwise accuracy) "
-            f"with --judgments (default {DEFAULT_N_PERMUTATIONS}).",
+            f"with --judgments or --runs (default {DEFAULT_N_PERMUTATIONS}).",
         )
         parser.add_argument(
             "--format", choices=FORMATS, default="text", help="Output format (default: text)."
@@ -74,7 +74,7 @@ class Command(BaseCommand):
             self._judgments(options, common)
             return
         if options["comparisons"] is not None:
-            comparisons = comparisons_from_file(options, self.stderr.write)
+            comparisons, items = comparisons_from_file(options, self.stderr.write), []
             where = str(options["comparisons"])
         else:
             try:
@@ -83,9 +83,19 @@ class Command(BaseCommand):
                 raise CommandError(exc.message) from exc
             for item in found.skipped:
                 self.stderr.write(f"Left out: {item}")
-            comparisons, where = list(found), "the selection"
+            comparisons, where, items = list(found), "the selection", found.items
         try:
             results = correlate(comparisons, **common)
+            if items:
+                # The platform holds the judgments behind these comparisons: soft pairwise accuracy too.
+                results = with_soft_pairwise_accuracy(
+                    results,
+                    comparisons,
+                    items,
+                    n_permutations=options["permutations"],
+                    n_boot=common["n_boot"],
+                    seed=common["seed"],
+                )
         except ValueError as exc:
             raise CommandError(f"{where}: {exc}") from exc
         fmt = options["format"]
