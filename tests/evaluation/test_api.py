@@ -23,6 +23,7 @@ from rest_framework.test import APIClient
 from annotation.assignment.engine import batch_request
 from annotation.models import (
     CaptionDraft,
+    CaptioningSystem,
     Rating,
     SxsJudgment,
     SystemCaption,
@@ -43,7 +44,9 @@ from evaluation.models import (
     MetricRun,
     RunStatus,
 )
+from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.correlation import Comparison, correlate
+from evaluation.research.meta_evaluation import with_soft_pairwise_accuracy
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -222,7 +225,7 @@ def get_urls(w) -> list[str]:
         reverse("api:metric-run-list"),
         reverse("api:metric-run-detail", args=[w.run.pk]),
         reverse("api:metric-run-caption-scores", args=[w.run.pk]),
-        reverse("api:correlations") + f"?runs={w.run.pk}&n_boot=100",
+        reverse("api:correlations") + f"?runs={w.run.pk}&n_boot=100&n_permutations=100",
         reverse("api:schema"),
         reverse("api:docs"),
         reverse("api:docs") + "?script",
@@ -616,6 +619,102 @@ def test_correlation_options_and_refusals(world):
     assert response.status_code == 400 and "not a side-by-side campaign" in response.json()["message"]
 
 
+# --- Pairwise accuracies -------------------------------------------------------------------------------
+
+
+def corpus_only_run(w, name: str, values: dict[str, float], metric: str = "CIDEr-D"):
+    """A finished run with corpus scores only (no per-caption score): a model level, no item level."""
+    run = f.MetricRunFactory(name=name, language=w.german, reference_set=w.references, metrics=[metric])
+    for system, value in values.items():
+        f.CorpusScoreFactory(
+            run=run, system=CaptioningSystem.objects.get(name=system), metric=metric, value=value
+        )
+    return run
+
+
+def test_correlations_carry_pairwise_accuracy_counted_by_hand(world):
+    # ΔCIDEr-D of this run against ΔS×S on the first three campaigns: beta − alpha = +0.1 (ΔS×S +50,
+    # agrees), gamma − alpha = −0.1 (+100, disagrees), delta − beta = −0.1 (−50, agrees): 2 of 3.
+    mixed = corpus_only_run(
+        world, "mixed", {"alpha-sys": 0.5, "beta-sys": 0.6, "gamma-sys": 0.4, "delta-sys": 0.5}
+    )
+    three = ",".join(str(c.pk) for c in world.sxs[:3])
+    body = (
+        api(world.researcher)
+        .get(
+            reverse("api:correlations"),
+            {"runs": f"{mixed.pk},{world.run.pk}", "campaigns": three, "n_boot": 200},
+        )
+        .json()
+    )
+    mixed_all = body["results"]["CIDEr-D"]["all"]
+    assert mixed_all["pairwise_accuracy"] == pytest.approx(2 / 3)
+    assert mixed_all["n_comparisons"] == 3
+    lo, hi = mixed_all["pairwise_accuracy_ci"]
+    assert 0 <= lo <= 2 / 3 <= hi <= 1
+    # No per-caption score, no soft pairwise accuracy: null, on no comparison.
+    assert (
+        mixed_all["soft_pairwise_accuracy"],
+        mixed_all["soft_pairwise_accuracy_ci"],
+        mixed_all["n_soft"],
+    ) == (
+        None,
+        None,
+        0,
+    )
+    # The world's run: CIDEr agrees on all three, BLEU-4 on none; mirroring changes neither.
+    assert body["results"]["CIDEr"]["de"]["pairwise_accuracy"] == 1.0
+    assert body["results"]["BLEU-4"]["de"]["pairwise_accuracy"] == 0.0
+    one = (
+        api(world.researcher)
+        .get(
+            reverse("api:correlations"),
+            {"runs": mixed.pk, "campaigns": three, "one_direction": "true", "n_boot": 0},
+        )
+        .json()
+    )
+    assert one["results"]["CIDEr-D"]["all"]["pairwise_accuracy"] == pytest.approx(2 / 3)
+    assert one["results"]["CIDEr-D"]["all"]["pairwise_accuracy_ci"] is None
+
+
+def test_correlations_carry_soft_pairwise_accuracy_from_the_judgments(world):
+    client = api(world.researcher)
+    # Campaign 1 alone: people prefer gamma on all four images (+2, +1, +3, +1). ΔCIDEr is +0.3 on each:
+    # a sign-flip draw reaches the observed sum for both only when it flips nothing, so the two
+    # p-values are equal draw by draw and the soft pairwise accuracy is exactly 1. ΔBLEU-4 is −0.15 on
+    # each: every draw reaches its sum (p = 1), so 1 − |p_people − 1| = p_people ≈ 1/16.
+    params = {"runs": world.run.pk, "campaigns": world.sxs[1].pk, "n_permutations": 4000, "n_boot": 100}
+    body = client.get(reverse("api:correlations"), params).json()
+    assert body["n_permutations"] == 4000
+    cider, bleu = body["results"]["CIDEr"]["de"], body["results"]["BLEU-4"]["de"]
+    assert (cider["soft_pairwise_accuracy"], cider["n_soft"]) == (1.0, 1)
+    assert bleu["soft_pairwise_accuracy"] == pytest.approx(1 / 16, abs=0.015)
+    assert bleu["n_soft"] == 1
+
+    # Every campaign: the same numbers as the builders called directly on the same selection.
+    params = {"runs": world.run.pk, "n_permutations": 300, "n_boot": 150, "seed": 5}
+    body = client.get(reverse("api:correlations"), params).json()
+    found = comparisons_from_db(metric_run_ids=[world.run.pk])
+    direct = with_soft_pairwise_accuracy(
+        correlate(list(found), n_boot=150, seed=5),
+        list(found),
+        found.items,
+        n_permutations=300,
+        n_boot=150,
+        seed=5,
+    )
+    for metric in ("CIDEr", "BLEU-4"):
+        for language in ("all", "de"):
+            result, expected = body["results"][metric][language], direct[metric][language]
+            assert result["n_soft"] == expected.n_soft == 4
+            assert result["soft_pairwise_accuracy"] == expected.soft_pairwise_accuracy
+            assert result["soft_pairwise_accuracy_ci"] == list(expected.soft_pairwise_accuracy_ci)
+            assert result["pairwise_accuracy_ci"] == list(expected.pairwise_accuracy_ci)
+    # CIDEr follows people on every comparison, BLEU-4 against them: far apart.
+    assert body["results"]["CIDEr"]["all"]["soft_pairwise_accuracy"] > 0.8
+    assert body["results"]["BLEU-4"]["all"]["soft_pairwise_accuracy"] < 0.5
+
+
 # --- Starting a metric run (RELIABILITY 14, 16) ---------------------------------------------------------
 
 
@@ -746,6 +845,15 @@ def test_the_schema_validates_without_warnings(tmp_path):
     assert parameters["control"]["type"] == "boolean" and parameters["campaign"]["type"] == "integer"
     kinds = {p["name"]: p["schema"] for p in schema["paths"]["/api/campaigns/"]["get"]["parameters"]}
     assert set(kinds["kind"]["enum"]) == {"caption", "rating", "sxs"}
+    # Every operation says what it is; the accuracies are explained.
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert operation.get("summary"), (method, path)
+    components = schema["components"]["schemas"]
+    for component in ("CorrelationResult",):
+        fields = components[component]["properties"]
+        assert "Kocmi et al. 2021" in fields["pairwise_accuracy"]["description"]
+        assert "WMT24" in fields["soft_pairwise_accuracy"]["description"]
 
 
 def test_the_docs_page_runs_no_inline_script_or_style(world):

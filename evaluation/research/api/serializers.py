@@ -18,6 +18,8 @@ from annotation.models import AssignmentState, CampaignKind, CampaignState, Rati
 from core.bounds import BIGINT_MAX
 from core.scales import SXS
 from evaluation.human.sxs import normalise_choice
+from evaluation.research.correlation import CORRELATION_N_BOOT
+from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS
 
 # Query parameters every list endpoint accepts besides its filters.
 COMMON_QUERY_PARAMETERS = frozenset({"page", "format"})
@@ -80,6 +82,37 @@ class CommaSeparatedIdsField(serializers.Field):
 
     def to_representation(self, value):
         return ",".join(str(v) for v in value)
+
+
+# The most bootstrap resamples or permutation draws one request may ask for: it bounds the request's time.
+MAX_DRAWS = 10_000
+
+
+class ComparisonFilterSerializer(StrictFilterSerializer):
+    """The selection and the draws of the endpoints built on the comparisons (``comparisons_from_db``):
+    correlations and the trust table, so the same parameters give the same comparisons in both."""
+
+    runs = CommaSeparatedIdsField(help_text="Metric run ids, comma-separated (succeeded runs).")
+    campaigns = CommaSeparatedIdsField(
+        required=False,
+        help_text="Side-by-side campaign ids, any state; default: every finished one (closed, or every item "
+        "judged K times), the unfinished ones listed in `skipped`.",
+    )
+    n_boot = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_DRAWS,
+        default=CORRELATION_N_BOOT,
+        help_text="Bootstrap resamples of the 95% intervals; 0: no intervals.",
+    )
+    n_permutations = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_DRAWS,
+        default=DEFAULT_N_PERMUTATIONS,
+        help_text="Draws of each permutation test (soft pairwise accuracy; significance between metrics).",
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT_MAX, default=0)
 
 
 # --- Outputs used by several endpoints ------------------------------------------------------------
@@ -180,10 +213,36 @@ class SxsSummarySerializer(serializers.Serializer):
     alpha_ordinal = serializers.FloatField(allow_null=True)
 
 
-def _interval_field():
+def _interval_field(help_text: str | None = None):
     return serializers.ListField(
-        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True, required=False
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        default=None,  # a record without the interval says null, not nothing
+        help_text=help_text,
     )
+
+
+# What the model level's accuracies are, for the correlations and the trust table alike.
+PAIRWISE_ACCURACY_HELP = (
+    "Pairwise accuracy (Kocmi et al. 2021): the share of the comparisons where Δmetric has the sign of "
+    "ΔS×S (a zero agrees only with a zero), over the comparisons as entered: mirroring does not change it."
+)
+PAIRWISE_ACCURACY_CI_HELP = (
+    "95% percentile bootstrap interval over comparisons, from the coefficients' resamples."
+)
+SOFT_PAIRWISE_ACCURACY_HELP = (
+    "Soft pairwise accuracy (WMT24): 1 − the mean over comparisons of |p_people − p_metric|, each p the "
+    "permutation p-value (sign flips over images, `n_permutations` draws) that m2 beats m1, from people's "
+    "scores and from the metric's per-caption differences. Only comparisons whose judgments the platform "
+    "holds, and whose every judged image the run scored, count (`n_soft`); null when none does."
+)
+SOFT_PAIRWISE_ACCURACY_CI_HELP = (
+    "95% percentile bootstrap interval over the comparisons it is computed on (their p-values fixed); "
+    "`all` resamples within each language."
+)
+N_SOFT_HELP = "Comparisons the soft pairwise accuracy is computed on."
 
 
 @extend_schema_serializer(component_name="CorrelationResult")
@@ -214,6 +273,11 @@ class CorrelationResultSerializer(serializers.Serializer):
         "m being the smaller number of distinct values; ΔS×S is not a rating scale, so seed 001's m "
         "(points of the ratings' scale) does not apply."
     )
+    pairwise_accuracy = serializers.FloatField(allow_null=True, help_text=PAIRWISE_ACCURACY_HELP)
+    pairwise_accuracy_ci = _interval_field(PAIRWISE_ACCURACY_CI_HELP)
+    soft_pairwise_accuracy = serializers.FloatField(allow_null=True, help_text=SOFT_PAIRWISE_ACCURACY_HELP)
+    soft_pairwise_accuracy_ci = _interval_field(SOFT_PAIRWISE_ACCURACY_CI_HELP)
+    n_soft = serializers.IntegerField(help_text=N_SOFT_HELP)
 
 
 # --- Campaigns and their results, submitted work, correlations -------------------------------------
@@ -454,6 +518,9 @@ class CorrelationSkippedSerializer(serializers.Serializer):
 class CorrelationsSerializer(serializers.Serializer):
     both_directions = serializers.BooleanField()
     n_boot = serializers.IntegerField()
+    n_permutations = serializers.IntegerField(
+        help_text="Draws of each soft pairwise accuracy's permutation test."
+    )
     seed = serializers.IntegerField()
     comparisons = CorrelationComparisonSerializer(many=True)
     skipped = CorrelationSkippedSerializer(many=True)
