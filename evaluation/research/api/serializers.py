@@ -9,6 +9,7 @@ module level so drf-spectacular names each component once).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import get_args
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
@@ -19,7 +20,9 @@ from core.bounds import BIGINT_MAX
 from core.scales import SXS
 from evaluation.human.sxs import normalise_choice
 from evaluation.research.correlation import CORRELATION_N_BOOT
-from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS
+from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS, Status
+
+TRUST_STATUSES = get_args(Status)
 
 # Query parameters every list endpoint accepts besides its filters.
 COMMON_QUERY_PARAMETERS = frozenset({"page", "format"})
@@ -528,3 +531,82 @@ class CorrelationsSerializer(serializers.Serializer):
         child=serializers.DictField(child=CorrelationResultSerializer()),
         help_text='metric -> {"all" | language -> coefficients}',
     )
+
+
+# --- Which metric to trust: the item level's acc23 with significance clusters ----------------------
+
+
+@extend_schema_serializer(component_name="TrustLanguage")
+class TrustLanguageSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=TRUST_STATUSES,
+        help_text="ranked: the clusters tell some metrics apart; undecided: every metric in the first "
+        "cluster; too_few: fewer than `min_items` items, no test; empty: no metric on these items.",
+    )
+    note = serializers.CharField(help_text="Why the metrics are not ranked here; empty when they are.")
+    n_items = serializers.IntegerField(help_text="Items: judged images of compared pairs.")
+    n_pairs = serializers.IntegerField(help_text="Compared pairs (comparisons) the items belong to.")
+
+
+@extend_schema_serializer(component_name="TrustCell")
+class TrustCellSerializer(serializers.Serializer):
+    """One metric in one language: the item level (acc23 and its cluster) and the model level
+    (pairwise and soft pairwise accuracy)."""
+
+    metric = serializers.CharField()
+    language = serializers.CharField(help_text="`all`: every item pooled, ε calibrated on the pool.")
+    acc23 = serializers.FloatField(
+        allow_null=True,
+        help_text="acc23 with tie calibration (Deutsch et al. 2023): the share of items where the metric's "
+        "decision (m2 better, tie when |Δmetric| ≤ ε, m1 better) is the sign of people's mean score from "
+        "m2's side; ε maximises it.",
+    )
+    acc23_ci = _interval_field(
+        "95% percentile bootstrap interval over items, ε re-calibrated in each resample."
+    )
+    tau23 = serializers.FloatField(allow_null=True, help_text="τ_23 = 2 × acc23 − 1.")
+    epsilon = serializers.FloatField(allow_null=True, help_text="The calibrated ε: |Δmetric| ≤ ε is a tie.")
+    n_items = serializers.IntegerField(help_text="Items that have this metric.")
+    rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="Significance cluster, 1 = the best; null where no test was run (fewer than `min_items`).",
+    )
+    best = serializers.BooleanField(help_text="In the best cluster.")
+    status = serializers.ChoiceField(choices=TRUST_STATUSES, help_text="The language's status (`languages`).")
+    n_pairs = serializers.IntegerField(help_text="Compared pairs in this language.")
+    p_better_than = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="metric ranked below -> p-value that this metric is better (paired permutation test over "
+        "items, as mt-metrics-eval's PermutationSigDiff).",
+    )
+    pairwise_accuracy = serializers.FloatField(
+        allow_null=True, default=None, help_text=PAIRWISE_ACCURACY_HELP
+    )
+    pairwise_accuracy_ci = _interval_field(PAIRWISE_ACCURACY_CI_HELP)
+    soft_pairwise_accuracy = serializers.FloatField(
+        allow_null=True, default=None, help_text=SOFT_PAIRWISE_ACCURACY_HELP
+    )
+    soft_pairwise_accuracy_ci = _interval_field(SOFT_PAIRWISE_ACCURACY_CI_HELP)
+    n_comparisons = serializers.IntegerField(default=0, help_text="Comparisons the pairwise accuracy is on.")
+    n_soft = serializers.IntegerField(default=0, help_text=N_SOFT_HELP)
+
+
+@extend_schema_serializer(component_name="Trust")
+class TrustSerializer(serializers.Serializer):
+    measure = serializers.CharField(help_text="What the cells' acc23 is.")
+    n_boot = serializers.IntegerField()
+    n_permutations = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    alpha = serializers.FloatField(help_text="Significance level of the tests between metrics.")
+    min_items = serializers.IntegerField(
+        help_text="A language with fewer items gets its accuracies but no test and no rank."
+    )
+    metrics = serializers.ListField(
+        child=serializers.CharField(), help_text="The metrics, the best pooled acc23 first."
+    )
+    languages = serializers.DictField(
+        child=TrustLanguageSerializer(), help_text="`all` first, then each language by code."
+    )
+    cells = TrustCellSerializer(many=True, help_text="One per metric and language, `all` first.")
+    skipped = CorrelationSkippedSerializer(many=True)
+    note = serializers.CharField(help_text="Empty when there are cells; otherwise why there are none.")
