@@ -18,7 +18,15 @@ from evaluation.research.correlation import CorrelationResult
 from evaluation.research.meta_evaluation import MIN_ITEMS, MetricVerdict, TrustTable
 from evaluation.research.tables import MISSING_TEXT, csv_safe
 
-__all__ = ["trust_cell_text", "trust_csv", "trust_html", "trust_json", "trust_records", "trust_text"]
+__all__ = [
+    "trust_cell_text",
+    "trust_csv",
+    "trust_html",
+    "trust_json",
+    "trust_languages",
+    "trust_records",
+    "trust_text",
+]
 
 
 def _num(value: float | None, fmt: str = ".3f") -> str:
@@ -75,6 +83,15 @@ def trust_records(
     return records
 
 
+def trust_languages(table: TrustTable) -> dict[str, dict[str, Any]]:
+    """``{code: {"status", "note", "n_items", "n_pairs"}}``, ``all`` first: how far each language's
+    items tell the metrics apart."""
+    return {
+        code: {"status": v.status, "note": v.note, "n_items": v.n_items, "n_pairs": v.n_pairs}
+        for code, v in table.languages.items()
+    }
+
+
 def trust_json(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None) -> str:
     """``{metric: {language: record}}`` (see :func:`trust_records`), then ``"_settings"`` with how the
     numbers were made and ``"_languages"`` with each language's status and note."""
@@ -85,10 +102,7 @@ def trust_json(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationR
             k: v for k, v in record.items() if k not in ("metric", "language")
         }
     out["_settings"] = {k: v for k, v in table.as_dict().items() if k not in ("languages", "metrics")}
-    out["_languages"] = {
-        code: {"status": v.status, "note": v.note, "n_items": v.n_items, "n_pairs": v.n_pairs}
-        for code, v in table.languages.items()
-    }
+    out["_languages"] = trust_languages(table)
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 

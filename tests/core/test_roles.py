@@ -147,11 +147,15 @@ def test_the_api_root_lists_the_endpoints(researcher_client, client, db):
     assert any(url.endswith("/api/campaigns/") for url in urls) and any(
         url.endswith("/api/docs/") for url in urls
     )
+    assert any(url.endswith("/api/trust/") for url in urls)
     for url in urls:
         path = urlsplit(url).path
-        if "correlations" in path:
-            continue  # needs ?runs=
-        assert researcher_client.get(path).status_code == 200, path
+        response = researcher_client.get(path)
+        if path in ("/api/correlations/", "/api/trust/"):
+            # They need ?runs= and say so.
+            assert response.status_code == 400 and response.json()["message"].startswith("runs:"), path
+            continue
+        assert response.status_code == 200, path
     assert client.get("/api/").status_code == 401
 
 

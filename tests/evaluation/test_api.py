@@ -23,6 +23,7 @@ from rest_framework.test import APIClient
 from annotation.assignment.engine import batch_request
 from annotation.models import (
     CaptionDraft,
+    CaptioningSystem,
     Rating,
     SxsJudgment,
     SystemCaption,
@@ -43,7 +44,17 @@ from evaluation.models import (
     MetricRun,
     RunStatus,
 )
+from evaluation.research.api.apis import NO_COMPARISON, NO_ITEM
+from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.correlation import Comparison, correlate
+from evaluation.research.meta_evaluation import (
+    ACC23_LABEL,
+    MIN_ITEMS,
+    SIGNIFICANCE_LEVEL,
+    trust_table,
+    with_soft_pairwise_accuracy,
+)
+from evaluation.research.trust_tables import trust_records
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -222,7 +233,8 @@ def get_urls(w) -> list[str]:
         reverse("api:metric-run-list"),
         reverse("api:metric-run-detail", args=[w.run.pk]),
         reverse("api:metric-run-caption-scores", args=[w.run.pk]),
-        reverse("api:correlations") + f"?runs={w.run.pk}&n_boot=100",
+        reverse("api:correlations") + f"?runs={w.run.pk}&n_boot=100&n_permutations=100",
+        reverse("api:trust") + f"?runs={w.run.pk}&n_boot=100&n_permutations=100",
         reverse("api:schema"),
         reverse("api:docs"),
         reverse("api:docs") + "?script",
@@ -616,6 +628,190 @@ def test_correlation_options_and_refusals(world):
     assert response.status_code == 400 and "not a side-by-side campaign" in response.json()["message"]
 
 
+# --- Pairwise accuracies and the trust table -------------------------------------------------------------
+
+
+def corpus_only_run(w, name: str, values: dict[str, float], metric: str = "CIDEr-D"):
+    """A finished run with corpus scores only (no per-caption score): a model level, no item level."""
+    run = f.MetricRunFactory(name=name, language=w.german, reference_set=w.references, metrics=[metric])
+    for system, value in values.items():
+        f.CorpusScoreFactory(
+            run=run, system=CaptioningSystem.objects.get(name=system), metric=metric, value=value
+        )
+    return run
+
+
+def test_correlations_carry_pairwise_accuracy_counted_by_hand(world):
+    # ΔCIDEr-D of this run against ΔS×S on the first three campaigns: beta − alpha = +0.1 (ΔS×S +50,
+    # agrees), gamma − alpha = −0.1 (+100, disagrees), delta − beta = −0.1 (−50, agrees): 2 of 3.
+    mixed = corpus_only_run(
+        world, "mixed", {"alpha-sys": 0.5, "beta-sys": 0.6, "gamma-sys": 0.4, "delta-sys": 0.5}
+    )
+    three = ",".join(str(c.pk) for c in world.sxs[:3])
+    body = (
+        api(world.researcher)
+        .get(
+            reverse("api:correlations"),
+            {"runs": f"{mixed.pk},{world.run.pk}", "campaigns": three, "n_boot": 200},
+        )
+        .json()
+    )
+    mixed_all = body["results"]["CIDEr-D"]["all"]
+    assert mixed_all["pairwise_accuracy"] == pytest.approx(2 / 3)
+    assert mixed_all["n_comparisons"] == 3
+    lo, hi = mixed_all["pairwise_accuracy_ci"]
+    assert 0 <= lo <= 2 / 3 <= hi <= 1
+    # No per-caption score, no soft pairwise accuracy: null, on no comparison.
+    assert (
+        mixed_all["soft_pairwise_accuracy"],
+        mixed_all["soft_pairwise_accuracy_ci"],
+        mixed_all["n_soft"],
+    ) == (
+        None,
+        None,
+        0,
+    )
+    # The world's run: CIDEr agrees on all three, BLEU-4 on none; mirroring changes neither.
+    assert body["results"]["CIDEr"]["de"]["pairwise_accuracy"] == 1.0
+    assert body["results"]["BLEU-4"]["de"]["pairwise_accuracy"] == 0.0
+    one = (
+        api(world.researcher)
+        .get(
+            reverse("api:correlations"),
+            {"runs": mixed.pk, "campaigns": three, "one_direction": "true", "n_boot": 0},
+        )
+        .json()
+    )
+    assert one["results"]["CIDEr-D"]["all"]["pairwise_accuracy"] == pytest.approx(2 / 3)
+    assert one["results"]["CIDEr-D"]["all"]["pairwise_accuracy_ci"] is None
+
+
+def test_correlations_carry_soft_pairwise_accuracy_from_the_judgments(world):
+    client = api(world.researcher)
+    # Campaign 1 alone: people prefer gamma on all four images (+2, +1, +3, +1). ΔCIDEr is +0.3 on each:
+    # a sign-flip draw reaches the observed sum for both only when it flips nothing, so the two
+    # p-values are equal draw by draw and the soft pairwise accuracy is exactly 1. ΔBLEU-4 is −0.15 on
+    # each: every draw reaches its sum (p = 1), so 1 − |p_people − 1| = p_people ≈ 1/16.
+    params = {"runs": world.run.pk, "campaigns": world.sxs[1].pk, "n_permutations": 4000, "n_boot": 100}
+    body = client.get(reverse("api:correlations"), params).json()
+    assert body["n_permutations"] == 4000
+    cider, bleu = body["results"]["CIDEr"]["de"], body["results"]["BLEU-4"]["de"]
+    assert (cider["soft_pairwise_accuracy"], cider["n_soft"]) == (1.0, 1)
+    assert bleu["soft_pairwise_accuracy"] == pytest.approx(1 / 16, abs=0.015)
+    assert bleu["n_soft"] == 1
+
+    # Every campaign: the same numbers as the builders called directly on the same selection.
+    params = {"runs": world.run.pk, "n_permutations": 300, "n_boot": 150, "seed": 5}
+    body = client.get(reverse("api:correlations"), params).json()
+    found = comparisons_from_db(metric_run_ids=[world.run.pk])
+    direct = with_soft_pairwise_accuracy(
+        correlate(list(found), n_boot=150, seed=5),
+        list(found),
+        found.items,
+        n_permutations=300,
+        n_boot=150,
+        seed=5,
+    )
+    for metric in ("CIDEr", "BLEU-4"):
+        for language in ("all", "de"):
+            result, expected = body["results"][metric][language], direct[metric][language]
+            assert result["n_soft"] == expected.n_soft == 4
+            assert result["soft_pairwise_accuracy"] == expected.soft_pairwise_accuracy
+            assert result["soft_pairwise_accuracy_ci"] == list(expected.soft_pairwise_accuracy_ci)
+            assert result["pairwise_accuracy_ci"] == list(expected.pairwise_accuracy_ci)
+    # CIDEr follows people on every comparison, BLEU-4 against them: far apart.
+    assert body["results"]["CIDEr"]["all"]["soft_pairwise_accuracy"] > 0.8
+    assert body["results"]["BLEU-4"]["all"]["soft_pairwise_accuracy"] < 0.5
+
+
+def test_the_trust_table_is_trust_table_of_the_same_selection(world):
+    params = {"runs": world.run.pk, "n_boot": 200, "n_permutations": 200, "seed": 3}
+    response = api(world.researcher).get(reverse("api:trust"), params)
+    assert response.status_code == 200, response.content
+    body = response.json()
+
+    found = comparisons_from_db(metric_run_ids=[world.run.pk])
+    table = trust_table(found.items, n_boot=200, n_permutations=200, seed=3)
+    system = with_soft_pairwise_accuracy(
+        correlate(list(found), n_boot=200, seed=3),
+        list(found),
+        found.items,
+        n_permutations=200,
+        n_boot=200,
+        seed=3,
+    )
+    assert body["cells"] == trust_records(table, system)
+    assert body["metrics"] == list(table.metrics) == ["CIDEr", "BLEU-4"]
+    assert (body["measure"], body["alpha"], body["min_items"]) == (ACC23_LABEL, SIGNIFICANCE_LEVEL, MIN_ITEMS)
+    assert (body["n_boot"], body["n_permutations"], body["seed"], body["note"]) == (200, 200, 3, "")
+    assert [(s["campaign"], s["metrics"]) for s in body["skipped"]] == [(world.open_sxs.pk, [])]
+
+    # By hand: 16 items (4 images of 4 pairs, no human tie). ΔCIDEr has the comparison's sign on every
+    # image of a pair, which agrees with people on 14 (all but +1 of campaign 2 and −1 of campaign 0);
+    # ΔBLEU-4 has the other sign, 2 of 16. A tie never helps without a human tie: ε = 0.
+    assert body["languages"] == {
+        code: {"status": "ranked", "note": "", "n_items": 16, "n_pairs": 4} for code in ("all", "de")
+    }
+    cells = {(c["metric"], c["language"]): c for c in body["cells"]}
+    assert list(cells) == [("CIDEr", "all"), ("BLEU-4", "all"), ("CIDEr", "de"), ("BLEU-4", "de")]
+    cider, bleu = cells[("CIDEr", "de")], cells[("BLEU-4", "de")]
+    assert (cider["acc23"], cider["tau23"], cider["epsilon"], cider["n_items"]) == (0.875, 0.75, 0.0, 16)
+    assert (bleu["acc23"], bleu["tau23"], bleu["epsilon"]) == (0.125, -0.75, 0.0)
+    # CIDEr is significantly better (a 12-item lead on 16 items: p ≈ 0.002), so they are apart.
+    assert (cider["rank"], cider["best"], bleu["rank"], bleu["best"]) == (1, True, 2, False)
+    assert cider["p_better_than"]["BLEU-4"] <= SIGNIFICANCE_LEVEL and bleu["p_better_than"] == {}
+    for cell in (cider, bleu):
+        lo, hi = cell["acc23_ci"]
+        assert lo <= cell["acc23"] <= hi
+    assert cider["acc23_ci"][0] > bleu["acc23_ci"][1]
+    # The model level in the same cells: 4 of 4 comparisons, 0 of 4.
+    assert (cider["pairwise_accuracy"], cider["n_comparisons"], cider["n_soft"]) == (1.0, 4, 4)
+    assert bleu["pairwise_accuracy"] == 0.0
+    assert cider["soft_pairwise_accuracy"] > bleu["soft_pairwise_accuracy"]
+    assert len(cider["pairwise_accuracy_ci"]) == 2 and len(cider["soft_pairwise_accuracy_ci"]) == 2
+
+
+def test_a_trust_table_with_no_item_says_why(world):
+    client = api(world.researcher)
+    # Corpus scores only: the comparisons are there, the items have no metric.
+    mixed = corpus_only_run(
+        world, "mixed", {"alpha-sys": 0.5, "beta-sys": 0.6, "gamma-sys": 0.4, "delta-sys": 0.5}
+    )
+    response = client.get(reverse("api:trust"), {"runs": mixed.pk, "n_boot": 0})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["cells"], body["languages"], body["metrics"], body["note"]) == ([], {}, [], NO_ITEM)
+    assert any("no per-caption score" in s["reason"] for s in body["skipped"])
+    # Nothing judged: no comparison at all.
+    body = client.get(reverse("api:trust"), {"runs": world.run.pk, "campaigns": world.open_sxs.pk}).json()
+    assert (body["cells"], body["languages"], body["note"]) == ([], {}, NO_COMPARISON)
+    assert body["skipped"][0]["reason"] == "no submitted judgment of a real pair yet"
+
+
+def test_trust_and_correlation_filters_are_refused_with_the_field_named(world):
+    client = api(world.researcher)
+    runs = world.run.pk
+    for url in (reverse("api:trust"), reverse("api:correlations")):
+        for bad, field in (
+            ({"runs": runs, "n_permutations": 0}, "n_permutations"),
+            ({"runs": runs, "n_permutations": 10_001}, "n_permutations"),
+            ({"runs": runs, "n_permutations": "many"}, "n_permutations"),
+            ({"runs": runs, "n_boot": -1}, "n_boot"),
+            ({"runs": runs, "seed": "x"}, "seed"),
+            ({"runs": "1;2"}, "runs"),
+            ({}, "runs"),
+        ):
+            response = client.get(url, bad)
+            assert response.status_code == 400, (url, bad)
+            assert response.json()["message"].startswith(f"{field}:"), (url, bad, response.json())
+    # The trust table does not depend on the direction: the parameter is refused, not ignored.
+    response = client.get(reverse("api:trust"), {"runs": runs, "one_direction": "true"})
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("Unknown query parameter(s): one_direction.")
+    response = client.get(reverse("api:trust"), {"runs": "999999"})
+    assert response.status_code == 400 and response.json()["message"] == "There is no metric run #999999."
+
+
 # --- Starting a metric run (RELIABILITY 14, 16) ---------------------------------------------------------
 
 
@@ -735,6 +931,7 @@ def test_the_schema_validates_without_warnings(tmp_path):
         "/api/campaigns/{campaign_id}/",
         "/api/metric-runs/{run_id}/caption-scores/",
         "/api/correlations/",
+        "/api/trust/",
         "PaginatedWrittenCaptionList",
     ):
         assert path in text
@@ -746,6 +943,24 @@ def test_the_schema_validates_without_warnings(tmp_path):
     assert parameters["control"]["type"] == "boolean" and parameters["campaign"]["type"] == "integer"
     kinds = {p["name"]: p["schema"] for p in schema["paths"]["/api/campaigns/"]["get"]["parameters"]}
     assert set(kinds["kind"]["enum"]) == {"caption", "rating", "sxs"}
+    # Every operation says what it is; the trust table's parameters and accuracies are explained.
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert operation.get("summary"), (method, path)
+    trust = {p["name"]: p for p in schema["paths"]["/api/trust/"]["get"]["parameters"]}
+    assert set(trust) == {"runs", "campaigns", "n_boot", "n_permutations", "seed"}
+    assert trust["n_permutations"]["schema"] == {
+        "type": "integer",
+        "maximum": 10000,
+        "minimum": 1,
+        "default": 1000,
+    }
+    components = schema["components"]["schemas"]
+    for component in ("TrustCell", "CorrelationResult"):
+        fields = components[component]["properties"]
+        assert "Kocmi et al. 2021" in fields["pairwise_accuracy"]["description"]
+        assert "WMT24" in fields["soft_pairwise_accuracy"]["description"]
+    assert components["Trust"]["properties"]["cells"]["items"]["$ref"].endswith("/TrustCell")
 
 
 def test_the_docs_page_runs_no_inline_script_or_style(world):

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.selectors import campaigns_progress
 from core.access import ResearchAccess
-from core.bounds import BIGINT_MAX, id_field
+from core.bounds import id_field
 from core.errors import ValidationFailed
 from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
@@ -28,20 +28,28 @@ from evaluation.research.api import filters, selectors
 from evaluation.research.api.filters import ResearchFilterBackend, StrictFilterSet
 from evaluation.research.api.serializers import (
     CampaignSerializer,
-    CommaSeparatedIdsField,
+    ComparisonFilterSerializer,
     CorrelationsSerializer,
     MetricRunSerializer,
     RatingSerializer,
     StatisticsSerializer,
-    StrictFilterSerializer,
     StrictInputSerializer,
     SxsJudgmentSerializer,
     SxsResultsSerializer,
+    TrustSerializer,
     VerificationSerializer,
     WrittenCaptionSerializer,
 )
-from evaluation.research.comparisons import comparisons_from_db
-from evaluation.research.correlation import CORRELATION_N_BOOT, correlate
+from evaluation.research.comparisons import ComparisonList, comparisons_from_db
+from evaluation.research.correlation import correlate
+from evaluation.research.meta_evaluation import (
+    ACC23_LABEL,
+    MIN_ITEMS,
+    SIGNIFICANCE_LEVEL,
+    trust_table,
+    with_soft_pairwise_accuracy,
+)
+from evaluation.research.trust_tables import trust_languages, trust_records
 
 ERRORS = {
     400: OpenApiResponse(description="Invalid query parameters or body: `error`, `message`, `details`."),
@@ -82,6 +90,7 @@ API_INDEX = (
     ("api:rating-list", "ratings"),
     ("api:metric-run-list", "metric runs (POST starts one)"),
     ("api:correlations", "correlation of metrics with ΔS×S (?runs=1,2)"),
+    ("api:trust", "which metric to trust: acc23 per language with significance clusters (?runs=1,2)"),
     ("api:schema", "the OpenAPI schema"),
     ("api:docs", "browsable documentation"),
 )
@@ -458,27 +467,27 @@ class CaptionScoreListApi(ResearchListApi):
 # --- Correlation of metrics with side-by-side judgments ----------------------------------------------
 
 
-class CorrelationApi(ResearchApi):
-    class FilterSerializer(StrictFilterSerializer):
-        runs = CommaSeparatedIdsField(help_text="Metric run ids, comma-separated (succeeded runs).")
-        campaigns = CommaSeparatedIdsField(
-            required=False,
-            help_text="Side-by-side campaign ids, any state; default: every finished one (closed, or every item "
-            "judged K times), the unfinished ones listed in `skipped`.",
+def _system_level(
+    found: ComparisonList, *, both_directions: bool, n_boot: int, n_permutations: int, seed: int
+) -> dict:
+    """:func:`correlate` of the comparisons with the soft pairwise accuracy from their items; 400 for
+    comparisons that cannot be correlated."""
+    try:
+        results = correlate(list(found), both_directions=both_directions, n_boot=n_boot, seed=seed)
+        return with_soft_pairwise_accuracy(
+            results, list(found), found.items, n_permutations=n_permutations, n_boot=n_boot, seed=seed
         )
+    except ValueError as exc:
+        raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
+
+
+class CorrelationApi(ResearchApi):
+    class FilterSerializer(ComparisonFilterSerializer):
         one_direction = serializers.BooleanField(
             required=False,
             default=False,
             help_text="Count each comparison once instead of in both directions.",
         )
-        n_boot = serializers.IntegerField(
-            required=False,
-            min_value=0,
-            max_value=10_000,
-            default=CORRELATION_N_BOOT,
-            help_text="0: no intervals.",
-        )
-        seed = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT_MAX, default=0)
 
     @extend_schema(
         summary="Correlation of metrics with ΔS×S",
@@ -488,7 +497,9 @@ class CorrelationApi(ResearchApi):
             "language; when several runs score the same pair with a metric, the run given first is used and "
             "the others are listed in `skipped`. The same builder serves the report page and the `report` "
             "command. Pearson, Spearman, Kendall τ_b and τ_c per language and over all (`all`); each "
-            "comparison counts in both directions unless `one_direction=true`."
+            "comparison counts in both directions unless `one_direction=true`. With them, the pairwise "
+            "accuracy and, from the judgments and per-caption scores behind each comparison, the soft "
+            "pairwise accuracy (WMT24)."
         ),
         parameters=[FilterSerializer],
         responses={200: CorrelationsSerializer, **ERRORS},
@@ -497,21 +508,71 @@ class CorrelationApi(ResearchApi):
         params = self.validated(self.FilterSerializer, request.query_params)
         found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
         both = not params["one_direction"]
-        try:
-            results = correlate(
-                list(found),
-                both_directions=both,
-                n_boot=params["n_boot"],
-                seed=params["seed"],
-            )
-        except ValueError as exc:
-            raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
+        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
         output = {
             "both_directions": both,
-            "n_boot": params["n_boot"],
-            "seed": params["seed"],
+            **draws,
             "comparisons": found.sources,
             "skipped": found.skipped,
-            "results": results,
+            "results": _system_level(found, both_directions=both, **draws),
         }
         return Response(CorrelationsSerializer(output).data)
+
+
+# --- Which metric to trust ---------------------------------------------------------------------------
+
+
+NO_COMPARISON = (
+    "No comparison in this selection: nothing judged yet, or no given run scores both systems of a "
+    "campaign (see `skipped`)."
+)
+NO_ITEM = (
+    "No item: the runs have no per-caption scores of both systems on the judged images (see `skipped`), "
+    "and the table is made of them."
+)
+
+
+class TrustApi(ResearchApi):
+    class FilterSerializer(ComparisonFilterSerializer):
+        """No ``one_direction``: neither the item level nor the pairwise accuracies depend on it."""
+
+    @extend_schema(
+        summary="Which metric to trust, language by language",
+        description=(
+            "The comparisons of `/api/correlations/` (same selection), judged the way the WMT metrics task "
+            "does. Item level: one item per judged image of a compared pair (people's mean score from m2's "
+            "side against metric(m2's caption) − metric(m1's caption)); per metric and language (and `all`, "
+            "every item pooled) acc23 with tie calibration, its 95% bootstrap interval over items and its "
+            "significance cluster (paired permutation tests between metrics, as mt-metrics-eval's "
+            "PermutationSigDiff and AssignRanks). Model level, in the same cells: pairwise accuracy and soft "
+            "pairwise accuracy. A language with fewer than `min_items` items gets no test; one whose items "
+            "cannot tell the metrics apart says so. Without an item (nothing judged, or no per-caption "
+            "scores) the cells are empty and `note` says why."
+        ),
+        parameters=[FilterSerializer],
+        responses={200: TrustSerializer, **ERRORS},
+    )
+    def get(self, request):
+        params = self.validated(self.FilterSerializer, request.query_params)
+        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+        # The pairwise accuracies in the cells are the same in both directions; mirrored is the default.
+        system = _system_level(found, both_directions=True, **draws)
+        table = None
+        if any(item.deltas for item in found.items):
+            try:
+                table = trust_table(found.items, **draws)
+            except ValueError as exc:
+                raise ValidationFailed(f"These items cannot be judged: {exc}.") from None
+        output = {
+            "measure": ACC23_LABEL,
+            **draws,
+            "alpha": SIGNIFICANCE_LEVEL,
+            "min_items": MIN_ITEMS,
+            "metrics": list(table.metrics) if table else [],
+            "languages": trust_languages(table) if table else {},
+            "cells": trust_records(table, system) if table else [],
+            "skipped": found.skipped,
+            "note": "" if table else (NO_ITEM if len(found) else NO_COMPARISON),
+        }
+        return Response(TrustSerializer(output).data)

@@ -9,6 +9,7 @@ module level so drf-spectacular names each component once).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import get_args
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
@@ -18,6 +19,10 @@ from annotation.models import AssignmentState, CampaignKind, CampaignState, Rati
 from core.bounds import BIGINT_MAX
 from core.scales import SXS
 from evaluation.human.sxs import normalise_choice
+from evaluation.research.correlation import CORRELATION_N_BOOT
+from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS, Status
+
+TRUST_STATUSES = get_args(Status)
 
 # Query parameters every list endpoint accepts besides its filters.
 COMMON_QUERY_PARAMETERS = frozenset({"page", "format"})
@@ -80,6 +85,37 @@ class CommaSeparatedIdsField(serializers.Field):
 
     def to_representation(self, value):
         return ",".join(str(v) for v in value)
+
+
+# The most bootstrap resamples or permutation draws one request may ask for: it bounds the request's time.
+MAX_DRAWS = 10_000
+
+
+class ComparisonFilterSerializer(StrictFilterSerializer):
+    """The selection and the draws of the endpoints built on the comparisons (``comparisons_from_db``):
+    correlations and the trust table, so the same parameters give the same comparisons in both."""
+
+    runs = CommaSeparatedIdsField(help_text="Metric run ids, comma-separated (succeeded runs).")
+    campaigns = CommaSeparatedIdsField(
+        required=False,
+        help_text="Side-by-side campaign ids, any state; default: every finished one (closed, or every item "
+        "judged K times), the unfinished ones listed in `skipped`.",
+    )
+    n_boot = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_DRAWS,
+        default=CORRELATION_N_BOOT,
+        help_text="Bootstrap resamples of the 95% intervals; 0: no intervals.",
+    )
+    n_permutations = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_DRAWS,
+        default=DEFAULT_N_PERMUTATIONS,
+        help_text="Draws of each permutation test (soft pairwise accuracy; significance between metrics).",
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT_MAX, default=0)
 
 
 # --- Outputs used by several endpoints ------------------------------------------------------------
@@ -180,10 +216,36 @@ class SxsSummarySerializer(serializers.Serializer):
     alpha_ordinal = serializers.FloatField(allow_null=True)
 
 
-def _interval_field():
+def _interval_field(help_text: str | None = None):
     return serializers.ListField(
-        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True, required=False
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        default=None,  # a record without the interval says null, not nothing
+        help_text=help_text,
     )
+
+
+# What the model level's accuracies are, for the correlations and the trust table alike.
+PAIRWISE_ACCURACY_HELP = (
+    "Pairwise accuracy (Kocmi et al. 2021): the share of the comparisons where Δmetric has the sign of "
+    "ΔS×S (a zero agrees only with a zero), over the comparisons as entered: mirroring does not change it."
+)
+PAIRWISE_ACCURACY_CI_HELP = (
+    "95% percentile bootstrap interval over comparisons, from the coefficients' resamples."
+)
+SOFT_PAIRWISE_ACCURACY_HELP = (
+    "Soft pairwise accuracy (WMT24): 1 − the mean over comparisons of |p_people − p_metric|, each p the "
+    "permutation p-value (sign flips over images, `n_permutations` draws) that m2 beats m1, from people's "
+    "scores and from the metric's per-caption differences. Only comparisons whose judgments the platform "
+    "holds, and whose every judged image the run scored, count (`n_soft`); null when none does."
+)
+SOFT_PAIRWISE_ACCURACY_CI_HELP = (
+    "95% percentile bootstrap interval over the comparisons it is computed on (their p-values fixed); "
+    "`all` resamples within each language."
+)
+N_SOFT_HELP = "Comparisons the soft pairwise accuracy is computed on."
 
 
 @extend_schema_serializer(component_name="CorrelationResult")
@@ -214,6 +276,11 @@ class CorrelationResultSerializer(serializers.Serializer):
         "m being the smaller number of distinct values; ΔS×S is not a rating scale, so seed 001's m "
         "(points of the ratings' scale) does not apply."
     )
+    pairwise_accuracy = serializers.FloatField(allow_null=True, help_text=PAIRWISE_ACCURACY_HELP)
+    pairwise_accuracy_ci = _interval_field(PAIRWISE_ACCURACY_CI_HELP)
+    soft_pairwise_accuracy = serializers.FloatField(allow_null=True, help_text=SOFT_PAIRWISE_ACCURACY_HELP)
+    soft_pairwise_accuracy_ci = _interval_field(SOFT_PAIRWISE_ACCURACY_CI_HELP)
+    n_soft = serializers.IntegerField(help_text=N_SOFT_HELP)
 
 
 # --- Campaigns and their results, submitted work, correlations -------------------------------------
@@ -454,6 +521,9 @@ class CorrelationSkippedSerializer(serializers.Serializer):
 class CorrelationsSerializer(serializers.Serializer):
     both_directions = serializers.BooleanField()
     n_boot = serializers.IntegerField()
+    n_permutations = serializers.IntegerField(
+        help_text="Draws of each soft pairwise accuracy's permutation test."
+    )
     seed = serializers.IntegerField()
     comparisons = CorrelationComparisonSerializer(many=True)
     skipped = CorrelationSkippedSerializer(many=True)
@@ -461,3 +531,82 @@ class CorrelationsSerializer(serializers.Serializer):
         child=serializers.DictField(child=CorrelationResultSerializer()),
         help_text='metric -> {"all" | language -> coefficients}',
     )
+
+
+# --- Which metric to trust: the item level's acc23 with significance clusters ----------------------
+
+
+@extend_schema_serializer(component_name="TrustLanguage")
+class TrustLanguageSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=TRUST_STATUSES,
+        help_text="ranked: the clusters tell some metrics apart; undecided: every metric in the first "
+        "cluster; too_few: fewer than `min_items` items, no test; empty: no metric on these items.",
+    )
+    note = serializers.CharField(help_text="Why the metrics are not ranked here; empty when they are.")
+    n_items = serializers.IntegerField(help_text="Items: judged images of compared pairs.")
+    n_pairs = serializers.IntegerField(help_text="Compared pairs (comparisons) the items belong to.")
+
+
+@extend_schema_serializer(component_name="TrustCell")
+class TrustCellSerializer(serializers.Serializer):
+    """One metric in one language: the item level (acc23 and its cluster) and the model level
+    (pairwise and soft pairwise accuracy)."""
+
+    metric = serializers.CharField()
+    language = serializers.CharField(help_text="`all`: every item pooled, ε calibrated on the pool.")
+    acc23 = serializers.FloatField(
+        allow_null=True,
+        help_text="acc23 with tie calibration (Deutsch et al. 2023): the share of items where the metric's "
+        "decision (m2 better, tie when |Δmetric| ≤ ε, m1 better) is the sign of people's mean score from "
+        "m2's side; ε maximises it.",
+    )
+    acc23_ci = _interval_field(
+        "95% percentile bootstrap interval over items, ε re-calibrated in each resample."
+    )
+    tau23 = serializers.FloatField(allow_null=True, help_text="τ_23 = 2 × acc23 − 1.")
+    epsilon = serializers.FloatField(allow_null=True, help_text="The calibrated ε: |Δmetric| ≤ ε is a tie.")
+    n_items = serializers.IntegerField(help_text="Items that have this metric.")
+    rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="Significance cluster, 1 = the best; null where no test was run (fewer than `min_items`).",
+    )
+    best = serializers.BooleanField(help_text="In the best cluster.")
+    status = serializers.ChoiceField(choices=TRUST_STATUSES, help_text="The language's status (`languages`).")
+    n_pairs = serializers.IntegerField(help_text="Compared pairs in this language.")
+    p_better_than = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="metric ranked below -> p-value that this metric is better (paired permutation test over "
+        "items, as mt-metrics-eval's PermutationSigDiff).",
+    )
+    pairwise_accuracy = serializers.FloatField(
+        allow_null=True, default=None, help_text=PAIRWISE_ACCURACY_HELP
+    )
+    pairwise_accuracy_ci = _interval_field(PAIRWISE_ACCURACY_CI_HELP)
+    soft_pairwise_accuracy = serializers.FloatField(
+        allow_null=True, default=None, help_text=SOFT_PAIRWISE_ACCURACY_HELP
+    )
+    soft_pairwise_accuracy_ci = _interval_field(SOFT_PAIRWISE_ACCURACY_CI_HELP)
+    n_comparisons = serializers.IntegerField(default=0, help_text="Comparisons the pairwise accuracy is on.")
+    n_soft = serializers.IntegerField(default=0, help_text=N_SOFT_HELP)
+
+
+@extend_schema_serializer(component_name="Trust")
+class TrustSerializer(serializers.Serializer):
+    measure = serializers.CharField(help_text="What the cells' acc23 is.")
+    n_boot = serializers.IntegerField()
+    n_permutations = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    alpha = serializers.FloatField(help_text="Significance level of the tests between metrics.")
+    min_items = serializers.IntegerField(
+        help_text="A language with fewer items gets its accuracies but no test and no rank."
+    )
+    metrics = serializers.ListField(
+        child=serializers.CharField(), help_text="The metrics, the best pooled acc23 first."
+    )
+    languages = serializers.DictField(
+        child=TrustLanguageSerializer(), help_text="`all` first, then each language by code."
+    )
+    cells = TrustCellSerializer(many=True, help_text="One per metric and language, `all` first.")
+    skipped = CorrelationSkippedSerializer(many=True)
+    note = serializers.CharField(help_text="Empty when there are cells; otherwise why there are none.")

@@ -28,6 +28,7 @@ urlpatterns = [
         name="metric-run-caption-scores",
     ),
     path("correlations/", apis.CorrelationApi.as_view(), name="correlations"),
+    path("trust/", apis.TrustApi.as_view(), name="trust"),
     path("schema/", docs.SchemaApi.as_view(), name="schema"),
     path("docs/", docs.DocsView.as_view(), name="docs"),
 ]
