@@ -436,9 +436,16 @@ def test_per_caption_agreement_undefined_and_errors():
         "kendall_tau_c": None,
         "spearman": None,
         "kendall_tau_c_variant": "seed-001 (m=4)",
+        "tau23": None,
+        "acc23": None,
+        "acc23_epsilon": None,
+        "acc23_pairs_sampled": False,
     }
     same = per_caption_agreement({"a": 0.1, "b": 0.2, "c": 0.3}, {"a": "GOOD", "b": "GOOD", "c": "GOOD"})
     assert same["kendall_tau_b"] is None
+    # acc23 is defined where τ_b is not: people tie every pair, a metric that ties them all (ε = 0.2,
+    # the largest difference) agrees on all three, as mt-metrics-eval's KendallWithTiesOpt says.
+    assert (same["acc23"], same["acc23_epsilon"]) == (1.0, pytest.approx(0.2))
     with pytest.raises(ValueError, match="no metric score"):
         per_caption_agreement({"a": 0.1}, {"a": "GOOD", "b": "BAD"})
 
