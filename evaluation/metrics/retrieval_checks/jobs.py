@@ -180,12 +180,13 @@ def _compute(chunk: RetrievalChunk) -> dict:
 # --- The service the task calls -----------------------------------------------------------------
 
 
-def retrieval_chunk_compute(*, chunk_id: int) -> str:
+def retrieval_chunk_compute(*, chunk_id: int, send_next: bool = True) -> str:
     """Compute and store one chunk; send the recall chunks after the last embedding chunk, finalise the
     check after the last chunk. Returns what happened.
 
     Idempotent: a done chunk returns at once; a recall chunk whose embeddings are not all done waits
-    ("waiting": it is sent again when they are). Bad data and an unavailable model mark the chunk and
+    ("waiting": it is sent again when they are). ``send_next=False``: the caller runs the recall
+    chunks itself (the ``clip_retrieval`` command computing in its own process). Bad data and an unavailable model mark the chunk and
     the check failed with the reason (resumable). Database errors give the chunk back and propagate
     (the task retries them); any other error propagates as a bug.
     """
@@ -217,7 +218,7 @@ def retrieval_chunk_compute(*, chunk_id: int) -> str:
     try:
         with _Heartbeat(chunk_id=chunk_id, attempt=attempt):
             outcome = _compute(chunk)
-        return _store(chunk_id, outcome, time.perf_counter() - started)
+        return _store(chunk_id, outcome, time.perf_counter() - started, send_next=send_next)
     except (ClipUnavailable, CheckDataError) as exc:
         retrieval_chunk_fail(chunk_id=chunk_id, message=str(exc))
         return "failed"
@@ -282,7 +283,7 @@ class _Heartbeat:
             connection.close()
 
 
-def _store(chunk_id: int, outcome: dict, seconds: float) -> str:
+def _store(chunk_id: int, outcome: dict, seconds: float, *, send_next: bool = True) -> str:
     from evaluation.metrics.retrieval_checks.services import ready_chunk_ids, send_chunks
 
     with transaction.atomic():
@@ -323,7 +324,7 @@ def _store(chunk_id: int, outcome: dict, seconds: float) -> str:
         check.save(update_fields=["model_id", "model_key", "results", "timings", "chunks_done", "updated_at"])
         if check.chunks_done == check.chunks_total:
             retrieval_check_finalise(check)
-        elif chunk.kind != RetrievalChunkKind.RECALL:
+        elif send_next and chunk.kind != RetrievalChunkKind.RECALL:
             recall = [
                 pk
                 for pk in ready_chunk_ids(check.pk)
