@@ -237,3 +237,30 @@ def test_captions_built_to_retrieve_their_own_image_give_r1_of_one_and_collapsed
     assert (en["t2i_r1"], en["i2t_r1"], en["mean_recall"]) == (1.0, 1.0, 1.0)
     assert (de["t2i_r1"], de["i2t_r1"]) == (0.0, 0.0)  # all tied: pessimistic
     assert de["t2i_r5"] == 1.0  # 5 images: every image is in the top 5
+
+
+def test_the_command_computes_prints_and_shows_a_check(data, tiny_clip, capsys):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    call_command("clip_retrieval", "--reference-sets", "xm-en", "xm-de", "--name", "cli check")
+    out, err = capsys.readouterr()
+    check = RetrievalCheck.objects.get(name="cli check")
+    assert check.status == RunStatus.SUCCEEDED
+    assert f"Retrieval check #{check.pk} “cli check”: {TINY_MODEL_NAME}" in out
+    lines = out.splitlines()
+    en = next(line for line in lines if line.startswith("en"))
+    assert f"{100 * check.results['en']['t2i_r1']:.1f}" in en and "the English baseline" in en
+    assert lines.index(en) < lines.index(next(line for line in lines if line.startswith("de")))
+    assert f"[{'#' * 30}] 11/11 chunks" in err  # the progress bar reached the end
+
+    call_command("clip_retrieval", "--show", str(check.pk), "--format", "json")
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["languages"]["de"]["t2i_r1"] == check.results["de"]["t2i_r1"]
+    assert shown["languages"]["en"]["trust"]["status"] == "baseline"
+
+    with pytest.raises(CommandError, match=r"Unknown language\(s\): sw\."):
+        call_command("clip_retrieval", "--reference-sets", "xm-en", "--languages", "sw")
+    with pytest.raises(CommandError, match="no retrieval check #999"):
+        call_command("clip_retrieval", "--show", "999")

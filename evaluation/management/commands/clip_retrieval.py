@@ -14,8 +14,6 @@ R@1, R@5, R@10 and the mean recall per language, and marks the languages whose R
 
 from __future__ import annotations
 
-import sys
-
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
@@ -62,6 +60,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        self.verbosity = options["verbosity"]
         try:
             if options["show"]:
                 check = retrieval_check_get(check_id=options["show"])
@@ -121,7 +120,7 @@ class Command(BaseCommand):
         self.stderr.write(
             f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} chunks  {what:<16}", ending=""
         )
-        self.stderr.flush() if hasattr(self.stderr, "flush") else sys.stderr.flush()
+        self.stderr.flush()
 
     def _print(self, check: RetrievalCheck, fmt: str) -> None:
         trust = check_trust(check) if check.results else {}
