@@ -382,3 +382,134 @@ class LanguageStatistics(Language):
         proxy = True
         verbose_name = "language statistics"
         verbose_name_plural = "language statistics"
+
+
+# --- Retrieval checks: per-language trust in a CLIP model -------------------------------------
+
+
+class RetrievalSource(models.TextChoices):
+    CAMPAIGNS = "campaigns", "human captions of caption campaigns"
+    REFERENCE_SETS = "reference_sets", "imported reference sets"
+
+
+class RetrievalCheck(TimeStamped):
+    """Text→image and image→text recall of one CLIP model per language, over human captions.
+
+    The data selection is frozen when the check is created (the ``texts`` chunks hold the
+    captions), so a check says what it measured even after captions are added or edited. The
+    model is recorded as set (``params``) and as loaded by the workers (``model_id``, with the
+    checkpoint's hash). ``results`` maps a language code to its recalls
+    (``evaluation.metrics.clip.retrieval.RetrievalResult.as_dict``).
+    """
+
+    name = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=20, choices=RetrievalSource.choices)
+    campaigns = models.ManyToManyField(Campaign, related_name="retrieval_checks", blank=True)
+    reference_sets = models.ManyToManyField(ReferenceSet, related_name="retrieval_checks", blank=True)
+    languages = models.JSONField(default=list, help_text="Language codes checked, in order.")
+    params = models.JSONField(
+        default=dict, blank=True, help_text="CLIP model, pretrained tag, checkpoint, prompt, orientation."
+    )
+    model_key = models.CharField(
+        max_length=400,
+        blank=True,
+        help_text="Model name, weights tag and checkpoint hash: what runs match on.",
+    )
+    model_id = models.CharField(max_length=300, blank=True, help_text="The model as the workers loaded it.")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
+    error = models.TextField(blank=True)
+    chunks_done = models.PositiveIntegerField(default=0)
+    chunks_total = models.PositiveIntegerField(default=0)
+    results = models.JSONField(default=dict, blank=True)
+    timings = models.JSONField(default=dict, blank=True)
+    versions = models.JSONField(default=dict, blank=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="retrieval_checks",
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(chunks_done__lte=F("chunks_total")), name="retrieval_check_progress"
+            ),
+            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="retrieval_check_status"),
+            models.CheckConstraint(
+                condition=Q(source__in=RetrievalSource.values), name="retrieval_check_source"
+            ),
+        ]
+        indexes = [models.Index(fields=["model_key", "status"], name="retrieval_check_model_status")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name or 'retrieval check'}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_RUN_STATUSES
+
+    @property
+    def progress(self) -> float:
+        return self.chunks_done / self.chunks_total if self.chunks_total else 0.0
+
+    @property
+    def model_label(self) -> str:
+        params = self.params or {}
+        label = params.get("clip_model", "")
+        if params.get("clip_pretrained"):
+            label += f" ({params['clip_pretrained']})"
+        if params.get("clip_checkpoint"):
+            label += f" checkpoint {params['clip_checkpoint']}"
+        return label
+
+
+class RetrievalChunkKind(models.TextChoices):
+    IMAGES = "images", "image embeddings"
+    TEXTS = "texts", "caption embeddings"
+    RECALL = "recall", "recall of one language"
+
+
+class RetrievalChunk(TimeStamped):
+    """One unit of a retrieval check that a worker takes, retries and resumes.
+
+    ``images``: image ids to embed (cached per model and file). ``texts``: ``[[image id, caption],
+    ...]`` of one language to embed (cached per model, prompt and text). ``recall``: one language's
+    recalls from the cached embeddings, sent once every embedding chunk is done.
+    """
+
+    retrieval_check = models.ForeignKey(RetrievalCheck, on_delete=models.CASCADE, related_name="chunks")
+    kind = models.CharField(max_length=6, choices=RetrievalChunkKind.choices)
+    language = models.CharField(max_length=16, blank=True)
+    index = models.PositiveIntegerField()
+    payload = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    # Same states and orphan rule as the metric chunks.
+    objects = MetricChunkQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["retrieval_check", "kind", "language", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["retrieval_check", "kind", "language", "index"], name="retrieval_chunk_unique"
+            ),
+            models.CheckConstraint(condition=Q(status__in=ChunkStatus.values), name="retrieval_chunk_status"),
+            models.CheckConstraint(
+                condition=Q(kind__in=RetrievalChunkKind.values), name="retrieval_chunk_kind"
+            ),
+        ]
+        indexes = [models.Index(fields=["retrieval_check", "status"], name="retrieval_chunk_check_status")]
+
+    def __str__(self) -> str:
+        return f"check {self.retrieval_check_id} / {self.kind} {self.language} {self.index}"

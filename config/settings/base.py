@@ -207,6 +207,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.tasks.requeue_orphaned_chunks",
         "schedule": METRIC_ORPHAN_SWEEP_SECONDS,
     },
+    "requeue-orphaned-retrieval-chunks": {
+        "task": "evaluation.tasks.requeue_orphaned_retrieval_chunks",
+        "schedule": METRIC_ORPHAN_SWEEP_SECONDS,
+    },
 }
 
 # --- REST framework ---------------------------------------------------------------------
@@ -272,6 +276,15 @@ if CLIP_IMAGE_ORIENTATION not in ("exif", "stored"):
     raise ImproperlyConfigured(
         f"CLIP_IMAGE_ORIENTATION must be exif or stored, not {CLIP_IMAGE_ORIENTATION!r}"
     )
+# A language whose text→image R@1 on a retrieval check is below this fraction of English's R@1 on the
+# same check is flagged "CLIP-based scores unreliable here" wherever its CLIPScore is shown. 0.5:
+# in seed 004's XM3600 table (Table 11), the default model (OpenCLIP XLM-R B-32, English R@1 48.4)
+# keeps 0.81 × English or more in 28 of the 35 other languages (ar 0.81, most above 1) and falls to
+# 0.35 × or less in the other 7 (hi 0.35, fil 0.15, quz 0.06, bn, sw 0.05, mi, te 0.01): any ratio
+# between 0.36 and 0.80 splits them the same way, and one half sits in that gap with room both sides.
+CLIP_UNRELIABLE_R1_RATIO = env.float("CLIP_UNRELIABLE_R1_RATIO", default=0.5)
+if not 0 < CLIP_UNRELIABLE_R1_RATIO <= 1:
+    raise ImproperlyConfigured(f"CLIP_UNRELIABLE_R1_RATIO must be in (0, 1], not {CLIP_UNRELIABLE_R1_RATIO}")
 # Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
 METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
 # METEOR runs the METEOR 1.5 jar under Java (README "METEOR"). Empty METEOR_JAR: the jar that ships

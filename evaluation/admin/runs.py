@@ -13,6 +13,7 @@ from django.utils.safestring import mark_safe
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
 from annotation.models import Tokenizer
 from core.errors import DomainError
+from evaluation.metrics.retrieval_checks.selectors import run_clip_trust
 from evaluation.metrics.runs import (
     CIDER_DF_CHOICES,
     CIDER_DF_TEST,
@@ -162,6 +163,7 @@ class MetricRunAdmin(StyledModelAdmin):
         "metrics",
         "params",
         "signature_list",
+        "clip_trust",
         "versions",
         "started_by",
         "created_at",
@@ -247,6 +249,23 @@ class MetricRunAdmin(StyledModelAdmin):
         self.message_user(request, f"{requeued} chunks queued again.", level=messages.INFO)
 
     # --- columns --------------------------------------------------------------------------------
+
+    @admin.display(description="CLIP trust in this language")
+    def clip_trust(self, run):
+        verdict = run_clip_trust(run)
+        if verdict is None:
+            return "– (no CLIP metric)"
+        if verdict.check_id:
+            link = reverse("admin:evaluation_retrievalcheck_change", args=[verdict.check_id])
+            return format_html(
+                "<strong class='{}'>{}</strong>: {} (<a href='{}'>retrieval check #{}</a>)",
+                "clip-flag" if verdict.flagged else "",
+                verdict.label,
+                verdict.note,
+                link,
+                verdict.check_id,
+            )
+        return format_html("<strong>{}</strong>: {}", verdict.label, verdict.note)
 
     @admin.display(description="progress")
     def progress(self, run):

@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from evaluation.research.correlation import CorrelationResult
@@ -169,13 +169,41 @@ def trust_notes(table: TrustTable) -> list[str]:
     ]
 
 
-def trust_text(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None) -> str:
+CLIP_METRIC_NAMES = ("CLIPScore", "RefCLIPScore")
+CLIP_FLAG_MARK = "!"
+
+
+def _clip_flagged(metric: str, code: str, clip_flags: Collection[str]) -> bool:
+    return metric in CLIP_METRIC_NAMES and code in clip_flags
+
+
+def clip_flag_note(clip_flags: Collection[str]) -> str:
+    return (
+        f"{CLIP_FLAG_MARK} CLIP-based scores unreliable here: the CLIP model's text→image R@1 in "
+        f"{', '.join(sorted(clip_flags))} is far below English's on its retrieval check, so CLIPScore and "
+        "RefCLIPScore there measure the model's weakness in the language as much as the caption."
+    )
+
+
+def trust_text(
+    table: TrustTable,
+    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
+    clip_flags: Collection[str] = (),
+) -> str:
     """The table (metrics as rows, languages as columns), each language's ε and status, the model
-    level's pairwise accuracies when given, and the notes."""
+    level's pairwise accuracies when given, and the notes. ``clip_flags``: languages whose CLIP
+    cells are marked ``!`` (the retrieval check flags the CLIP model there)."""
     languages = list(table.languages)
     header = ["metric", *languages]
     rows = [
-        [metric, *(trust_cell_text(table.cell(metric, code)) for code in languages)]
+        [
+            metric,
+            *(
+                trust_cell_text(table.cell(metric, code))
+                + (f" {CLIP_FLAG_MARK}" if _clip_flagged(metric, code, clip_flags) else "")
+                for code in languages
+            ),
+        ]
         for metric in table.metrics
     ]
     rows.append(["items", *(str(table.languages[code].n_items) for code in languages)])
@@ -204,7 +232,8 @@ def trust_text(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationR
                 if name == "pairwise_accuracy" or any(c != MISSING_TEXT for c in cells):
                     acc_rows.append([f"{metric} ({title})", *cells])
         lines += ["System level: accuracy over the compared pairs", *_aligned(header, acc_rows), ""]
-    for note in trust_notes(table):
+    notes = trust_notes(table) + ([clip_flag_note(clip_flags)] if clip_flags else [])
+    for note in notes:
         lines.append(textwrap.fill(note, width=100))
     return "\n".join(lines) + "\n"
 
@@ -237,9 +266,10 @@ def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     return [render(header), "  ".join("-" * w for w in widths), *(render(row) for row in rows)]
 
 
-def trust_html(table: TrustTable) -> dict[str, Any]:
+def trust_html(table: TrustTable, clip_flags: Collection[str] = ()) -> dict[str, Any]:
     """Cells for the page: ``{"languages": [...], "rows": [{"metric", "cells": [{"text", "best",
-    "rank", "language"}]}], "footer": [...], "notes": [...]}``; best-cluster cells are marked."""
+    "rank", "language", "clip_flag"}]}], "footer": [...], "notes": [...]}``; best-cluster cells are
+    marked, and CLIPScore / RefCLIPScore cells of the ``clip_flags`` languages carry ``clip_flag``."""
     languages = list(table.languages)
     rows = []
     for metric in table.metrics:
@@ -253,6 +283,7 @@ def trust_html(table: TrustTable) -> dict[str, Any]:
                     "best": bool(verdict and verdict.best),
                     "rank": verdict.rank if verdict else None,
                     "epsilon": _epsilon_text(verdict),
+                    "clip_flag": _clip_flagged(metric, code, clip_flags),
                 }
             )
         rows.append({"metric": metric, "cells": cells})
@@ -265,4 +296,5 @@ def trust_html(table: TrustTable) -> dict[str, Any]:
         }
         for code in languages
     ]
-    return {"languages": languages, "rows": rows, "footer": footer, "notes": trust_notes(table)}
+    notes = trust_notes(table) + ([clip_flag_note(clip_flags)] if clip_flags else [])
+    return {"languages": languages, "rows": rows, "footer": footer, "notes": notes}

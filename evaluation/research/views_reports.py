@@ -14,6 +14,7 @@ managers, superusers); anyone else signed in gets 403, and anonymous visitors go
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import render
@@ -173,7 +174,10 @@ def report_page(request):
             table2=html_table(report.table2 or [], QUALITY_COLUMNS),
             notes=report.notes(),
             metrics=report.metrics,
-            trust=trust_html(report.trust) if report.trust is not None else None,
+            trust=trust_html(report.trust, report.clip_flagged) if report.trust is not None else None,
+            clip_trust=list(report.clip_trust.values()),
+            clip_notes=report.clip_notes(),
+            clip_ratio=settings.CLIP_UNRELIABLE_R1_RATIO,
         )
     return render(request, "evaluation/report.html", context)
 

@@ -22,6 +22,7 @@ from core.bounds import id_field
 from core.errors import ValidationFailed
 from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
+from evaluation.metrics.retrieval_checks.selectors import retrieval_check_get, retrieval_check_queryset
 from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
@@ -32,6 +33,7 @@ from evaluation.research.api.serializers import (
     CorrelationsSerializer,
     MetricRunSerializer,
     RatingSerializer,
+    RetrievalCheckSerializer,
     StatisticsSerializer,
     StrictInputSerializer,
     SxsJudgmentSerializer,
@@ -442,6 +444,24 @@ class MetricRunDetailApi(ResearchApi):
     @extend_schema(summary="A metric run", responses={200: MetricRunSerializer, **DETAIL_ERRORS})
     def get(self, request, run_id: int):
         return Response(MetricRunSerializer(selectors.metric_run_detail(run_id=run_id)).data)
+
+
+class RetrievalCheckListApi(ResearchListApi):
+    filterset_class = filters.RetrievalCheckFilter
+
+    @extend_schema(
+        summary="Retrieval checks of CLIP models: recalls and verdict per language",
+        responses={200: RetrievalCheckSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        checks = self.filtered(request, retrieval_check_queryset())
+        return self.paginated(request, checks, RetrievalCheckSerializer)
+
+
+class RetrievalCheckDetailApi(ResearchApi):
+    @extend_schema(summary="A retrieval check", responses={200: RetrievalCheckSerializer, **DETAIL_ERRORS})
+    def get(self, request, check_id: int):
+        return Response(RetrievalCheckSerializer(retrieval_check_get(check_id=check_id)).data)
 
 
 class CaptionScoreListApi(ResearchListApi):

@@ -28,7 +28,15 @@ from annotation.models import (
     WrittenCaption,
 )
 from core.bounds import BIGINT_MAX
-from evaluation.models import CaptionScore, ImageSet, Metric, MetricRun, ReferenceSet, RunStatus
+from evaluation.models import (
+    CaptionScore,
+    ImageSet,
+    Metric,
+    MetricRun,
+    ReferenceSet,
+    RetrievalCheck,
+    RunStatus,
+)
 from evaluation.research.api.selectors import RATING_KINDS
 from evaluation.research.api.serializers import COMMON_QUERY_PARAMETERS
 
@@ -238,6 +246,17 @@ class MetricRunFilter(StrictFilterSet):
         return queryset.filter(
             Exists(CaptioningSystem.objects.filter(metric_runs=OuterRef("pk"), name=value))
         )
+
+
+class RetrievalCheckFilter(StrictFilterSet):
+    status = django_filters.ChoiceFilter(choices=RunStatus.choices)
+    model = django_filters.CharFilter(
+        field_name="params__clip_model", max_length=200, help_text="open_clip model name."
+    )
+
+    class Meta:
+        model = RetrievalCheck
+        fields = []
 
 
 class CaptionScoreFilter(StrictFilterSet):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import get_args
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
@@ -19,6 +20,7 @@ from annotation.models import AssignmentState, CampaignKind, CampaignState, Rati
 from core.bounds import BIGINT_MAX
 from core.scales import SXS
 from evaluation.human.sxs import normalise_choice
+from evaluation.metrics.retrieval_checks.selectors import check_trust, run_clip_trust
 from evaluation.research.correlation import CORRELATION_N_BOOT
 from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS, Status
 
@@ -180,12 +182,71 @@ class MetricRunSerializer(serializers.Serializer):
     duration_seconds = serializers.FloatField(allow_null=True)
     timings = serializers.DictField()
     corpus_scores = CorpusScoreSerializer(many=True)
+    clip_trust = serializers.SerializerMethodField(
+        help_text="For a run with CLIP metrics: the verdict of the latest retrieval check of its CLIP model in "
+        "its language (status unreliable = “CLIP-based scores unreliable here”; not_checked without a check). "
+        "Null for a run without CLIP metrics."
+    )
+
+    def get_clip_trust(self, run) -> dict | None:
+        verdict = run_clip_trust(run)
+        return None if verdict is None else verdict.as_dict()
 
     def get_systems(self, run) -> list[str]:
         return sorted(system.name for system in run.systems.all())
 
     def get_signatures(self, run) -> dict[str, str]:
         return {metric: run.signature(metric) for metric in run.metrics}
+
+
+@extend_schema_serializer(component_name="RetrievalCheck")
+class RetrievalCheckSerializer(serializers.Serializer):
+    """A retrieval check: per language, text→image and image→text R@1/5/10 and mean recall of a CLIP
+    model over human captions (fractions 0..1), with each language's verdict against English."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    status = serializers.CharField()
+    error = serializers.CharField()
+    source = serializers.CharField()
+    campaigns = serializers.SerializerMethodField()
+    reference_sets = serializers.SerializerMethodField()
+    languages = serializers.ListField(child=serializers.CharField())
+    params = serializers.DictField(
+        help_text="CLIP model, pretrained tag, checkpoint, prompt prefix, image orientation."
+    )
+    model_id = serializers.CharField(
+        help_text="The model as the workers loaded it (with the checkpoint's hash)."
+    )
+    model_key = serializers.CharField(
+        help_text="What metric runs are matched on: model, weights tag, checkpoint hash."
+    )
+    progress = MetricRunProgressSerializer(source="*")
+    results = serializers.DictField(
+        help_text="{language: {t2i_r1, t2i_r5, t2i_r10, i2t_r1, i2t_r5, i2t_r10, t2i_mean_recall, i2t_mean_recall, "
+        "mean_recall, n_images, n_captions, notes}}; recalls are fractions."
+    )
+    trust = serializers.SerializerMethodField(
+        help_text="{language: verdict}: unreliable when its t2i R@1 is below CLIP_UNRELIABLE_R1_RATIO × English's."
+    )
+    unreliable_r1_ratio = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    queued_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    timings = serializers.DictField()
+
+    def get_campaigns(self, check) -> list[str]:
+        return [c.name for c in check.campaigns.all()]
+
+    def get_reference_sets(self, check) -> list[str]:
+        return [r.name for r in check.reference_sets.all()]
+
+    def get_trust(self, check) -> dict:
+        return {code: verdict.as_dict() for code, verdict in check_trust(check).items()}
+
+    def get_unreliable_r1_ratio(self, check) -> float:
+        return settings.CLIP_UNRELIABLE_R1_RATIO
 
 
 @extend_schema_serializer(component_name="SxsSummary")

@@ -27,6 +27,12 @@ urlpatterns = [
         apis.CaptionScoreListApi.as_view(),
         name="metric-run-caption-scores",
     ),
+    path("retrieval-checks/", apis.RetrievalCheckListApi.as_view(), name="retrieval-check-list"),
+    path(
+        "retrieval-checks/<id:check_id>/",
+        apis.RetrievalCheckDetailApi.as_view(),
+        name="retrieval-check-detail",
+    ),
     path("correlations/", apis.CorrelationApi.as_view(), name="correlations"),
     path("trust/", apis.TrustApi.as_view(), name="trust"),
     path("schema/", docs.SchemaApi.as_view(), name="schema"),

@@ -74,6 +74,9 @@ FILE_DESCRIPTIONS = {
     "trust.csv": "the same, one row per (metric, language)",
     "trust.json": "the same as {metric: {language: {acc23, acc23_ci, tau23, epsilon, n_items, rank, best, "
     "p_better_than, pairwise_accuracy, soft_pairwise_accuracy, ...}}} with _settings and _languages",
+    "clip_trust.txt": "can the CLIP model of the CLIP runs be trusted per language: its latest retrieval "
+    "check (text→image R@1 against English's; 'CLIP-based scores unreliable here' below "
+    "CLIP_UNRELIABLE_R1_RATIO × English), or 'not checked'",
     HEATMAP_FILENAME.format(
         fmt="png"
     ): "the trust table as a heatmap (metrics × languages; framed: best cluster)",
@@ -179,6 +182,14 @@ def _comparisons_json(report: Report) -> str:
             "skipped": [s.as_dict() for s in report.skipped],
         }
     )
+
+
+def _clip_trust_text(report: Report) -> str:
+    lines = ["CLIP retrieval check per language (the CLIP model of the selected CLIP runs)", ""]
+    for code, verdict in report.clip_trust.items():
+        check = f" (check #{verdict.check_id})" if verdict.check_id else ""
+        lines.append(f"{code}: {verdict.label}{check}. {verdict.note}")
+    return "\n".join(lines) + "\n"
 
 
 def _table_text(title: str, rows: list, columns) -> str:
@@ -290,8 +301,10 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
                 "notes": report.per_caption_notes,
             }
         )
+    if report.clip_trust:
+        texts["clip_trust.txt"] = _clip_trust_text(report)
     if report.trust is not None:
-        texts["trust.txt"] = trust_text(report.trust, report.correlations)
+        texts["trust.txt"] = trust_text(report.trust, report.correlations, clip_flags=report.clip_flagged)
         texts["trust.csv"] = trust_csv(report.trust, report.correlations)
         texts["trust.json"] = trust_json(report.trust, report.correlations)
     written: list[Path] = []

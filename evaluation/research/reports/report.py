@@ -25,6 +25,8 @@ from evaluation.human.quality import QualityRow
 from evaluation.human.selectors import REAL_PAIRS, caption_statistics_rows, quality_rows, sxs_table_rows
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
+from evaluation.metrics.clip.trust import FLAG_TEXT, LanguageTrust
+from evaluation.metrics.retrieval_checks.selectors import clip_trust_for_runs
 from evaluation.models import ALL_METRICS, MetricRun
 from evaluation.research.caption_rows import PerCaptionRow, per_caption_agreement_from_rows, per_caption_rows
 from evaluation.research.comparisons import (
@@ -52,6 +54,7 @@ from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_varia
 from evaluation.research.reports.plots import metric_names
 
 __all__ = [
+    "FLAG_TEXT",
     "Report",
     "canonical_metric_names",
     "report_from_comparisons",
@@ -103,6 +106,28 @@ class Report:
     items: list[Item] = field(default_factory=list)
     trust: TrustTable | None = None
     n_permutations: int = DEFAULT_N_PERMUTATIONS
+    # Language -> the verdict of a retrieval check on the CLIP model of the selected CLIP runs.
+    clip_trust: dict[str, LanguageTrust] = field(default_factory=dict)
+
+    @property
+    def clip_flagged(self) -> list[str]:
+        """Languages whose CLIPScore / RefCLIPScore the retrieval check flags as unreliable."""
+        return sorted(code for code, verdict in self.clip_trust.items() if verdict.flagged)
+
+    def clip_notes(self) -> list[str]:
+        """One sentence per flagged language, then one for the languages not checked."""
+        out = [
+            f"CLIPScore and RefCLIPScore, {verdict.note}"
+            for verdict in self.clip_trust.values()
+            if verdict.flagged
+        ]
+        unchecked = sorted(code for code, v in self.clip_trust.items() if not v.flagged and not v.trusted)
+        if unchecked:
+            out.append(
+                f"CLIPScore and RefCLIPScore in {', '.join(unchecked)}: the CLIP model has no retrieval check "
+                "against English there, so those scores are unchecked (not trusted)."
+            )
+        return out
 
     @property
     def tau_c_label(self) -> str:
@@ -142,6 +167,7 @@ class Report:
                 for code, verdict in self.trust.languages.items()
                 if verdict.note
             )
+        out.extend(self.clip_notes())
         out.extend(self._mixed_signatures())
         out.extend(f"Left out: {item}" for item in self.skipped)
         out.extend(f"Per caption: {note}" for note in self.per_caption_notes)
@@ -294,4 +320,5 @@ def report_from_db(
         per_caption=agreement,
         per_caption_notes=notes,
         tau_c=tau_c,
+        clip_trust=clip_trust_for_runs(runs),
     )

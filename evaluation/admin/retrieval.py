@@ -1,0 +1,272 @@
+"""Retrieval checks in the admin: start one (planned once, through the service), follow it, read its
+per-language table and figure (R@1 by language, English marked), resume it."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from annotation.models import Campaign, CampaignKind
+from core.errors import DomainError
+from evaluation.metrics.retrieval_checks.selectors import check_trust, retrieval_check_queryset
+from evaluation.metrics.retrieval_checks.services import (
+    retrieval_check_plan,
+    retrieval_check_resume,
+    retrieval_check_store,
+)
+from evaluation.metrics.runs import JobsUnavailable
+from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
+from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
+
+CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+
+
+class RetrievalCheckStartForm(forms.ModelForm):
+    """Start a check: the service's own validation, so every problem shows on the form."""
+
+    name = forms.CharField(required=False, help_text="Empty: the model and the data it is checked on.")
+    campaigns = forms.ModelMultipleChoiceField(
+        queryset=Campaign.objects.filter(kind=CampaignKind.CAPTION)
+        .select_related("language")
+        .order_by("name"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The human captions written in these caption campaigns, per language.",
+    )
+    reference_sets = forms.ModelMultipleChoiceField(
+        queryset=ReferenceSet.objects.select_related("language").order_by("language__code", "name"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Or imported reference sets (e.g. XM3600), one per language. Tick campaigns or sets, not both.",
+    )
+    language_codes = forms.CharField(
+        label="Languages",
+        required=False,
+        help_text="Codes separated by spaces or commas (“en de sw”); empty: every language of the data. "
+        "Include en: the other languages are judged against English.",
+    )
+    model = forms.CharField(required=False, help_text="open_clip model name; empty: the CLIP_MODEL setting.")
+    pretrained = forms.CharField(
+        required=False, help_text="Pretrained tag; empty with an empty model: the setting."
+    )
+    checkpoint = forms.CharField(
+        required=False, help_text="A checkpoint file on the workers, instead of a tag."
+    )
+
+    class Meta:
+        model = RetrievalCheck
+        fields = ["name"]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        model = data.get("model") or None
+        try:
+            self.plan = retrieval_check_plan(
+                campaigns=[str(c.pk) for c in data.get("campaigns") or []],
+                reference_sets=[str(r.pk) for r in data.get("reference_sets") or []],
+                languages=(data.get("language_codes") or "").replace(",", " ").split(),
+                name=data.get("name") or "",
+                model=model,
+                pretrained=data.get("pretrained") or (None if model is None else ""),
+                checkpoint=data.get("checkpoint") or (None if model is None else ""),
+            )
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+@admin.register(RetrievalCheck)
+class RetrievalCheckAdmin(StyledModelAdmin):
+    list_display = ["id", "name", "model", "languages_list", "status", "progress", "flagged", "finished_at"]
+    list_display_links = ["id", "name"]
+    list_filter = ["status"]
+    search_fields = ["name", "model_id"]
+    actions = ["resume"]
+    check_fields = [
+        "name",
+        "status",
+        "error",
+        "progress",
+        "model",
+        "model_id",
+        "source",
+        "data_list",
+        "languages_list",
+        "results_table",
+        "figure",
+        "started_by",
+        "created_at",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "duration",
+        "timings",
+        "versions",
+    ]
+
+    def get_queryset(self, request):
+        return retrieval_check_queryset()
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = RetrievalCheckStartForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return [
+                "name",
+                "campaigns",
+                "reference_sets",
+                "language_codes",
+                "model",
+                "pretrained",
+                "checkpoint",
+            ]
+        return self.check_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.check_fields if obj is not None else []
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        check = retrieval_check_store(plan=form.plan, user=request.user)
+        obj.pk, obj.name = check.pk, check.name
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            super().save_related(request, form, formsets, change)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except JobsUnavailable as exc:
+            self.message_user(request, exc.message, level=messages.ERROR)
+            check_id = (exc.details or {}).get("check_id")
+            if check_id:
+                return HttpResponseRedirect(
+                    reverse("admin:evaluation_retrievalcheck_change", args=[check_id])
+                )
+            return HttpResponseRedirect(reverse("admin:evaluation_retrievalcheck_changelist"))
+
+    @admin.action(description="Resume: queue the chunks that are not done", permissions=["change"])
+    def resume(self, request, queryset):
+        requeued = 0
+        for check in queryset:
+            result = run_service(self, request, retrieval_check_resume, check_id=check.pk)
+            if result is not None:
+                requeued += result.requeued
+        self.message_user(request, f"{requeued} chunks queued again.", level=messages.INFO)
+
+    # --- the figure -------------------------------------------------------------------------------
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:check_id>/figure.<str:fmt>",
+                self.admin_site.admin_view(self.figure_view),
+                name="evaluation_retrievalcheck_figure",
+            ),
+            *super().get_urls(),
+        ]
+
+    def figure_view(self, request, check_id: int, fmt: str):
+        """R@1 by language, English marked, flagged languages hatched (PNG or SVG), rendered now."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        check = RetrievalCheck.objects.filter(pk=check_id).first()
+        if fmt not in CONTENT_TYPES or check is None or not check.results:
+            raise Http404("No such figure: the check has no results yet.")
+        title = f"Retrieval check #{check.pk}: text→image R@1 by language, {check.model_label}"
+        data = retrieval_r1_figure(check.results, check_trust(check), fmt, title=title)
+        response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'inline; filename="retrieval_check_{check.pk}_r1.{fmt}"'
+        return response
+
+    # --- columns ----------------------------------------------------------------------------------
+
+    @admin.display(description="model")
+    def model(self, check):
+        return check.model_label
+
+    @admin.display(description="languages")
+    def languages_list(self, check):
+        return ", ".join(check.languages)
+
+    @admin.display(description="progress")
+    def progress(self, check):
+        return f"{check.chunks_done}/{check.chunks_total}"
+
+    @admin.display(description="CLIP-based scores unreliable in")
+    def flagged(self, check):
+        if check.status != RunStatus.SUCCEEDED:
+            return "–"
+        codes = sorted(code for code, v in check_trust(check).items() if v.flagged)
+        return ", ".join(codes) or "none"
+
+    @admin.display(description="data")
+    def data_list(self, check):
+        items = [f"campaign “{c.name}”" for c in check.campaigns.all()]
+        items += [f"reference set “{r.name}”" for r in check.reference_sets.all()]
+        return "; ".join(items)
+
+    @admin.display(description="started by")
+    def started_by(self, check):
+        return check.created_by.get_username() if check.created_by else "–"
+
+    @admin.display(description="duration")
+    def duration(self, check):
+        if check.started_at and check.finished_at:
+            return seconds_display((check.finished_at - check.started_at).total_seconds())
+        return "–"
+
+    @admin.display(description="results (recalls in %)")
+    def results_table(self, check):
+        if not check.results:
+            return "no results yet"
+        rows = retrieval_rows(check.results, check_trust(check))
+        head = format_html_join("", "<th class='num'>{}</th>", ((h,) for h in HEADERS))
+        body = format_html_join(
+            "",
+            "<tr class='{}' data-language='{}'><td>{}</td>{}<td class='num'>{}</td><td class='num'>{}</td><td>{}</td></tr>",
+            (
+                (
+                    "clip-unreliable" if row["flagged"] else "",
+                    row["language"],
+                    row["language"],
+                    format_html_join("", "<td class='num'>{}</td>", ((c,) for c in row["cells"])),
+                    row["n_images"],
+                    row["n_captions"],
+                    row["note"],
+                )
+                for row in rows
+            ),
+        )
+        return format_html(
+            "<table id='retrieval-results'><thead><tr><th>language</th>{}<th class='num'>images</th>"
+            "<th class='num'>captions</th><th>verdict</th></tr></thead><tbody>{}</tbody></table>",
+            head,
+            body,
+        )
+
+    @admin.display(description="R@1 by language")
+    def figure(self, check):
+        if not check.results:
+            return "–"
+        svg = reverse("admin:evaluation_retrievalcheck_figure", args=[check.pk, "svg"])
+        png = reverse("admin:evaluation_retrievalcheck_figure", args=[check.pk, "png"])
+        return format_html(
+            "<img src='{}' alt='Text→image R@1 by language, English marked' class='retrieval-figure'><br>"
+            "<a href='{}'>PNG</a> · <a href='{}'>SVG</a>",
+            svg,
+            png,
+            svg,
+        )

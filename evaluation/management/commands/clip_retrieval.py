@@ -1,0 +1,146 @@
+"""manage.py clip_retrieval: check per language how well a CLIP model retrieves images from human captions.
+
+    manage.py clip_retrieval --campaigns "Captions de" "Captions sw" [--languages de sw]
+    manage.py clip_retrieval --reference-sets xm3600-en xm3600-sw --model xlm-roberta-base-ViT-B-32 \
+        --pretrained laion5b_s13b_b90k --format json
+    manage.py clip_retrieval --resume 12       # finish a check that was stopped or failed
+    manage.py clip_retrieval --show 12         # print a finished check
+
+By default the check is computed in this process with a progress bar on stderr; ``--queue`` hands
+it to the Celery workers instead and returns at once. The table gives text→image and image→text
+R@1, R@5, R@10 and the mean recall per language, and marks the languages whose R@1 is below
+``CLIP_UNRELIABLE_R1_RATIO`` × English's: "CLIP-based scores unreliable here".
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import DomainError
+from evaluation.metrics.retrieval_checks.jobs import retrieval_chunk_compute
+from evaluation.metrics.retrieval_checks.selectors import check_trust, retrieval_check_get
+from evaluation.metrics.retrieval_checks.services import (
+    ready_chunk_ids,
+    retrieval_check_plan,
+    retrieval_check_resume,
+    retrieval_check_store,
+)
+from evaluation.models import RetrievalCheck, RetrievalChunk, RunStatus
+from evaluation.research.retrieval_tables import retrieval_json, retrieval_text
+
+BAR = 30
+
+
+class Command(BaseCommand):
+    help = "Retrieval recall (R@1/5/10, both directions) of a CLIP model per language, and the languages it cannot be trusted in."
+
+    def add_arguments(self, parser):
+        source = parser.add_mutually_exclusive_group()
+        source.add_argument(
+            "--campaigns", nargs="+", metavar="CAMPAIGN", help="caption campaigns (ids or names)"
+        )
+        source.add_argument(
+            "--reference-sets",
+            nargs="+",
+            metavar="SET",
+            help="reference sets, one per language (ids or names)",
+        )
+        source.add_argument("--resume", type=int, metavar="ID", help="finish check ID")
+        source.add_argument("--show", type=int, metavar="ID", help="print check ID")
+        parser.add_argument("--languages", nargs="+", metavar="CODE", help="only these languages")
+        parser.add_argument("--model", help="open_clip model name (default: the CLIP_MODEL setting)")
+        parser.add_argument(
+            "--pretrained", help="pretrained tag (default: CLIP_PRETRAINED for the default model)"
+        )
+        parser.add_argument("--checkpoint", help="a checkpoint file instead of a pretrained tag")
+        parser.add_argument("--name", default="", help="a name for the check")
+        parser.add_argument("--format", choices=["text", "json"], default="text")
+        parser.add_argument(
+            "--queue", action="store_true", help="hand the check to the Celery workers and return"
+        )
+
+    def handle(self, *args, **options):
+        self.verbosity = options["verbosity"]
+        try:
+            if options["show"]:
+                check = retrieval_check_get(check_id=options["show"])
+            elif options["resume"]:
+                check = retrieval_check_resume(check_id=options["resume"], enqueue=options["queue"]).check
+                if not options["queue"]:
+                    check = self._compute(check)
+            elif options["campaigns"] or options["reference_sets"]:
+                plan = retrieval_check_plan(
+                    campaigns=options["campaigns"],
+                    reference_sets=options["reference_sets"],
+                    languages=options["languages"],
+                    name=options["name"],
+                    model=options["model"],
+                    pretrained=options["pretrained"],
+                    checkpoint=options["checkpoint"],
+                )
+                check = retrieval_check_store(plan=plan, enqueue=options["queue"])
+                if not options["queue"]:
+                    check = self._compute(check)
+            else:
+                raise CommandError(
+                    "Name --campaigns or --reference-sets to check on (or --resume / --show ID)."
+                )
+        except DomainError as exc:
+            raise CommandError(exc.message) from None
+        check.refresh_from_db()
+        if options["queue"] and check.status != RunStatus.SUCCEEDED:
+            self.stdout.write(
+                f"Retrieval check #{check.pk} queued: {check.chunks_total} chunks for {', '.join(check.languages)}."
+            )
+            return
+        self._print(check, options["format"])
+        if check.status != RunStatus.SUCCEEDED:
+            raise CommandError(f"Retrieval check #{check.pk} {check.status}: {check.error or 'not finished'}")
+
+    def _compute(self, check: RetrievalCheck) -> RetrievalCheck:
+        """Compute the ready chunks in this process until none is left (recall after the embeddings)."""
+        done = RetrievalCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
+        while ids := ready_chunk_ids(check.pk):
+            for chunk_id in ids:
+                chunk = RetrievalChunk.objects.get(pk=chunk_id)
+                self._bar(done, check.chunks_total, f"{chunk.kind} {chunk.language}".strip())
+                outcome = retrieval_chunk_compute(chunk_id=chunk_id, send_next=False)
+                if outcome == "failed":
+                    self.stderr.write("")
+                    return check
+                done = RetrievalCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
+        self._bar(done, check.chunks_total, "done")
+        self.stderr.write("")
+        return check
+
+    def _bar(self, done: int, total: int, what: str) -> None:
+        if self.verbosity < 1:
+            return
+        filled = BAR * done // max(total, 1)
+        self.stderr.write(
+            f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} chunks  {what:<16}", ending=""
+        )
+        self.stderr.flush()
+
+    def _print(self, check: RetrievalCheck, fmt: str) -> None:
+        trust = check_trust(check) if check.results else {}
+        title = (
+            f"Retrieval check #{check.pk} “{check.name}”: {check.model_label} (model id {check.model_id or 'not loaded yet'}), "
+            f"{check.get_source_display()}, recalls in %"
+        )
+        if fmt == "json":
+            self.stdout.write(
+                retrieval_json(
+                    check.results or {},
+                    trust,
+                    check_id=check.pk,
+                    name=check.name,
+                    status=check.status,
+                    model=check.params,
+                    model_id=check.model_id,
+                    model_key=check.model_key,
+                ),
+                ending="",
+            )
+        else:
+            self.stdout.write(retrieval_text(check.results or {}, trust, title=title), ending="")

@@ -1,0 +1,376 @@
+"""Create, enqueue and resume retrieval checks.
+
+A check is planned (every reason it cannot run is found before anything is stored), then stored
+with its chunks in one transaction and sent to the workers on commit, like a metric run
+(:mod:`evaluation.metrics.runs`). Chunks: ``images`` (the distinct images of every language),
+``texts`` (one language's captions) and, once those are done, one ``recall`` chunk per language.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import Campaign, CampaignKind, Image, Language, WrittenCaption
+from core.errors import NotFound, ValidationFailed
+from evaluation.metrics.clip.embedding import image_orientation_check
+from evaluation.metrics.clip.trust import clip_model_key
+from evaluation.metrics.runs import BROKER_ERRORS, PUBLISH_RETRY_POLICY, JobsUnavailable
+from evaluation.metrics.selectors import reference_texts
+from evaluation.models import (
+    ChunkStatus,
+    ReferenceSet,
+    RetrievalCheck,
+    RetrievalChunk,
+    RetrievalChunkKind,
+    RetrievalSource,
+    RunStatus,
+)
+
+log = logging.getLogger(__name__)
+
+KEYS_SHOWN = 5
+EMBEDDING_KINDS = (RetrievalChunkKind.IMAGES, RetrievalChunkKind.TEXTS)
+
+
+@dataclass
+class CheckPlan:
+    """A validated check before anything is stored: per language, the (image id, caption) pairs."""
+
+    name: str
+    source: str
+    campaigns: list[Campaign] = field(default_factory=list)
+    reference_sets: list[ReferenceSet] = field(default_factory=list)
+    captions: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+
+    @property
+    def languages(self) -> list[str]:
+        return list(self.captions)
+
+    @property
+    def image_ids(self) -> list[int]:
+        return sorted({image_id for pairs in self.captions.values() for image_id, _ in pairs})
+
+
+def _lookup(model, values, what: str, **filters):
+    """Objects by id or exact name, in the order given; ValidationFailed naming the unknown ones."""
+    found, unknown = [], []
+    for value in dict.fromkeys(str(v).strip() for v in values if str(v).strip()):
+        query = Q(name=value) | (Q(pk=int(value)) if value.isdigit() else Q())
+        obj = model.objects.filter(query, **filters).first()
+        (found if obj is not None else unknown).append(obj if obj is not None else value)
+    if unknown:
+        raise ValidationFailed(f"Unknown {what}: {', '.join(unknown)}.")
+    return found
+
+
+def _campaign_captions(campaigns: list[Campaign]) -> dict[str, list[tuple[int, str]]]:
+    out: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    rows = (
+        WrittenCaption.objects.filter(campaign__in=campaigns)
+        .order_by("language__code", "image_id", "pk")
+        .values_list("language__code", "image_id", "text")
+    )
+    for code, image_id, text in rows:
+        if text.strip():
+            out[code].append((image_id, text))
+    return dict(out)
+
+
+def retrieval_check_plan(
+    *,
+    campaigns: list[str] | None = None,
+    reference_sets: list[str] | None = None,
+    languages: list[str] | None = None,
+    name: str = "",
+    model: str | None = None,
+    pretrained: str | None = None,
+    checkpoint: str | None = None,
+    prompt_prefix: str | None = None,
+    image_orientation: str | None = None,
+) -> CheckPlan:
+    """Check everything a retrieval check needs and gather its captions; stores nothing.
+
+    The data: the written captions of caption ``campaigns`` (ids or names) in the languages they are
+    in, or the captions of ``reference_sets`` (ids or names, one per language; imported from XM3600
+    files or a campaign's). ``languages`` keeps only those codes, each of which must have captions.
+    The model settings default to the ``CLIP_*`` settings, as metric runs do. Raises ValidationFailed
+    when: both or neither source is named, a name is unknown, a campaign is not a caption campaign,
+    two reference sets share a language, a language has no captions or captions of fewer than 2
+    images (retrieval among one image is always right), or an image has no stored file.
+    """
+    campaigns = [c for c in campaigns or [] if str(c).strip()]
+    reference_sets = [r for r in reference_sets or [] if str(r).strip()]
+    if bool(campaigns) == bool(reference_sets):
+        raise ValidationFailed("Name caption campaigns or reference sets to check on (one of the two).")
+    orientation = image_orientation or settings.CLIP_IMAGE_ORIENTATION
+    try:
+        image_orientation_check(orientation)
+    except ValueError as exc:
+        raise ValidationFailed(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+    wanted = list(dict.fromkeys(code.strip() for code in languages or [] if code.strip()))
+    unknown = sorted(
+        set(wanted) - set(Language.objects.filter(code__in=wanted).values_list("code", flat=True))
+    )
+    if unknown:
+        raise ValidationFailed(f"Unknown language(s): {', '.join(unknown)}.")
+
+    plan = CheckPlan(name=name.strip(), source="")
+    if campaigns:
+        plan.source = RetrievalSource.CAMPAIGNS
+        plan.campaigns = _lookup(Campaign, campaigns, "campaign(s)")
+        not_caption = [c.name for c in plan.campaigns if c.kind != CampaignKind.CAPTION]
+        if not_caption:
+            raise ValidationFailed(
+                f"Not caption campaigns (they hold no written captions): {', '.join(not_caption)}."
+            )
+        found = _campaign_captions(plan.campaigns)
+        where = f"the campaign(s) {', '.join(c.name for c in plan.campaigns)}"
+    else:
+        plan.source = RetrievalSource.REFERENCE_SETS
+        plan.reference_sets = _lookup(ReferenceSet, reference_sets, "reference set(s)")
+        found = {}
+        for reference_set in plan.reference_sets:
+            code = reference_set.language.code
+            if code in found:
+                raise ValidationFailed(
+                    f"Two reference sets are in {code}; name one per language ({reference_set.name})."
+                )
+            found[code] = [
+                (image_id, text)
+                for image_id, texts in sorted(reference_texts(reference_set).items())
+                for text in texts
+            ]
+        where = f"the reference set(s) {', '.join(r.name for r in plan.reference_sets)}"
+
+    codes = wanted or sorted(found)
+    if not codes:
+        raise ValidationFailed(f"There are no captions in {where}: nothing to retrieve with.")
+    problems = []
+    for code in codes:
+        pairs = found.get(code, [])
+        images = {image_id for image_id, _ in pairs}
+        if not pairs:
+            problems.append(f"{code} has no captions in {where}")
+        elif len(images) < 2:
+            problems.append(
+                f"{code} has captions of only {len(images)} image: retrieval needs at least 2 images per language"
+            )
+        else:
+            plan.captions[code] = pairs
+    if problems:
+        raise ValidationFailed("Cannot check retrieval: " + "; ".join(problems) + ".")
+    without_file = sorted(
+        Image.objects.filter(pk__in=plan.image_ids)
+        .filter(Q(file="") | Q(content_hash__isnull=True))
+        .values_list("key", flat=True)
+    )
+    if without_file:
+        shown = ", ".join(without_file[:KEYS_SHOWN]) + (", …" if len(without_file) > KEYS_SHOWN else "")
+        raise ValidationFailed(
+            f"A retrieval check needs the image files: {len(without_file)} images have none ({shown})."
+        )
+
+    # The CLIP_* settings unless a model is named; a named model brings its own weights.
+    if model is None or (model == settings.CLIP_MODEL and pretrained is None and checkpoint is None):
+        model = settings.CLIP_MODEL
+        pretrained = settings.CLIP_PRETRAINED if pretrained is None else pretrained
+        checkpoint = settings.CLIP_CHECKPOINT if checkpoint is None else checkpoint
+    model, pretrained, checkpoint = model.strip(), (pretrained or "").strip(), (checkpoint or "").strip()
+    if not model:
+        raise ValidationFailed("Name the CLIP model to check.")
+    plan.params = {
+        "clip_model": model,
+        "clip_pretrained": pretrained,
+        "clip_checkpoint": checkpoint,
+        "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX if prompt_prefix is None else prompt_prefix,
+        "image_orientation": orientation,
+        "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
+    }
+    if not plan.name:
+        plan.name = f"{model} on {where.removeprefix('the ')}"[:200]
+    return plan
+
+
+def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -> RetrievalCheck:
+    """Store a planned check and its embedding chunks; send them to the workers on commit.
+
+    Image chunks come first (their embeddings are shared with metric runs), then each language's
+    text chunks; the recall chunks are created now and sent once every embedding chunk is done.
+    Raises :class:`JobsUnavailable` (after the check is stored and marked failed) when the broker is
+    unreachable. In eager mode (tests, the embedded default) the check has run when this returns.
+    """
+    size = plan.params["chunk_size"]
+    params = plan.params
+    with transaction.atomic():
+        check = RetrievalCheck.objects.create(
+            name=plan.name,
+            source=plan.source,
+            languages=plan.languages,
+            params=params,
+            model_key=clip_model_key(
+                model=params["clip_model"],
+                pretrained=params["clip_pretrained"],
+                checkpoint=params["clip_checkpoint"],
+            ),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        check.campaigns.set(plan.campaigns)
+        check.reference_sets.set(plan.reference_sets)
+        images = plan.image_ids
+        chunks = [
+            RetrievalChunk(
+                retrieval_check=check,
+                kind=RetrievalChunkKind.IMAGES,
+                index=i,
+                payload=images[start : start + size],
+            )
+            for i, start in enumerate(range(0, len(images), size))
+        ]
+        for code, pairs in plan.captions.items():
+            chunks += [
+                RetrievalChunk(
+                    retrieval_check=check,
+                    kind=RetrievalChunkKind.TEXTS,
+                    language=code,
+                    index=i,
+                    payload=[list(pair) for pair in pairs[start : start + size]],
+                )
+                for i, start in enumerate(range(0, len(pairs), size))
+            ]
+            chunks.append(
+                RetrievalChunk(retrieval_check=check, kind=RetrievalChunkKind.RECALL, language=code, index=0)
+            )
+        RetrievalChunk.objects.bulk_create(chunks)
+        check.chunks_total = len(chunks)
+        check.save(update_fields=["chunks_total", "updated_at"])
+        if enqueue:
+            retrieval_check_enqueue(check=check)
+    return check
+
+
+def retrieval_check_create(*, user=None, enqueue: bool = True, **plan_args) -> RetrievalCheck:
+    """Plan (:func:`retrieval_check_plan`, which raises before anything is stored), then store and enqueue."""
+    return retrieval_check_store(plan=retrieval_check_plan(**plan_args), user=user, enqueue=enqueue)
+
+
+def retrieval_check_enqueue(*, check: RetrievalCheck) -> None:
+    """Send the check's pending chunks that may run now, once the current transaction commits."""
+    check_id = check.pk
+    transaction.on_commit(lambda: _send_ready_chunks(check_id))
+
+
+def ready_chunk_ids(check_id: int) -> list[int]:
+    """Pending chunks that may run: embedding chunks, and recall chunks once no embedding chunk is left."""
+    pending = RetrievalChunk.objects.filter(retrieval_check_id=check_id, status=ChunkStatus.PENDING)
+    embeddings_left = RetrievalChunk.objects.filter(
+        retrieval_check_id=check_id, kind__in=EMBEDDING_KINDS
+    ).exclude(status=ChunkStatus.DONE)
+    if embeddings_left.exists():
+        pending = pending.filter(kind__in=EMBEDDING_KINDS)
+    # Images first: every language's recall needs them, and metric runs share them.
+    order = {RetrievalChunkKind.IMAGES: 0, RetrievalChunkKind.TEXTS: 1, RetrievalChunkKind.RECALL: 2}
+    rows = sorted(
+        pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
+    )
+    return [pk for pk, *_ in rows]
+
+
+def _send_ready_chunks(check_id: int) -> int:
+    RetrievalCheck.objects.filter(pk=check_id, status=RunStatus.PENDING).update(
+        status=RunStatus.QUEUED, queued_at=timezone.now(), updated_at=timezone.now()
+    )
+    return send_chunks(check_id, ready_chunk_ids(check_id))
+
+
+def send_chunks(check_id: int, chunk_ids: list[int]) -> int:
+    from evaluation.metrics.retrieval_checks.tasks import compute_retrieval_chunk
+
+    for chunk_id in chunk_ids:
+        try:
+            compute_retrieval_chunk.apply_async(
+                args=[chunk_id], retry=True, retry_policy=PUBLISH_RETRY_POLICY
+            )
+        except BROKER_ERRORS as exc:
+            message = f"could not be queued: the job broker is unreachable ({exc})"
+            log.error("retrieval check %s %s", check_id, message)
+            RetrievalCheck.objects.filter(pk=check_id).exclude(status=RunStatus.SUCCEEDED).update(
+                status=RunStatus.FAILED, error=message, finished_at=timezone.now(), updated_at=timezone.now()
+            )
+            raise JobsUnavailable(
+                f"Retrieval check #{check_id} {message}. Once the broker is back, resume it "
+                f"(manage.py clip_retrieval --resume {check_id}, or the admin action).",
+                details={"check_id": check_id},
+            ) from exc
+    return len(chunk_ids)
+
+
+@dataclass(frozen=True)
+class CheckResumeResult:
+    check: RetrievalCheck
+    requeued: int
+    running: int
+
+
+def retrieval_check_resume(*, check_id: int, enqueue: bool = True) -> CheckResumeResult:
+    """Put every chunk that is not done and has no live worker back to pending, and send those that
+    may run (on commit). Locks the check row. Idempotent: a succeeded check is left as it is; a check
+    whose chunks are all done is finalised. Raises NotFound, and JobsUnavailable from the commit."""
+    from evaluation.metrics.retrieval_checks.jobs import retrieval_check_finalise
+
+    with transaction.atomic():
+        check = RetrievalCheck.objects.select_for_update().filter(pk=check_id).first()
+        if check is None:
+            raise NotFound(f"There is no retrieval check #{check_id}.")
+        if check.status == RunStatus.SUCCEEDED:
+            return CheckResumeResult(check=check, requeued=0, running=0)
+        requeued = check.chunks.claimable().update(
+            status=ChunkStatus.PENDING, error="", updated_at=timezone.now()
+        )
+        running = check.chunks.filter(status=ChunkStatus.RUNNING).count()
+        if requeued == 0 and running == 0:
+            retrieval_check_finalise(check)
+            return CheckResumeResult(check=check, requeued=0, running=0)
+        if requeued:
+            check.status = RunStatus.QUEUED
+            check.queued_at = timezone.now()
+            check.error = ""
+            check.finished_at = None
+            check.save(update_fields=["status", "queued_at", "error", "finished_at", "updated_at"])
+            if enqueue:
+                retrieval_check_enqueue(check=check)
+    return CheckResumeResult(check=check, requeued=requeued, running=running)
+
+
+def retrieval_chunks_requeue_orphaned() -> int:
+    """Queue again the orphaned chunks (worker silent for ``METRIC_CHUNK_ORPHAN_SECONDS``) of queued or
+    running checks; returns how many. Called by the beat; idempotent."""
+    active = [RunStatus.QUEUED, RunStatus.RUNNING]
+    check_ids = sorted(
+        set(
+            RetrievalChunk.objects.orphaned()
+            .filter(retrieval_check__status__in=active)
+            .values_list("retrieval_check_id", flat=True)
+        )
+    )
+    requeued = 0
+    for check_id in check_ids:
+        with transaction.atomic():
+            check = RetrievalCheck.objects.select_for_update().filter(pk=check_id, status__in=active).first()
+            if check is None:
+                continue
+            count = check.chunks.orphaned().update(
+                status=ChunkStatus.PENDING, error="", updated_at=timezone.now()
+            )
+            if count:
+                log.warning("retrieval check %s: %s orphaned chunks queued again", check_id, count)
+                requeued += count
+                retrieval_check_enqueue(check=check)
+    return requeued
