@@ -3,15 +3,18 @@ per-language table and figure (R@1 by language, English marked), resume it."""
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseRedirect
-from django.urls import path, reverse
+from django.urls import re_path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
 from annotation.models import Campaign, CampaignKind
+from core.converters import IdConverter
 from core.errors import DomainError
 from evaluation.metrics.retrieval_checks.selectors import check_trust, retrieval_check_queryset
 from evaluation.metrics.retrieval_checks.services import (
@@ -170,19 +173,23 @@ class RetrievalCheckAdmin(StyledModelAdmin):
 
     def get_urls(self):
         return [
-            path(
-                "<int:check_id>/figure.<str:fmt>",
+            # Anything before "/figure." reaches the view, which answers 404 for what is not an id or
+            # a format: a narrower pattern would hand hostile values to the admin's catch-all (301).
+            re_path(
+                r"^(?P<check_id>.+)/figure\.(?P<fmt>.+)$",
                 self.admin_site.admin_view(self.figure_view),
                 name="evaluation_retrievalcheck_figure",
             ),
             *super().get_urls(),
         ]
 
-    def figure_view(self, request, check_id: int, fmt: str):
+    def figure_view(self, request, check_id: str, fmt: str):
         """R@1 by language, English marked, flagged languages hatched (PNG or SVG), rendered now."""
         if not self.has_view_permission(request):
             raise PermissionDenied
-        check = RetrievalCheck.objects.filter(pk=check_id).first()
+        if not re.fullmatch(IdConverter.regex, str(check_id)):
+            raise Http404("No such check.")
+        check = RetrievalCheck.objects.filter(pk=int(check_id)).first()
         if fmt not in CONTENT_TYPES or check is None or not check.results:
             raise Http404("No such figure: the check has no results yet.")
         title = f"Retrieval check #{check.pk}: text→image R@1 by language, {check.model_label}"
