@@ -514,6 +514,30 @@ def test_clip_metrics_are_stored_and_image_embeddings_cached(
     assert ClipEmbedding.objects.filter(kind="image").count() == 4
 
 
+def test_chunks_of_a_run_share_the_cache_so_nothing_is_embedded_twice(
+    setup, tiny_clip, django_capture_on_commit_callbacks
+):
+    """Four CLIP chunks (2 systems x images 3 + 1) run one after the other, as two workers would take them:
+    the second system's chunks find the images and the shared references stored by the first's."""
+    from evaluation.metrics.clip import text_hash
+
+    run = run_now(setup, django_capture_on_commit_callbacks, metrics=list(CLIP_METRICS))
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    distinct_texts = {t for texts in CAPTIONS.values() for t in texts} | {t for refs in REFERENCES for t in refs}
+    # Each image and each text embedded exactly once over the four chunks; the rest read from the cache.
+    assert run.timings["images_embedded"] == 4 and run.timings["images_cached"] == 4
+    assert run.timings["texts_embedded"] == len(distinct_texts) == 16
+    assert run.timings["texts_cached"] == 8  # sys-b's chunks: the 8 references
+    rows = ClipEmbedding.objects.filter(kind="text")
+    assert sorted(rows.values_list("content_hash", flat=True)) == sorted(text_hash(t) for t in distinct_texts)
+
+    # A second run of the same model embeds nothing at all.
+    again = run_now(setup, django_capture_on_commit_callbacks, metrics=list(CLIP_METRICS))
+    assert again.timings["images_embedded"] == 0 and again.timings["texts_embedded"] == 0
+    assert again.timings["texts_cached"] == 2 * (4 + 8)
+    assert ClipEmbedding.objects.count() == 4 + 16
+
+
 def test_image_orientation_is_recorded_and_keys_the_embedding_cache(
     setup, tiny_clip, django_capture_on_commit_callbacks
 ):
