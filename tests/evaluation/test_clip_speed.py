@@ -32,7 +32,24 @@ from tests.evaluation.clip_tiny import (
     save_tiny_checkpoint,
 )
 
-WORDS = ["ein", "hund", "katze", "rennt", "über", "den", "strand", "rot", "blau", "zwei", "kinder", "spielen", "im", "park", "bus", "straße"]
+WORDS = [
+    "ein",
+    "hund",
+    "katze",
+    "rennt",
+    "über",
+    "den",
+    "strand",
+    "rot",
+    "blau",
+    "zwei",
+    "kinder",
+    "spielen",
+    "im",
+    "park",
+    "bus",
+    "straße",
+]
 
 
 def _texts(n, seed=0):

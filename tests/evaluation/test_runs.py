@@ -523,7 +523,9 @@ def test_chunks_of_a_run_share_the_cache_so_nothing_is_embedded_twice(
 
     run = run_now(setup, django_capture_on_commit_callbacks, metrics=list(CLIP_METRICS))
     assert run.status == RunStatus.SUCCEEDED, run.error
-    distinct_texts = {t for texts in CAPTIONS.values() for t in texts} | {t for refs in REFERENCES for t in refs}
+    distinct_texts = {t for texts in CAPTIONS.values() for t in texts} | {
+        t for refs in REFERENCES for t in refs
+    }
     # Each image and each text embedded exactly once over the four chunks; the rest read from the cache.
     assert run.timings["images_embedded"] == 4 and run.timings["images_cached"] == 4
     assert run.timings["texts_embedded"] == len(distinct_texts) == 16
