@@ -357,22 +357,32 @@ class CorpusScore(TimeStamped):
         return f"{self.metric}={self.value:.4f} ({self.system_id})"
 
 
+class EmbeddingKind(models.TextChoices):
+    IMAGE = "image", "image"
+    TEXT = "text", "text"
+
+
 class ClipEmbedding(TimeStamped):
-    """A cached CLIP image embedding per (model weights + preprocessing, image file content)."""
+    """A cached CLIP embedding of an image file or of a text, per model key (weights, preprocessing,
+    precision) and sha256 of the content (the file's bytes, or the text's UTF-8 as embedded)."""
 
     model_id = models.CharField(max_length=300)
+    kind = models.CharField(max_length=5, choices=EmbeddingKind.choices, default=EmbeddingKind.IMAGE)
     content_hash = models.CharField(max_length=64)
     vector = models.BinaryField(help_text="float32 little-endian bytes of the L2-normalised embedding.")
     dim = models.PositiveIntegerField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["model_id", "content_hash"], name="clip_embedding_unique"),
+            models.UniqueConstraint(
+                fields=["model_id", "kind", "content_hash"], name="clip_embedding_unique_kind"
+            ),
             models.CheckConstraint(condition=Q(dim__gte=1), name="clip_embedding_dim"),
+            models.CheckConstraint(condition=Q(kind__in=["image", "text"]), name="clip_embedding_kind"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.model_id} / {self.content_hash[:12]}"
+        return f"{self.model_id} / {self.kind} {self.content_hash[:12]}"
 
 
 class LanguageStatistics(Language):

@@ -285,6 +285,24 @@ if CLIP_IMAGE_ORIENTATION not in ("exif", "stored"):
 CLIP_UNRELIABLE_R1_RATIO = env.float("CLIP_UNRELIABLE_R1_RATIO", default=0.5)
 if not 0 < CLIP_UNRELIABLE_R1_RATIO <= 1:
     raise ImproperlyConfigured(f"CLIP_UNRELIABLE_R1_RATIO must be in (0, 1], not {CLIP_UNRELIABLE_R1_RATIO}")
+# CLIP inference speed (README "CLIPScore at XM3600 scale"). CLIP_TORCH_THREADS: torch's CPU threads
+# per worker process (0: torch's default, one per core); give each of N worker processes on a machine
+# cores/N. CLIP_IMAGE_LOADER_THREADS: threads decoding the next batch of images while the model works
+# on this one (0: decode in line). CLIP_TEXT_BATCH_SIZE: texts per forward pass (batches are formed by
+# length and padded to their longest text). CLIP_AUTOCAST: '' computes in fp32; 'bf16' or 'fp16' runs
+# the forward passes in half precision (for CUDA; slower on CPUs without native bf16); each worker
+# first checks on a sample that no CLIPScore moves by more than CLIP_AUTOCAST_TOLERANCE against fp32.
+CLIP_TORCH_THREADS = env.int("CLIP_TORCH_THREADS", default=0)
+CLIP_IMAGE_LOADER_THREADS = env.int("CLIP_IMAGE_LOADER_THREADS", default=2)
+CLIP_TEXT_BATCH_SIZE = env.int("CLIP_TEXT_BATCH_SIZE", default=64)
+CLIP_AUTOCAST = env.str("CLIP_AUTOCAST", default="")
+CLIP_AUTOCAST_TOLERANCE = env.float("CLIP_AUTOCAST_TOLERANCE", default=0.01)
+if CLIP_AUTOCAST not in ("", "bf16", "fp16"):
+    raise ImproperlyConfigured(f"CLIP_AUTOCAST must be empty, bf16 or fp16, not {CLIP_AUTOCAST!r}")
+if CLIP_TORCH_THREADS < 0 or CLIP_IMAGE_LOADER_THREADS < 0 or CLIP_TEXT_BATCH_SIZE < 1:
+    raise ImproperlyConfigured(
+        "CLIP_TORCH_THREADS and CLIP_IMAGE_LOADER_THREADS must be 0 or more, CLIP_TEXT_BATCH_SIZE 1 or more"
+    )
 # Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
 METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
 # METEOR runs the METEOR 1.5 jar under Java (README "METEOR"). Empty METEOR_JAR: the jar that ships

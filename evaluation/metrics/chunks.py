@@ -41,8 +41,9 @@ from evaluation.metrics.clip import (
     embed_texts,
     refclipscore,
 )
+from evaluation.metrics.clip.embedding import pixel_batches
 from evaluation.metrics.clip.hashing import is_content_hash
-from evaluation.metrics.clip_models import clip_model_get
+from evaluation.metrics.clip_models import clip_autocast_verify, clip_model_get
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.metrics.runs import CIDER_DF_REFSET, meteor_config, package_versions
 from evaluation.metrics.selectors import reference_texts, system_captions
@@ -56,6 +57,7 @@ from evaluation.models import (
     ChunkKind,
     ChunkStatus,
     CorpusScore,
+    EmbeddingKind,
     Metric,
     MetricChunk,
     MetricRun,
@@ -170,14 +172,22 @@ def _image_loader(name: str, key: str):
     return load
 
 
+# Pairs of a chunk on which a worker checks, once, that autocast stays within its tolerance.
+AUTOCAST_SAMPLE = 8
+
+
 def _compute_clip(chunk: MetricChunk) -> ChunkResult:
     run = chunk.run
     params = run.params
     metrics = [m for m in run.metrics if m in CLIP_METRICS]
+    # Runs from before the setting existed computed in fp32 (no "clip_autocast" param).
+    autocast = params.get("clip_autocast", "")
     loaded = clip_model_get(
         model=params["clip_model"],
         pretrained=params.get("clip_pretrained", ""),
         checkpoint=params.get("clip_checkpoint", ""),
+        autocast=autocast,
+        threads=settings.CLIP_TORCH_THREADS,
     )
     candidates = _candidates(chunk)
     files = {
@@ -195,18 +205,39 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
             raise ChunkDataError(f"image “{key}” has a malformed content hash ({content_hash[:20]!r})")
         items.append((content_hash, _image_loader(name, key)))
 
-    cache = DbEmbeddingCache()
+    image_cache = DbEmbeddingCache(EmbeddingKind.IMAGE)
+    text_cache = DbEmbeddingCache(EmbeddingKind.TEXT)
     prefix = params.get("clip_prompt_prefix", "")
     # Runs from before the setting existed were computed upright (EXIF applied).
     orientation = params.get("image_orientation") or DEFAULT_IMAGE_ORIENTATION
-    image_emb = embed_images_cached(loaded, items, cache, orientation=orientation)
-    cand_emb = embed_texts(loaded, list(candidates.values()), prefix)
+    if autocast:
+        sample = list(range(min(AUTOCAST_SAMPLE, len(items))))
+        _, pixels = next(
+            pixel_batches(
+                loaded, [items[i][1] for i in sample], len(sample), orientation=orientation, loader_threads=0
+            )
+        )
+        clip_autocast_verify(
+            loaded,
+            [candidates[chunk.image_ids[i]] for i in sample],
+            pixels,
+            tolerance=settings.CLIP_AUTOCAST_TOLERANCE,
+        )
+    image_emb = embed_images_cached(
+        loaded, items, image_cache, orientation=orientation, loader_threads=settings.CLIP_IMAGE_LOADER_THREADS
+    )
+    # Candidates and references in one call: a text that is both, or repeats, is embedded once, and
+    # references another system's chunk already embedded come from the cache.
+    texts = list(candidates.values())
+    references = _references(chunk) if Metric.REFCLIPSCORE in metrics else None
+    if references is not None:
+        texts += [text for image_id in chunk.image_ids for text in references[image_id]]
+    text_emb = embed_texts(loaded, texts, prefix, settings.CLIP_TEXT_BATCH_SIZE, cache=text_cache)
+    cand_emb = text_emb[: len(candidates)]
     per_clip = clipscore(image_emb, cand_emb)
     columns = {Metric.CLIPSCORE.value: per_clip}
-    if Metric.REFCLIPSCORE in metrics:
-        references = _references(chunk)
-        flat = [text for image_id in chunk.image_ids for text in references[image_id]]
-        ref_emb = embed_texts(loaded, flat, prefix)
+    if references is not None:
+        ref_emb = text_emb[len(candidates) :]
         bounds = np.cumsum([0] + [len(references[image_id]) for image_id in chunk.image_ids])
         per_caption_refs = [ref_emb[bounds[i] : bounds[i + 1]] for i in range(len(chunk.image_ids))]
         columns[Metric.REFCLIPSCORE.value] = refclipscore(per_clip, cand_emb, per_caption_refs)
@@ -222,14 +253,17 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         model_id=loaded.model_id,
         prompt_prefix=prefix,
         orientation=orientation,
+        autocast=autocast,
     )
     return ChunkResult(
         metrics=metrics,
         rows=rows,
         signatures=dict.fromkeys(metrics, signature),
         stats={
-            "images_embedded": cache.stored,
-            "images_cached": cache.hits,
+            "images_embedded": image_cache.stored,
+            "images_cached": image_cache.hits,
+            "texts_embedded": text_cache.stored,
+            "texts_cached": text_cache.hits,
             "clip_model_id": loaded.model_id,
             "image_orientation": orientation,
         },

@@ -1,4 +1,4 @@
-"""CLIP image embeddings cached in the database, shared by every worker on every machine."""
+"""CLIP embeddings (of image files and of texts) cached in the database, shared by every worker."""
 
 from __future__ import annotations
 
@@ -6,23 +6,24 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from evaluation.models import ClipEmbedding
+from evaluation.models import ClipEmbedding, EmbeddingKind
 
 # Rows per query: keeps IN lists and INSERT statements well below every backend's limits.
 BATCH = 500
 
 
 class DbEmbeddingCache:
-    """:class:`evaluation.metrics.clip.ImageEmbeddingCache` on the ``ClipEmbedding`` table.
+    """:class:`evaluation.metrics.clip.EmbeddingCache` on the ``ClipEmbedding`` table, for one ``kind``.
 
-    Keyed by (``LoadedClip.model_id``, sha256 of the image file), so a re-run, another run
-    or another worker only computes the embeddings nobody has stored yet. ``put_many`` is
-    a bulk insert that ignores rows another worker stored meanwhile (their vectors are the
-    same). ``stored`` counts the vectors this instance was asked to store: the images it
-    had to compute.
+    Keyed by (``LoadedClip.embedding_key``, ``kind``, sha256 of the image file or of the text),
+    so a re-run, another run or another worker only computes the embeddings nobody has stored
+    yet. ``put_many`` is a bulk insert that ignores rows another worker stored meanwhile (their
+    vectors are the same). ``stored`` counts the vectors this instance was asked to store (the
+    ones it had to compute), ``hits`` those it found.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = EmbeddingKind.IMAGE) -> None:
+        self.kind = EmbeddingKind(kind)
         self.stored = 0
         self.hits = 0
 
@@ -31,7 +32,7 @@ class DbEmbeddingCache:
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(wanted), BATCH):
             rows = ClipEmbedding.objects.filter(
-                model_id=model_id, content_hash__in=wanted[start : start + BATCH]
+                model_id=model_id, kind=self.kind, content_hash__in=wanted[start : start + BATCH]
             ).values_list("content_hash", "vector", "dim")
             for content_hash, vector, dim in rows:
                 array = np.frombuffer(bytes(vector), dtype="<f4")
@@ -49,7 +50,11 @@ class DbEmbeddingCache:
                 raise ValueError(f"an embedding must be a 1-D vector, got shape {array.shape}")
             rows.append(
                 ClipEmbedding(
-                    model_id=model_id, content_hash=content_hash, vector=array.tobytes(), dim=array.size
+                    model_id=model_id,
+                    kind=self.kind,
+                    content_hash=content_hash,
+                    vector=array.tobytes(),
+                    dim=array.size,
                 )
             )
         ClipEmbedding.objects.bulk_create(rows, batch_size=BATCH, ignore_conflicts=True)

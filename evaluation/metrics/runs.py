@@ -332,6 +332,8 @@ def metric_run_plan(
             "clip_chunk_size": settings.METRIC_CLIP_CHUNK_SIZE,
             "image_orientation": orientation,
         }
+        if settings.CLIP_AUTOCAST:  # fp32 runs keep the parameters they always had
+            plan.params["clip_autocast"] = settings.CLIP_AUTOCAST
         # Completed by the worker, which knows the checkpoint's hash (see chunks._compute_clip).
         clip_sig = clip_signature(
             model=plan.params["clip_model"],
@@ -339,6 +341,7 @@ def metric_run_plan(
             checkpoint=plan.params["clip_checkpoint"],
             prompt_prefix=plan.params["clip_prompt_prefix"],
             orientation=orientation,
+            autocast=settings.CLIP_AUTOCAST,
         )
         plan.signatures |= dict.fromkeys(plan.clip_metrics, clip_sig)
     return plan

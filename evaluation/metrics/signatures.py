@@ -43,6 +43,7 @@ def clip_signature(
     model_id: str = "",
     prompt_prefix: str = "",
     orientation: str,
+    autocast: str = "",
 ) -> str:
     """The signature of CLIPScore / RefCLIPScore numbers.
 
@@ -50,13 +51,15 @@ def clip_signature(
     SHA-256); without it, a ``checkpoint`` path gives ``ckpt:pending``. ``orientation`` is how images
     were oriented before embedding (``exif`` or ``stored``, see ``evaluation.metrics.clip``). The prompt prefix is written
     as a JSON string (``|`` escaped), so any prefix, the empty one included, is unambiguous.
+    ``autocast`` (``bf16``/``fp16``) adds ``|prec:<it>``; fp32 adds nothing, so signatures from
+    before the setting existed still match.
     """
     found = _CHECKPOINT_HASH.search(model_id or "")
     ckpt = f"sha256-{found.group(1)}" if found else "pending" if checkpoint else "none"
     prompt = json.dumps(prompt_prefix or "", ensure_ascii=False).replace("|", "\\u007c")
     return (
         f"clip:{model}|weights:{pretrained or 'none'}|ckpt:{ckpt}|prompt:{prompt}"
-        f"|orient:{orientation}|impl:clip-{CLIP_IMPL_VERSION}"
+        f"|orient:{orientation}{f'|prec:{autocast}' if autocast else ''}|impl:clip-{CLIP_IMPL_VERSION}"
     )
 
 

@@ -473,12 +473,12 @@ def test_clip_metrics_are_stored_and_image_embeddings_cached(
     from evaluation.metrics.clip import embedding
 
     metrics = ["BLEU-4", *CLIP_METRICS]
-    with mock.patch.object(embedding, "embed_images", wraps=embedding.embed_images) as spy:
+    with mock.patch.object(embedding, "pixel_batches", wraps=embedding.pixel_batches) as spy:
         run = run_now(setup, django_capture_on_commit_callbacks, metrics=metrics)
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert run.chunks_total == 2 * (1 + 2)  # per system: text, and CLIP chunks of 3 + 1 images
     assert CaptionScore.objects.filter(run=run).count() == 2 * 4 * 3
-    assert ClipEmbedding.objects.count() == 4  # the two systems share the images
+    assert ClipEmbedding.objects.filter(kind="image").count() == 4  # the two systems share the images
     assert run.timings["images_embedded"] == 4 and spy.call_count >= 1
 
     # The stored numbers are the engine's, computed independently here.
@@ -506,12 +506,38 @@ def test_clip_metrics_are_stored_and_image_embeddings_cached(
         assert corpus == pytest.approx(report.corpus_clipscore, abs=1e-6)
 
     # A second run computes no image embedding: all of them come from the database.
-    with mock.patch.object(embedding, "embed_images", wraps=embedding.embed_images) as spy:
+    with mock.patch.object(embedding, "pixel_batches", wraps=embedding.pixel_batches) as spy:
         again = run_now(setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"])
     assert again.status == RunStatus.SUCCEEDED
     assert spy.call_count == 0
     assert again.timings["images_embedded"] == 0 and again.timings["images_cached"] == 8
-    assert ClipEmbedding.objects.count() == 4
+    assert ClipEmbedding.objects.filter(kind="image").count() == 4
+
+
+def test_chunks_of_a_run_share_the_cache_so_nothing_is_embedded_twice(
+    setup, tiny_clip, django_capture_on_commit_callbacks
+):
+    """Four CLIP chunks (2 systems x images 3 + 1) run one after the other, as two workers would take them:
+    the second system's chunks find the images and the shared references stored by the first's."""
+    from evaluation.metrics.clip import text_hash
+
+    run = run_now(setup, django_capture_on_commit_callbacks, metrics=list(CLIP_METRICS))
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    distinct_texts = {t for texts in CAPTIONS.values() for t in texts} | {
+        t for refs in REFERENCES for t in refs
+    }
+    # Each image and each text embedded exactly once over the four chunks; the rest read from the cache.
+    assert run.timings["images_embedded"] == 4 and run.timings["images_cached"] == 4
+    assert run.timings["texts_embedded"] == len(distinct_texts) == 16
+    assert run.timings["texts_cached"] == 8  # sys-b's chunks: the 8 references
+    rows = ClipEmbedding.objects.filter(kind="text")
+    assert sorted(rows.values_list("content_hash", flat=True)) == sorted(text_hash(t) for t in distinct_texts)
+
+    # A second run of the same model embeds nothing at all.
+    again = run_now(setup, django_capture_on_commit_callbacks, metrics=list(CLIP_METRICS))
+    assert again.timings["images_embedded"] == 0 and again.timings["texts_embedded"] == 0
+    assert again.timings["texts_cached"] == 2 * (4 + 8)
+    assert ClipEmbedding.objects.count() == 4 + 16
 
 
 def test_image_orientation_is_recorded_and_keys_the_embedding_cache(
@@ -523,7 +549,7 @@ def test_image_orientation_is_recorded_and_keys_the_embedding_cache(
     assert first.params["image_orientation"] == "exif"
     assert first.timings["image_orientation"] == "exif"
     model_id = first.timings["clip_model_id"]
-    assert set(ClipEmbedding.objects.values_list("model_id", flat=True)) == {model_id}
+    assert set(ClipEmbedding.objects.filter(kind="image").values_list("model_id", flat=True)) == {model_id}
 
     # A run asking for the pixels as stored never reuses the upright embeddings: it computes its own.
     stored = run_now(
@@ -533,8 +559,11 @@ def test_image_orientation_is_recorded_and_keys_the_embedding_cache(
     assert stored.params["image_orientation"] == "stored"
     # 4 images embedded again; the second system's chunk then finds them under the stored key.
     assert stored.timings["images_embedded"] == 4 and stored.timings["images_cached"] == 4
-    assert ClipEmbedding.objects.filter(model_id=model_id).count() == 4
-    assert ClipEmbedding.objects.filter(model_id=f"{model_id}|image_orientation=stored").count() == 4
+    assert ClipEmbedding.objects.filter(model_id=model_id, kind="image").count() == 4
+    assert (
+        ClipEmbedding.objects.filter(model_id=f"{model_id}|image_orientation=stored", kind="image").count()
+        == 4
+    )
 
     # The setting changes the default; a text-only run has no CLIP parameters to record.
     with override_settings(CLIP_IMAGE_ORIENTATION="stored"):

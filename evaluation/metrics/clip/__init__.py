@@ -7,14 +7,15 @@ is loaded or used, so importing this package is cheap.
 from .compat import ensure_torchvision_loadable
 from .embedding import (
     DEFAULT_IMAGE_ORIENTATION,
+    IMAGE_LOADER_THREADS,
     IMAGE_ORIENTATIONS,
     DirectoryEmbeddingCache,
+    EmbeddingCache,
     ImageEmbeddingCache,
     InMemoryEmbeddingCache,
     apply_prompt_prefix,
     embed_images,
     embed_images_cached,
-    embed_texts,
     embedding_cache_key,
     image_orientation_check,
     image_rgb,
@@ -28,6 +29,14 @@ from .loading import (
     load_clip,
     register_model_config,
 )
+from .runtime import (
+    AUTOCAST_CHOICES,
+    AUTOCAST_TOLERANCE,
+    AutocastCheck,
+    autocast_check,
+    autocast_choice_check,
+    set_torch_threads,
+)
 from .scoring import (
     DEFAULT_PROMPT_PREFIX,
     DEFAULT_W,
@@ -39,8 +48,12 @@ from .scoring import (
     refclipscore,
     score_clip,
 )
+from .texts import TEXT_BATCH_SIZE, embed_texts, text_hash, text_trimming
 
 __all__ = [
+    "AUTOCAST_CHOICES",
+    "AUTOCAST_TOLERANCE",
+    "AutocastCheck",
     "DEFAULT_IMAGE_ORIENTATION",
     "DEFAULT_MODEL",
     "DEFAULT_PRETRAINED",
@@ -48,12 +61,17 @@ __all__ = [
     "DEFAULT_W",
     "ClipScoreReport",
     "ClipUnavailable",
+    "IMAGE_LOADER_THREADS",
     "IMAGE_ORIENTATIONS",
+    "TEXT_BATCH_SIZE",
     "DirectoryEmbeddingCache",
+    "EmbeddingCache",
     "ImageEmbeddingCache",
     "InMemoryEmbeddingCache",
     "LoadedClip",
     "apply_prompt_prefix",
+    "autocast_check",
+    "autocast_choice_check",
     "clipscore",
     "content_hash",
     "corpus_score",
@@ -70,4 +88,7 @@ __all__ = [
     "refclipscore",
     "register_model_config",
     "score_clip",
+    "set_torch_threads",
+    "text_hash",
+    "text_trimming",
 ]

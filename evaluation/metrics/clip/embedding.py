@@ -1,11 +1,17 @@
-"""Batched CLIP embeddings of images and texts, and a cache for image embeddings.
+"""Batched CLIP embeddings of images, the embedding caches, and the image orientation setting.
 
 All embeddings are L2-normalised float32 numpy arrays of shape ``(n, embed_dim)``.
 Image embeddings are keyed by the sha256 of the image file's bytes (:func:`content_hash`)
-and by :func:`embedding_cache_key` (``LoadedClip.model_id`` and the image orientation), so a
-re-uploaded copy of the same file is not recomputed and embeddings of different weights or
-orientations never mix. Text embeddings are not cached: captions are cheap to encode and
-rarely repeat.
+and by :func:`embedding_cache_key` (``LoadedClip.embedding_key`` and the image orientation), so a
+re-uploaded copy of the same file is not recomputed and embeddings of different weights,
+precisions or orientations never mix. Text embeddings (:mod:`.texts`) use the same cache
+interface, keyed by the sha256 of the text.
+
+Images are decoded and preprocessed by a small thread pool one batch ahead of the model
+(``loader_threads``), so that decoding overlaps inference. Threads, not DataLoader worker
+processes: a Celery prefork worker is a daemon process and may not start children, and PIL's
+decoders and resizers release the GIL, so threads overlap as well. With ``loader_threads=0``
+everything runs in the calling thread, in order.
 
 Image orientation (:data:`IMAGE_ORIENTATIONS`)
     ``"exif"`` (the platform's default) turns the pixels upright by the file's EXIF orientation
@@ -26,7 +32,9 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -34,6 +42,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from .hashing import content_hash, is_content_hash
+from .runtime import inference
 
 if TYPE_CHECKING:
     from .loading import LoadedClip
@@ -41,23 +50,28 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_IMAGE_ORIENTATION",
     "IMAGE_ORIENTATIONS",
+    "IMAGE_LOADER_THREADS",
     "DirectoryEmbeddingCache",
+    "EmbeddingCache",
     "ImageEmbeddingCache",
     "ImageInput",
     "InMemoryEmbeddingCache",
     "apply_prompt_prefix",
     "content_hash",
     "embed_images",
-    "embed_texts",
     "embedding_cache_key",
     "image_orientation_check",
     "image_rgb",
+    "normalised_rows",
 ]
 
 ImageInput = Image.Image | str | os.PathLike | bytes
 
 IMAGE_ORIENTATIONS = ("exif", "stored")
 DEFAULT_IMAGE_ORIENTATION = "exif"
+# Decoding threads beside the model: two keep the next batch ready on a 2-core machine without
+# starving the model (benchmarks/bench_clip.py measures it).
+IMAGE_LOADER_THREADS = 2
 
 
 def image_orientation_check(orientation: object) -> str:
@@ -94,10 +108,61 @@ def image_rgb(image: ImageInput, orientation: str = DEFAULT_IMAGE_ORIENTATION) -
         return _oriented(opened, orientation)
 
 
-def _normalised(features) -> np.ndarray:
+def normalised_rows(features) -> np.ndarray:
+    """L2-normalised float32 numpy rows of a torch feature tensor (any dtype, any device)."""
     import torch.nn.functional as F
 
     return F.normalize(features.float(), dim=-1).cpu().numpy().astype(np.float32, copy=False)
+
+
+def _pixels(loaded: LoadedClip, source: ImageInput | Callable[[], ImageInput], orientation: str):
+    image = source() if callable(source) else source
+    return loaded.preprocess(image_rgb(image, orientation))
+
+
+def pixel_batches(
+    loaded: LoadedClip,
+    sources: Sequence[ImageInput | Callable[[], ImageInput]],
+    batch_size: int,
+    *,
+    orientation: str = DEFAULT_IMAGE_ORIENTATION,
+    loader_threads: int = IMAGE_LOADER_THREADS,
+) -> Iterator[tuple[int, object]]:
+    """``(start, pixels)`` per batch of ``sources`` (images, or loaders returning one), preprocessed.
+
+    With ``loader_threads > 0`` the next batch is decoded by a thread pool while the caller
+    works on this one: at most two batches are in memory. An error of a loader is raised when
+    its batch is reached, and the pool is shut down with the generator.
+    """
+    import torch
+
+    starts = range(0, len(sources), batch_size)
+    if loader_threads <= 0:
+        for start in starts:
+            batch = sources[start : start + batch_size]
+            yield start, torch.stack([_pixels(loaded, source, orientation) for source in batch])
+        return
+    pool = ThreadPoolExecutor(max_workers=loader_threads, thread_name_prefix="clip-images")
+    try:
+
+        def submit(start: int):
+            batch = sources[start : start + batch_size]
+            return start, [pool.submit(_pixels, loaded, source, orientation) for source in batch]
+
+        upcoming = iter(starts)
+        queued: deque = deque()
+        for start in (next(upcoming, None), next(upcoming, None)):
+            if start is not None:
+                queued.append(submit(start))
+        while queued:
+            start, futures = queued.popleft()
+            pixels = torch.stack([future.result() for future in futures])
+            following = next(upcoming, None)
+            if following is not None:
+                queued.append(submit(following))
+            yield start, pixels
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def embed_images(
@@ -106,25 +171,25 @@ def embed_images(
     batch_size: int = 32,
     *,
     orientation: str = DEFAULT_IMAGE_ORIENTATION,
+    loader_threads: int = IMAGE_LOADER_THREADS,
 ) -> np.ndarray:
     """Embed images (PIL images, file paths or encoded bytes) in batches; returns ``(n, d)`` float32.
 
-    ``orientation``: ``"exif"`` or ``"stored"`` (see the module docstring)."""
-    import torch
-
+    ``orientation``: ``"exif"`` or ``"stored"`` (see the module docstring). ``loader_threads``:
+    decoding threads that prepare the next batch while this one is embedded (0: none)."""
     if batch_size < 1:
         raise ValueError("batch_size must be positive")
     image_orientation_check(orientation)
-    chunks = []
-    for start in range(0, len(images), batch_size):
-        pixels = torch.stack(
-            [loaded.preprocess(image_rgb(im, orientation)) for im in images[start : start + batch_size]]
-        )
-        with torch.inference_mode():
-            chunks.append(_normalised(loaded.model.encode_image(pixels.to(loaded.device))))
-    if not chunks:
-        return np.zeros((0, loaded.embed_dim), dtype=np.float32)
-    return np.concatenate(chunks)
+    out = np.zeros((len(images), loaded.embed_dim), dtype=np.float32)
+    batches = pixel_batches(
+        loaded, images, batch_size, orientation=orientation, loader_threads=loader_threads
+    )
+    for start, pixels in batches:
+        with inference(loaded):
+            out[start : start + len(pixels)] = normalised_rows(
+                loaded.model.encode_image(pixels.to(loaded.device))
+            )
+    return out
 
 
 def apply_prompt_prefix(text: str, prompt_prefix: str) -> str:
@@ -133,43 +198,27 @@ def apply_prompt_prefix(text: str, prompt_prefix: str) -> str:
     return f"{prefix} {text}" if prefix else text
 
 
-def embed_texts(
-    loaded: LoadedClip, texts: Sequence[str], prompt_prefix: str = "", batch_size: int = 64
-) -> np.ndarray:
-    """Embed texts, each prefixed with ``prompt_prefix`` (see :func:`apply_prompt_prefix`).
-
-    Texts longer than the model's context are truncated by its tokenizer. Returns ``(n, d)`` float32.
-    """
-    import torch
-
-    if batch_size < 1:
-        raise ValueError("batch_size must be positive")
-    chunks = []
-    for start in range(0, len(texts), batch_size):
-        batch = [apply_prompt_prefix(t, prompt_prefix) for t in texts[start : start + batch_size]]
-        tokens = loaded.tokenizer(batch)
-        with torch.inference_mode():
-            chunks.append(_normalised(loaded.model.encode_text(tokens.to(loaded.device))))
-    if not chunks:
-        return np.zeros((0, loaded.embed_dim), dtype=np.float32)
-    return np.concatenate(chunks)
-
-
 # --- cache ----------------------------------------------------------------------------------------
 
 
 @runtime_checkable
-class ImageEmbeddingCache(Protocol):
-    """Storage of image embeddings per (model_id, content hash).
+class EmbeddingCache(Protocol):
+    """Storage of embeddings per (model key, content hash): of images, or of texts.
 
     ``get_many`` returns only the hashes it holds (a missing hash is simply absent);
     ``put_many`` stores or overwrites. Vectors are 1-D float32 arrays. Implementations
-    must tolerate concurrent writers of the same entry (the values are equal).
+    must tolerate concurrent writers of the same entry (the values are equal). Keep image and
+    text embeddings in separate caches (or separate kinds of one table): the hash of an image
+    file and of a text are hashes of different things.
     """
 
     def get_many(self, model_id: str, content_hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
 
     def put_many(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None: ...
+
+
+# The name from before texts were cached too.
+ImageEmbeddingCache = EmbeddingCache
 
 
 def _as_vector(vector: np.ndarray) -> np.ndarray:
@@ -249,22 +298,26 @@ class DirectoryEmbeddingCache:
 def embed_images_cached(
     loaded: LoadedClip,
     items: Sequence[tuple[str, Callable[[], ImageInput]]],
-    cache: ImageEmbeddingCache,
+    cache: EmbeddingCache,
     batch_size: int = 32,
     *,
     orientation: str = DEFAULT_IMAGE_ORIENTATION,
+    loader_threads: int = IMAGE_LOADER_THREADS,
 ) -> np.ndarray:
     """Embeddings for ``(content_hash, loader)`` items, computing only those missing from ``cache``.
 
-    The cache is read and written under :func:`embedding_cache_key` of the model and
-    ``orientation``, so an embedding of the upright image never serves a run that wants the pixels
-    as stored, nor the reverse.
+    The cache is read and written under :func:`embedding_cache_key` of ``loaded.embedding_key``
+    (the weights, and the autocast precision if any) and ``orientation``, so an embedding of the
+    upright image never serves a run that wants the pixels as stored, nor the reverse.
 
-    A loader is called only for a hash the cache lacks, once per distinct hash, one batch at
-    a time (so at most ``batch_size`` images are in memory); each computed batch is stored
-    before the next is loaded, so an interrupted run resumes where it stopped. Cached vectors
-    of the wrong dimension are recomputed. Returns ``(len(items), d)`` float32 in item order.
+    A loader is called only for a hash the cache lacks, once per distinct hash; the next batch
+    is loaded by ``loader_threads`` threads while this one is embedded (at most two batches in
+    memory); each computed batch is stored before the next is embedded, so an interrupted run
+    resumes where it stopped. Cached vectors of the wrong dimension are recomputed. Returns
+    ``(len(items), d)`` float32 in item order.
     """
+    if batch_size < 1:
+        raise ValueError("batch_size must be positive")
     hashes = [h for h, _ in items]
     bad = [h for h in hashes if not is_content_hash(h)]
     if bad:
@@ -274,19 +327,27 @@ def embed_images_cached(
         loaders.setdefault(h, loader)
     unique = list(loaders)
 
-    key = embedding_cache_key(loaded.model_id, orientation)
+    key = embedding_cache_key(loaded.embedding_key, orientation)
     found = {
         h: np.asarray(v, dtype=np.float32)
         for h, v in cache.get_many(key, unique).items()
         if np.shape(v) == (loaded.embed_dim,)
     }
     missing = [h for h in unique if h not in found]
-    for start in range(0, len(missing), batch_size):
-        batch = missing[start : start + batch_size]
-        vectors = embed_images(
-            loaded, [loaders[h]() for h in batch], batch_size=len(batch), orientation=orientation
+    if missing:
+        batches = pixel_batches(
+            loaded,
+            [loaders[h] for h in missing],
+            batch_size,
+            orientation=orientation,
+            loader_threads=loader_threads,
         )
-        computed = dict(zip(batch, vectors))
+    else:
+        batches = iter(())
+    for start, pixels in batches:
+        with inference(loaded):
+            vectors = normalised_rows(loaded.model.encode_image(pixels.to(loaded.device)))
+        computed = dict(zip(missing[start : start + len(vectors)], vectors))
         cache.put_many(key, computed)
         found.update(computed)
     if not hashes:

@@ -16,6 +16,7 @@ random weights look like numbers but mean nothing.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from typing import Any
 
 from .compat import ensure_torchvision_loadable
 from .hashing import content_hash
+from .runtime import autocast_choice_check
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -57,9 +59,11 @@ class ClipUnavailable(RuntimeError):
 class LoadedClip:
     """A ready-to-use CLIP model.
 
-    ``model_id`` identifies the weights *and* image preprocessing, so it can key cached
-    image embeddings: ``"<model>:<tag>"`` for tag weights, ``"<model>:sha256-<hex>"`` for a
-    checkpoint file, ``"<model>:<tag>:sha256-<hex>"`` for a checkpoint file of a tag.
+    ``model_id`` identifies the weights *and* image preprocessing: ``"<model>:<tag>"`` for tag
+    weights, ``"<model>:sha256-<hex>"`` for a checkpoint file, ``"<model>:<tag>:sha256-<hex>"``
+    for a checkpoint file of a tag. ``autocast`` (``""``, ``"bf16"``, ``"fp16"``; see
+    :mod:`.runtime`) is the precision the forward passes run in; :meth:`with_autocast` gives the
+    same model in another precision. Cached embeddings are keyed by :attr:`embedding_key`.
     """
 
     model: Any  # open_clip CLIP / CustomTextCLIP, in eval mode, on ``device``
@@ -71,6 +75,17 @@ class LoadedClip:
     pretrained: str | None
     checkpoint_path: str | None
     embed_dim: int
+    autocast: str = ""
+
+    @property
+    def embedding_key(self) -> str:
+        """The key cached embeddings of this model are stored under: ``model_id``, plus the precision
+        when it is not fp32 (fp32 keeps the plain ``model_id``, as before autocast existed)."""
+        return f"{self.model_id}|autocast={self.autocast}" if self.autocast else self.model_id
+
+    def with_autocast(self, autocast: str) -> LoadedClip:
+        """This model (the same weights in memory) computing in ``autocast``; ValueError for an unknown one."""
+        return dataclasses.replace(self, autocast=autocast_choice_check(autocast))
 
 
 def _import_open_clip():

@@ -49,9 +49,9 @@ from .embedding import (
     content_hash,
     embed_images,
     embed_images_cached,
-    embed_texts,
     image_orientation_check,
 )
+from .texts import TEXT_BATCH_SIZE, embed_texts
 
 if TYPE_CHECKING:
     from .loading import LoadedClip
@@ -175,16 +175,19 @@ def score_clip(
     *,
     prompt_prefix: str = DEFAULT_PROMPT_PREFIX,
     cache: ImageEmbeddingCache | None = None,
+    text_cache: ImageEmbeddingCache | None = None,
     w: float = DEFAULT_W,
     image_batch_size: int = 32,
-    text_batch_size: int = 64,
+    text_batch_size: int = TEXT_BATCH_SIZE,
     image_orientation: str = DEFAULT_IMAGE_ORIENTATION,
 ) -> ClipScoreReport:
     """Score ``candidates[key]`` against ``images[key]`` (and ``references[key]`` if given).
 
     Images are file paths, encoded bytes or PIL images; the embeddings of files and bytes go
     through ``cache`` (a per-call in-memory cache if None), keyed by ``loaded.model_id`` and the
-    sha256 of their bytes. ``prompt_prefix`` is prepended to candidates and references alike.
+    sha256 of their bytes. Candidates and references are embedded together, each distinct text
+    once, through ``text_cache`` when given (keyed by the model and the text's sha256).
+    ``prompt_prefix`` is prepended to candidates and references alike.
     ``image_orientation``: ``"exif"`` (upright, as annotators see it) or ``"stored"`` (as the
     reference CLIPScore code reads the file); see :mod:`.embedding`.
     Raises ValueError when a key lacks an image or references, when there are no candidates, or
@@ -225,7 +228,11 @@ def score_clip(
             if h is None:
                 image_emb[i] = by_id[id(image)]
 
-    cand_emb = embed_texts(loaded, [candidates[k] for k in keys], prompt_prefix, text_batch_size)
+    texts = [candidates[k] for k in keys]
+    if references is not None:
+        texts += [ref for k in keys for ref in references[k]]
+    text_emb = embed_texts(loaded, texts, prompt_prefix, text_batch_size, cache=text_cache)
+    cand_emb = text_emb[: len(keys)]
     per_clip = clipscore(image_emb, cand_emb, w=w)
     report = {
         "model_id": loaded.model_id,
@@ -236,8 +243,7 @@ def score_clip(
         "corpus_clipscore": corpus_score(per_clip),
     }
     if references is not None:
-        flat = [ref for k in keys for ref in references[k]]
-        ref_emb = embed_texts(loaded, flat, prompt_prefix, text_batch_size)
+        ref_emb = text_emb[len(keys) :]
         bounds = np.cumsum([0] + [len(references[k]) for k in keys])
         per_caption_refs = [ref_emb[bounds[i] : bounds[i + 1]] for i in range(len(keys))]
         similarity = ref_similarity(cand_emb, per_caption_refs)

@@ -6,9 +6,9 @@ transaction that locks the check row then the chunk row, never written twice onc
 
 * ``images``: embeds the chunk's images into the shared image cache (``ClipEmbedding``, keyed by
   model and orientation: the same vectors metric runs use).
-* ``texts``: embeds one language's captions into the text cache: ``ClipEmbedding`` rows under
-  :func:`text_cache_key` (model, prompt) and the sha256 of the caption. A killed check resumes with
-  every embedding already stored, and a second check of the same model embeds no caption twice.
+* ``texts``: embeds one language's captions into the text cache that metric runs use
+  (``ClipEmbedding`` rows of kind ``text`` under the model's embedding key and the sha256 of the
+  caption as embedded). A killed check resumes with every embedding already stored, and a second check of the same model embeds no caption twice.
 * ``recall``: reads one language's vectors from the caches (embedding only what went missing) and
   stores its recalls in ``RetrievalCheck.results``.
 """
@@ -16,7 +16,6 @@ transaction that locks the check row then the chunk row, never written twice onc
 from __future__ import annotations
 
 import io
-import json
 import logging
 import threading
 import time
@@ -33,15 +32,21 @@ from PIL import Image as PILImage
 
 from annotation.models import Image
 from evaluation.metrics.clip import ClipUnavailable, LoadedClip, embed_images_cached, embed_texts
-from evaluation.metrics.clip.embedding import DEFAULT_IMAGE_ORIENTATION, embedding_cache_key
-from evaluation.metrics.clip.hashing import content_hash, is_content_hash
+from evaluation.metrics.clip.embedding import (
+    DEFAULT_IMAGE_ORIENTATION,
+    apply_prompt_prefix,
+    embedding_cache_key,
+)
+from evaluation.metrics.clip.hashing import is_content_hash
 from evaluation.metrics.clip.retrieval import RetrievalDataError, retrieval_recall
+from evaluation.metrics.clip.texts import text_hash
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.metrics.clip_models import clip_model_get
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.metrics.runs import package_versions
 from evaluation.models import (
     ChunkStatus,
+    EmbeddingKind,
     RetrievalCheck,
     RetrievalChunk,
     RetrievalChunkKind,
@@ -54,12 +59,6 @@ log = logging.getLogger(__name__)
 class CheckDataError(Exception):
     """The check's data cannot be used: an image file went missing or is unreadable, or a
     language's pool cannot give a recall. Marks the chunk and the check failed with the reason."""
-
-
-def text_cache_key(model_id: str, prompt_prefix: str) -> str:
-    """The ``ClipEmbedding.model_id`` that caption embeddings are cached under: the model's id, ``text``
-    and the prompt prefix (as JSON, so any prefix is unambiguous). Never equal to an image key."""
-    return f"{model_id}|text|prompt={json.dumps(prompt_prefix or '', ensure_ascii=False)}"
 
 
 def _loaded(check: RetrievalCheck) -> LoadedClip:
@@ -130,20 +129,18 @@ def _image_vectors(models: _Models, image_ids: Sequence[int], cache: DbEmbedding
 
 
 def _text_vectors(models: _Models, texts: Sequence[str], cache: DbEmbeddingCache) -> np.ndarray:
+    """The captions' embeddings from the text cache that metric runs share (``kind=text``, keyed by
+    the model's embedding key and the sha256 of the text as embedded, prefix included); the model is
+    loaded only when one is missing."""
     prefix = models.check.params.get("clip_prompt_prefix", "")
-    hashes = [content_hash(text.encode("utf-8")) for text in texts]
-    key = text_cache_key(models.model_id, prefix)
-    found = cache.get_many(key, hashes)
-    missing = list(dict.fromkeys(h for h in hashes if h not in found))
-    if missing:
-        by_hash = dict(zip(hashes, texts))
-        vectors = embed_texts(models.loaded, [by_hash[h] for h in missing], prefix)
-        computed = dict(zip(missing, vectors))
-        cache.put_many(key, computed)
-        found.update(computed)
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([found[h] for h in hashes])
+    if models.check.model_id:
+        hashes = [text_hash(apply_prompt_prefix(text, prefix)) for text in texts]
+        found = cache.get_many(models.check.model_id, hashes)
+        if len(found) == len(set(hashes)):
+            return np.stack([found[h] for h in hashes])
+    return embed_texts(models.loaded, list(texts), prefix, cache=cache)
 
 
 def _language_pairs(check: RetrievalCheck, language: str) -> list[tuple[int, str]]:
@@ -155,25 +152,28 @@ def _compute(chunk: RetrievalChunk) -> dict:
     """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises CheckDataError / ClipUnavailable."""
     check = chunk.retrieval_check
     models = _Models(check)
-    cache = DbEmbeddingCache()
+    image_cache, text_cache = DbEmbeddingCache(EmbeddingKind.IMAGE), DbEmbeddingCache(EmbeddingKind.TEXT)
     out: dict = {}
     if chunk.kind == RetrievalChunkKind.IMAGES:
-        _image_vectors(models, chunk.payload, cache)
+        _image_vectors(models, chunk.payload, image_cache)
     elif chunk.kind == RetrievalChunkKind.TEXTS:
-        _text_vectors(models, [text for _, text in chunk.payload], cache)
+        _text_vectors(models, [text for _, text in chunk.payload], text_cache)
     else:
         pairs = _language_pairs(check, chunk.language)
         image_ids = sorted({image_id for image_id, _ in pairs})
         row = {image_id: i for i, image_id in enumerate(image_ids)}
-        images = _image_vectors(models, image_ids, cache)
-        captions = _text_vectors(models, [text for _, text in pairs], cache)
+        images = _image_vectors(models, image_ids, image_cache)
+        captions = _text_vectors(models, [text for _, text in pairs], text_cache)
         try:
             result = retrieval_recall(images, captions, [row[image_id] for image_id, _ in pairs])
         except RetrievalDataError as exc:
             raise CheckDataError(f"{chunk.language}: {exc}") from exc
         out["result"] = result.as_dict()
     out["model_id"] = models.model_id
-    out["stats"] = {"embeddings_computed": cache.stored, "embeddings_cached": cache.hits}
+    out["stats"] = {
+        "embeddings_computed": image_cache.stored + text_cache.stored,
+        "embeddings_cached": image_cache.hits + text_cache.hits,
+    }
     return out
 
 
