@@ -221,7 +221,7 @@ def test_captions_built_to_retrieve_their_own_image_give_r1_of_one_and_collapsed
     def images(loaded, items, cache, **kwargs):
         return np.eye(len(keys), dtype=np.float32)[[position[h] for h, _ in items]]
 
-    def texts(loaded, batch, prefix=""):
+    def texts(loaded, batch, prefix="", cache=None):
         german = {t for texts in CAPTIONS["de"] for t in texts}
         rows = [
             np.ones(len(keys)) / np.sqrt(len(keys)) if t in german else np.eye(len(keys))[text_image[t]]
