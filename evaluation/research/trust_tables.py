@@ -46,11 +46,15 @@ def trust_cell_text(verdict: MetricVerdict | None, *, interval: bool = True) -> 
 
 
 def trust_records(
-    table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None
+    table: TrustTable,
+    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
+    clip_flags: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """One flat record per metric and language (``all`` first): the item level's acc23, τ_23, ε,
-    n_items, interval, rank, best, the language's status, and, when ``system`` (the model level's
-    results) is given, the pairwise and soft pairwise accuracies with their intervals."""
+    n_items, interval, rank, best, the language's status, ``clip_flag`` (a CLIPScore / RefCLIPScore
+    cell of a language in ``clip_flags``, where the retrieval check says CLIP-based scores are
+    unreliable), and, when ``system`` (the model level's results) is given, the pairwise and soft
+    pairwise accuracies with their intervals."""
     records = []
     for language, verdict in table.languages.items():
         for metric in table.metrics:
@@ -70,6 +74,7 @@ def trust_records(
                 "status": verdict.status,
                 "n_pairs": verdict.n_pairs,
                 "p_better_than": dict(verdict.p_values.get(metric, {})),
+                "clip_flag": _clip_flagged(metric, language, clip_flags),
             }
             result = (system or {}).get(metric, {}).get(language)
             if result is not None:
@@ -92,11 +97,15 @@ def trust_languages(table: TrustTable) -> dict[str, dict[str, Any]]:
     }
 
 
-def trust_json(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None) -> str:
+def trust_json(
+    table: TrustTable,
+    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
+    clip_flags: Collection[str] = (),
+) -> str:
     """``{metric: {language: record}}`` (see :func:`trust_records`), then ``"_settings"`` with how the
     numbers were made and ``"_languages"`` with each language's status and note."""
     out: dict[str, Any] = {}
-    for record in trust_records(table, system):
+    for record in trust_records(table, system, clip_flags):
         metric, language = record["metric"], record["language"]
         out.setdefault(metric, {})[language] = {
             k: v for k, v in record.items() if k not in ("metric", "language")
@@ -127,14 +136,19 @@ _CSV_COLUMNS = (
     "soft_pairwise_accuracy_ci_hi",
     "n_comparisons",
     "n_soft",
+    "clip_flag",
 )
 
 
-def trust_csv(table: TrustTable, system: Mapping[str, Mapping[str, CorrelationResult]] | None = None) -> str:
+def trust_csv(
+    table: TrustTable,
+    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
+    clip_flags: Collection[str] = (),
+) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(_CSV_COLUMNS)
-    for record in trust_records(table, system):
+    for record in trust_records(table, system, clip_flags):
         flat = dict(record)
         for name in ("acc23", "pairwise_accuracy", "soft_pairwise_accuracy"):
             ci = record.get(f"{name}_ci")

@@ -24,6 +24,7 @@ from annotation.models import Campaign, CampaignKind
 from core.access import research_required
 from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
+from evaluation.metrics.retrieval_checks.selectors import clip_trust_for_runs
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
@@ -219,7 +220,9 @@ def report_trust_heatmap(request, fmt: str):
         raise Http404(exc.message) from None
     if not comparisons.items:
         raise Http404("No compared pair has judged images with per-caption scores.")
-    data = trust_heatmap(trust_table(comparisons.items), fmt, source=runs_source(form.cleaned_data["runs"]))
+    runs = form.cleaned_data["runs"]
+    flags = sorted(code for code, verdict in clip_trust_for_runs(runs).items() if verdict.flagged)
+    data = trust_heatmap(trust_table(comparisons.items), fmt, source=runs_source(runs), clip_flags=flags)
     response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'inline; filename="trust_heatmap.{fmt}"'
     return response

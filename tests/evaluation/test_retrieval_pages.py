@@ -194,3 +194,15 @@ def test_the_trust_table_marks_clip_cells_of_a_flagged_language():
     clip_line = next(line for line in text.splitlines() if line.startswith("CLIPScore"))
     assert clip_line.count("!") == 1
     assert "! CLIP-based scores unreliable here" in text
+    # The same flag in the records the JSON, the CSV and /api/trust/ are made of, and on the heatmap.
+    import json
+
+    from evaluation.research.reports.heatmap import trust_heatmap
+    from evaluation.research.trust_tables import trust_csv, trust_json
+
+    data = json.loads(trust_json(table, clip_flags=["sw"]))
+    assert data["CLIPScore"]["sw"]["clip_flag"] is True and data["CLIPScore"]["de"]["clip_flag"] is False
+    assert "clip_flag" in trust_csv(table, clip_flags=["sw"]).splitlines()[0]
+    svg = trust_heatmap(table, "svg", clip_flags=["sw"]).decode()
+    assert "CLIP-based scores unreliable here (sw)" in svg
+    assert "unreliable" not in trust_heatmap(table, "svg").decode()

@@ -22,7 +22,11 @@ from core.bounds import id_field
 from core.errors import ValidationFailed
 from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
-from evaluation.metrics.retrieval_checks.selectors import retrieval_check_get, retrieval_check_queryset
+from evaluation.metrics.retrieval_checks.selectors import (
+    clip_trust_for_runs,
+    retrieval_check_get,
+    retrieval_check_queryset,
+)
 from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS, metric_run_create
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
@@ -42,7 +46,7 @@ from evaluation.research.api.serializers import (
     VerificationSerializer,
     WrittenCaptionSerializer,
 )
-from evaluation.research.comparisons import ComparisonList, comparisons_from_db
+from evaluation.research.comparisons import ComparisonList, comparisons_from_db, metric_runs_for_report
 from evaluation.research.correlation import correlate
 from evaluation.research.meta_evaluation import (
     ACC23_LABEL,
@@ -575,6 +579,8 @@ class TrustApi(ResearchApi):
     def get(self, request):
         params = self.validated(self.FilterSerializer, request.query_params)
         found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        trust = clip_trust_for_runs(metric_runs_for_report(params["runs"]))
+        clip_flags = sorted(code for code, verdict in trust.items() if verdict.flagged)
         draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
         # The pairwise accuracies in the cells are the same in both directions; mirrored is the default.
         system = _system_level(found, both_directions=True, **draws)
@@ -591,7 +597,8 @@ class TrustApi(ResearchApi):
             "min_items": MIN_ITEMS,
             "metrics": list(table.metrics) if table else [],
             "languages": trust_languages(table) if table else {},
-            "cells": trust_records(table, system) if table else [],
+            "cells": trust_records(table, system, clip_flags) if table else [],
+            "clip_flags": clip_flags,
             "skipped": found.skipped,
             "note": "" if table else (NO_ITEM if len(found) else NO_COMPARISON),
         }

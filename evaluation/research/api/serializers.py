@@ -650,6 +650,11 @@ class TrustCellSerializer(serializers.Serializer):
     soft_pairwise_accuracy_ci = _interval_field(SOFT_PAIRWISE_ACCURACY_CI_HELP)
     n_comparisons = serializers.IntegerField(default=0, help_text="Comparisons the pairwise accuracy is on.")
     n_soft = serializers.IntegerField(default=0, help_text=N_SOFT_HELP)
+    clip_flag = serializers.BooleanField(
+        default=False,
+        help_text="A CLIPScore or RefCLIPScore cell of a language where the CLIP model's retrieval check "
+        "says CLIP-based scores are unreliable (text→image R@1 far below English's).",
+    )
 
 
 @extend_schema_serializer(component_name="Trust")
@@ -669,5 +674,9 @@ class TrustSerializer(serializers.Serializer):
         child=TrustLanguageSerializer(), help_text="`all` first, then each language by code."
     )
     cells = TrustCellSerializer(many=True, help_text="One per metric and language, `all` first.")
+    clip_flags = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Languages whose CLIP-based scores the retrieval check flags as unreliable here.",
+    )
     skipped = CorrelationSkippedSerializer(many=True)
     note = serializers.CharField(help_text="Empty when there are cells; otherwise why there are none.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+from collections.abc import Collection
 
 from matplotlib import colormaps, rc_context
 from matplotlib.cm import ScalarMappable
@@ -21,6 +22,7 @@ from matplotlib.patches import Rectangle
 
 from evaluation.research.meta_evaluation import TrustTable
 from evaluation.research.reports.plots import DPI, PlotFormat
+from evaluation.research.trust_tables import CLIP_FLAG_MARK, CLIP_METRIC_NAMES
 
 __all__ = ["HEATMAP_FILENAME", "runs_source", "trust_heatmap"]
 
@@ -41,11 +43,17 @@ def _header(table: TrustTable, code: str) -> str:
 
 
 def trust_heatmap(
-    table: TrustTable, fmt: PlotFormat = "png", *, title: str | None = None, source: str = ""
+    table: TrustTable,
+    fmt: PlotFormat = "png",
+    *,
+    title: str | None = None,
+    source: str = "",
+    clip_flags: Collection[str] = (),
 ) -> bytes:
     """The heatmap as PNG (150 dpi) or SVG bytes; ``source`` (e.g. the metric runs' names) is printed
     under the title, so a copied figure keeps where its numbers come from. Raises ``ValueError`` for
-    an unknown format."""
+    an unknown format. CLIPScore / RefCLIPScore cells of the ``clip_flags`` languages (the retrieval
+    check says CLIP-based scores are unreliable there) carry ``!`` and the title says why."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"unknown plot format {fmt!r}; choose png or svg")
     languages = list(table.languages)
@@ -93,6 +101,8 @@ def trust_heatmap(
                         text += f"\n[{verdict.result.ci[0]:.2f}, {verdict.result.ci[1]:.2f}]"
                     if verdict.rank is not None:
                         text += f"  #{verdict.rank}"
+                    if metric in CLIP_METRIC_NAMES and code in clip_flags:
+                        text += f" {CLIP_FLAG_MARK}"
                 dark = acc is not None and _SCALE(acc) < 0.55
                 axes.text(
                     column + 0.5,
@@ -124,6 +134,11 @@ def trust_heatmap(
         # About 11 characters of 9-point text per inch of the axes: wrap so that nothing is cut off.
         columns = max(40, int(width * 11))
         lines = textwrap.wrap(heading, columns) + (textwrap.wrap(source, columns) if source else [])
+        if clip_flags:
+            flagged = ", ".join(sorted(clip_flags))
+            lines += textwrap.wrap(
+                f"{CLIP_FLAG_MARK} CLIP-based scores unreliable here ({flagged}): retrieval check", columns
+            )
         axes.set_title("\n".join(lines), fontsize=9, loc="left")
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": None}

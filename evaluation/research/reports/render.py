@@ -305,8 +305,8 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
         texts["clip_trust.txt"] = _clip_trust_text(report)
     if report.trust is not None:
         texts["trust.txt"] = trust_text(report.trust, report.correlations, clip_flags=report.clip_flagged)
-        texts["trust.csv"] = trust_csv(report.trust, report.correlations)
-        texts["trust.json"] = trust_json(report.trust, report.correlations)
+        texts["trust.csv"] = trust_csv(report.trust, report.correlations, report.clip_flagged)
+        texts["trust.json"] = trust_json(report.trust, report.correlations, report.clip_flagged)
     written: list[Path] = []
     for name, text in texts.items():
         path = folder / name
@@ -315,7 +315,11 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
     if report.trust is not None:
         for fmt in ("png", "svg"):
             path = folder / HEATMAP_FILENAME.format(fmt=fmt)
-            path.write_bytes(trust_heatmap(report.trust, fmt, source=runs_source(report.runs)))
+            path.write_bytes(
+                trust_heatmap(
+                    report.trust, fmt, source=runs_source(report.runs), clip_flags=report.clip_flagged
+                )
+            )
             written.append(path)
     written += write_scatter_plots(
         report.comparisons, folder, both_directions=report.both_directions, results=report.correlations
