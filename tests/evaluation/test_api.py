@@ -741,7 +741,9 @@ def test_the_trust_table_is_trust_table_of_the_same_selection(world):
         seed=3,
     )
     assert body["cells"] == trust_records(table, system)
-    assert body["clip_flags"] == [] and not any(cell["clip_flag"] for cell in body["cells"])  # no CLIP run here
+    assert body["clip_flags"] == [] and not any(
+        cell["clip_flag"] for cell in body["cells"]
+    )  # no CLIP run here
     assert body["metrics"] == list(table.metrics) == ["CIDEr", "BLEU-4"]
     assert (body["measure"], body["alpha"], body["min_items"]) == (ACC23_LABEL, SIGNIFICANCE_LEVEL, MIN_ITEMS)
     assert (body["n_boot"], body["n_permutations"], body["seed"], body["note"]) == (200, 200, 3, "")
