@@ -35,9 +35,9 @@ reference code. Its ``name`` is the df source of the score's signature (``test``
 from the evaluated set, the default).
 
 Here the tf-idf vectors are rows of the integer n-gram tables of
-:class:`~evaluation.metrics.text.preprocess.TokenCorpus`; the dot products become one sort-join of
-reference rows with candidate rows and a few ``bincount`` sums, instead of one Python dict walk per
-(candidate, reference) pair.
+:class:`~evaluation.metrics.text.preprocess.TokenCorpus`, whose rows of one n-gram and one image are
+neighbours (the candidate's first); the dot products become products of neighbouring rows and a few
+``bincount`` sums, instead of one Python dict walk per (candidate, reference) pair.
 """
 
 from __future__ import annotations
@@ -171,11 +171,10 @@ def cider_variants(
     counts = corpus.ngrams(n)
     n_images = corpus.n_images
     sentence, order = counts.sentence, counts.order
-    groups = counts.reference_groups
 
     if df is None:
         # Document frequency: the number of evaluated images whose references contain the n-gram.
-        frequency = np.bincount(groups.key // n_images, minlength=counts.n_grams).astype(np.float64)
+        frequency = counts.document_frequency().astype(np.float64)
         log_documents = np.log(float(n_images))
     else:
         frequency = np.fromiter(
@@ -201,13 +200,11 @@ def cider_variants(
     bigrams = np.maximum(corpus.lengths - 1, 0)
 
     # Pair every candidate row with the reference rows of the same (gram, image) group.
-    cand_rows, group = counts.candidate_matches
-    sizes = groups.starts[group + 1] - groups.starts[group]
-    within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    shared = groups.rows[np.repeat(groups.starts[group], sizes) + within]
-    hyp = np.repeat(value[cand_rows], sizes)
+    matches = counts.matches
+    shared = matches.reference_rows
+    hyp = np.repeat(value[matches.candidate_rows], matches.n_references)
     ref = value[shared]
-    shared_index = (sentence[shared] - n_images) * n + order[shared]
+    shared_index = (sentence[shared].astype(np.int64) - n_images) * n + order[shared]
 
     ref_sentences = np.arange(n_images, corpus.n_sentences)
     ref_image = corpus.ref_image
