@@ -95,19 +95,24 @@ def split_chunks(blob: bytes) -> Chunks:
     keys |= _LENGTH_TAG[clipped]
     del clipped
     long = np.flatnonzero(lengths > _SHORT)
+    long_starts, long_lengths = starts[long], lengths[long]
     if len(long):
-        keys[long] = _long_keys(words, starts[long], lengths[long])
+        keys[long] = _long_keys(words, long_starts, long_lengths)
     codes, code_keys = _dense_codes(keys)
     del keys
     # One chunk of each long code, to decode it and to compare the others with.
+    long_codes = codes[long]
     representative = np.zeros(len(code_keys), dtype=np.int64)
-    representative[codes[long]] = long
+    representative[long_codes] = long
     distinct = [
         _decode(key, data, starts, lengths, first)
         for key, first in zip(code_keys.tolist(), representative.tolist())
     ]
     if len(long):
-        _renumber_collisions(data, words, starts, lengths, codes, long, representative[codes[long]], distinct)
+        representative = representative[long_codes]
+        differ = _differ(words, long_starts, long_lengths, starts[representative], lengths[representative])
+        if differ.any():
+            _renumber(data, long_starts[differ], long_lengths[differ], long[differ], codes, distinct)
     return Chunks(data=data, starts=starts, lengths=lengths, codes=codes, distinct=distinct)
 
 
@@ -115,11 +120,12 @@ def _long_keys(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np
     """Hash keys (top bit set) of the chunks of at least 8 bytes that start at ``starts``."""
     keys = lengths.astype(np.uint64)
     keys *= _FOLD
-    pending = np.arange(len(starts))
-    offset = 0
+    keys ^= words[starts]  # every one has a whole first word
+    keys *= _FOLD
+    offset = 8
+    pending = np.flatnonzero(lengths > offset)
     while len(pending):
-        at = starts[pending] + offset
-        word = words[at] & _LOW_BYTES[np.minimum(lengths[pending] - offset, 8)]
+        word = words[starts[pending] + offset] & _LOW_BYTES[np.minimum(lengths[pending] - offset, 8)]
         keys[pending] = (keys[pending] ^ word) * _FOLD
         offset += 8
         pending = pending[lengths[pending] > offset]
@@ -127,42 +133,44 @@ def _long_keys(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np
     return keys
 
 
+# No key has a top byte from 8 to 0x7F (a short chunk's holds its length, a long chunk's has the top
+# bit set), so such a value marks an empty slot of the hash table.
+_EMPTY_SLOT = np.uint64(0x7F << 56)
+
+
 def _dense_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, code_keys)``: ``keys[i] == code_keys[codes[i]]``, codes ``0..len(code_keys) - 1``.
 
-    A hash table in numpy: each key is written into the slot its hash names; the keys that find
-    themselves there when read back are numbered (one number per occupied slot: all occurrences of
-    a key go to the same slot, so each slot holds one distinct key), the others, whose slot another
-    key took, try again with another multiplier and a larger table. The table starts small enough to
-    stay in the processor's cache for the few thousand distinct keys of a caption file, and every
-    round numbers at least one key, so the loop ends.
+    A hash table in numpy: each key is written into the slot its hash names, so that each occupied
+    slot ends up holding one of the keys written there (all occurrences of a key go to the same
+    slot); those keys are numbered, one number per occupied slot, and the keys that find another
+    key in their slot try again with another multiplier and a larger table. The first table has
+    about one slot per 64 chunks, which keeps it in the processor's cache and is plenty for the few
+    thousand distinct chunks of a caption file; every round numbers at least one key, so the loop ends.
     """
-    codes = np.empty(len(keys), dtype=np.int64)
+    codes = np.empty(0, dtype=np.int64)
     code_keys: list[np.ndarray] = []
     numbered = 0
-    todo, where = keys, None  # keys still without a code, and their positions (None: all of them)
-    bits = min(max(len(keys).bit_length() - 4, 10), 22)
+    todo, where = keys, None  # keys still without their code, and their positions (None: all)
+    bits = min(max(len(keys).bit_length() - 6, 10), 22)
     multiplier = _FIBONACCI
     while len(todo):
-        slot = ((todo * np.uint64(multiplier)) >> np.uint64(64 - bits)).view(np.int64)
-        table = np.empty(1 << bits, dtype=np.uint64)
+        slot = todo * np.uint64(multiplier)
+        slot >>= np.uint64(64 - bits)  # the top bits of the product are the well-mixed ones
+        slot = slot.view(np.int64)
+        table = np.full(1 << bits, _EMPTY_SLOT, dtype=np.uint64)
         table[slot] = todo
-        found = table[slot] == todo
-        occupied = np.zeros(1 << bits, dtype=bool)
-        occupied[slot] = True
-        number = np.cumsum(occupied)
+        occupied = table != _EMPTY_SLOT
+        number = np.cumsum(occupied, dtype=np.int64)
         number += numbered - 1
         code_keys.append(table[occupied])
         numbered += len(code_keys[-1])
-        if found.all():
-            if where is None:
-                codes = number[slot]
-            else:
-                codes[where] = number[slot]
-            break
-        done = np.flatnonzero(found)
-        codes[done if where is None else where[done]] = number[slot[done]]
-        lost = np.flatnonzero(~found)
+        # Right for the keys that kept their slot; the others are numbered again in the next round.
+        if where is None:
+            codes = number[slot]
+        else:
+            codes[where] = number[slot]
+        lost = np.flatnonzero(table[slot] != todo)
         where = lost if where is None else where[lost]
         todo = todo[lost]
         bits = min(bits + 1, 24)
@@ -179,38 +187,45 @@ def _decode(key: int, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     return raw.decode("utf-8", "surrogatepass")
 
 
-def _renumber_collisions(
-    data: np.ndarray,
+def _differ(
     words: np.ndarray,
     starts: np.ndarray,
     lengths: np.ndarray,
+    other_starts: np.ndarray,
+    other_lengths: np.ndarray,
+) -> np.ndarray:
+    """Whether each chunk of at least 8 bytes differs from the other chunk given for it."""
+    differ = lengths != other_lengths
+    differ |= words[starts] != words[other_starts]  # every one has a whole first word
+    offset = 8
+    pending = np.flatnonzero(~differ & (lengths > offset))
+    while len(pending):
+        mask = _LOW_BYTES[np.minimum(lengths[pending] - offset, 8)]
+        mine = words[starts[pending] + offset] & mask
+        theirs = words[other_starts[pending] + offset] & mask
+        differ[pending[mine != theirs]] = True
+        offset += 8
+        pending = pending[~differ[pending] & (lengths[pending] > offset)]
+    return differ
+
+
+def _renumber(
+    data: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    indices: np.ndarray,
     codes: np.ndarray,
-    long: np.ndarray,
-    representative: np.ndarray,
     distinct: list[str],
 ) -> None:
-    """Give new codes (in place) to the long chunks that differ from their code's representative.
+    """New codes (in place) for chunks that differ from their code's representative.
 
     Equal texts have equal keys and so share a code; a chunk whose bytes differ from its
     representative's therefore has a text no other code has, and chunks with equal such texts
     get one new code together.
     """
-    differs = lengths[representative] != lengths[long]
-    pending = np.flatnonzero(~differs)
-    offset = 0
-    while len(pending):
-        mask = _LOW_BYTES[np.minimum(lengths[long[pending]] - offset, 8)]
-        mine = words[starts[long[pending]] + offset] & mask
-        theirs = words[starts[representative[pending]] + offset] & mask
-        differs[pending[mine != theirs]] = True
-        offset += 8
-        pending = pending[lengths[long[pending]] > offset]
-    if not differs.any():
-        return
     new_codes: dict[str, int] = {}
-    for index in long[differs].tolist():
-        start = int(starts[index])
-        text = data[start : start + int(lengths[index])].tobytes().decode("utf-8", "surrogatepass")
+    for index, start, length in zip(indices.tolist(), starts.tolist(), lengths.tolist()):
+        text = data[start : start + length].tobytes().decode("utf-8", "surrogatepass")
         if text not in new_codes:
             new_codes[text] = len(distinct)
             distinct.append(text)
