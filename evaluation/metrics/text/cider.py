@@ -170,7 +170,7 @@ def cider_variants(
         raise ValueError(f"the df corpus {df.name!r} counts n-grams up to {df.n}, CIDEr needs {n}")
     counts = corpus.ngrams(n)
     n_images = corpus.n_images
-    sentence, order = counts.sentence, counts.order
+    sentence = counts.sentence
 
     if df is None:
         # Document frequency: the number of evaluated images whose references contain the n-gram.
@@ -184,27 +184,34 @@ def cider_variants(
         )
         log_documents = np.log(float(df.n_documents))
     weight = log_documents - np.log(np.maximum(1.0, frequency))
-    value = counts.count * weight[counts.gram]
+    count, gram = counts.count, counts.gram
 
-    # |vector| per (sentence, order); the rows come order by order, so one bincount per order block
-    # sums the same rows in the same sequence as a single one over ``sentence * n + order`` would,
-    # without that index array (10M rows at 50,000 images).
+    # |vector| per (sentence, order), one bincount per order block (the rows come order by order):
+    # each sums a sentence's rows in the sequence one bincount over ``sentence * n + order`` would,
+    # without that index array nor the tf-idf value of every row (10M rows at 50,000 images).
+    blocks = list(zip(counts.order_starts[:-1], counts.order_starts[1:]))
     norm = np.zeros((corpus.n_sentences, n))
-    for k, (first, stop) in enumerate(zip(counts.order_starts[:-1], counts.order_starts[1:])):
-        block = value[first:stop]
-        if len(block):
-            norm[:, k] = np.bincount(
-                sentence[first:stop], weights=block * block, minlength=corpus.n_sentences
-            )
+    for k, (first, stop) in enumerate(blocks):
+        if stop > first:
+            squares = count[first:stop] * weight[gram[first:stop]]
+            squares *= squares
+            norm[:, k] = np.bincount(sentence[first:stop], weights=squares, minlength=corpus.n_sentences)
     np.sqrt(norm, out=norm)
     bigrams = np.maximum(corpus.lengths - 1, 0)
 
-    # Pair every candidate row with the reference rows of the same (gram, image) group.
+    # Pair every candidate row with the reference rows of the same (gram, image) group; those share
+    # its n-gram, hence its weight and its order.
     matches = counts.matches
-    shared = matches.reference_rows
-    hyp = np.repeat(value[matches.candidate_rows], matches.n_references)
-    ref = value[shared]
-    shared_index = (sentence[shared].astype(np.int64) - n_images) * n + order[shared]
+    candidate_rows, n_shared, shared = matches.candidate_rows, matches.n_references, matches.reference_rows
+    shared_weight = np.repeat(weight[gram[candidate_rows]], n_shared)
+    hyp = np.repeat(count[candidate_rows], n_shared) * shared_weight
+    ref = count[shared] * shared_weight
+    del shared_weight
+    shared_reference = sentence[shared] - n_images
+    # The pairs of order k are those of the candidate rows in the order's block.
+    pair_ends = np.zeros(len(candidate_rows) + 1, dtype=np.int64)
+    np.cumsum(n_shared, out=pair_ends[1:])
+    pair_blocks = pair_ends[np.searchsorted(candidate_rows, counts.order_starts)]
 
     ref_sentences = np.arange(n_images, corpus.n_sentences)
     ref_image = corpus.ref_image
@@ -215,10 +222,14 @@ def cider_variants(
 
     results = []
     for variant in variants:
-        product = np.minimum(hyp, ref) * ref if variant == "CIDEr-D" else hyp * ref
-        similarity = np.bincount(shared_index, weights=product, minlength=corpus.n_references * n)
-        similarity = similarity.astype(np.float64, copy=False)  # an empty bincount is int
-        similarity = similarity.reshape(-1, n)
+        product = np.minimum(hyp, ref) if variant == "CIDEr-D" else hyp.copy()
+        product *= ref
+        similarity = np.zeros((corpus.n_references, n))
+        for k, (first, stop) in enumerate(zip(pair_blocks[:-1], pair_blocks[1:])):
+            if stop > first:
+                similarity[:, k] = np.bincount(
+                    shared_reference[first:stop], weights=product[first:stop], minlength=corpus.n_references
+                )
         nonzero = norm_product != 0
         similarity[nonzero] /= norm_product[nonzero]
         if variant == "CIDEr-D":

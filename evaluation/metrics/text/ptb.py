@@ -1183,13 +1183,13 @@ def _unsafe_lines(chunks: Chunks, line_breaks: np.ndarray) -> list[int]:
     distinct = chunks.distinct
     codes = chunks.codes
     tags = [code for code, chunk in enumerate(distinct) if "<" in chunk]
-    places = [np.flatnonzero(np.isin(codes, tags))] if tags else []
+    places = [_occurrences(codes, tags, len(distinct))] if tags else []
     ends = {code for code, chunk in enumerate(distinct) if _ENDS_GAP.search(chunk)}
     dot_ends = {code for code, chunk in enumerate(distinct) if chunk.endswith(".")}
     starts = {code for code, chunk in enumerate(distinct) if ends and _STARTS_GAP.match(chunk)}
     dot_starts = {code for code, chunk in enumerate(distinct) if dot_ends and chunk.startswith(".")}
     if starts or dot_starts:
-        after = np.flatnonzero(np.isin(codes, list(starts | dot_starts)))
+        after = _occurrences(codes, starts | dot_starts, len(distinct))
         # The chunk before, across the spaces: chunks are one space apart, "" between two spaces.
         before = after - 1
         empty = chunks.code_of("")
@@ -1204,7 +1204,14 @@ def _unsafe_lines(chunks: Chunks, line_breaks: np.ndarray) -> list[int]:
         places.append(after[np.asarray(gap, dtype=bool)])
     if not places:
         return []
-    return np.unique(np.searchsorted(line_breaks, np.concatenate(places))).tolist()
+    return sorted(set(np.searchsorted(line_breaks, np.concatenate(places)).tolist()))
+
+
+def _occurrences(codes: np.ndarray, wanted: Iterable[int], n_codes: int) -> np.ndarray:
+    """Indices of the chunks whose code is one of ``wanted`` (a look-up table of the codes)."""
+    table = np.zeros(n_codes, dtype=bool)
+    table[list(wanted)] = True
+    return np.flatnonzero(table[codes])
 
 
 def _whole_lines(
