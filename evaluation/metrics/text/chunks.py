@@ -43,16 +43,13 @@ _FOLD = np.uint64(0x100000001B3)
 
 @dataclass(frozen=True, eq=False)
 class Chunks:
-    """A file's chunks: chunk ``i`` is bytes ``starts[i]:starts[i] + lengths[i]`` of ``data``, its text
-    is ``distinct[codes[i]]``; two chunks have the same code exactly when their texts are equal.
+    """A file's chunks: chunk ``i`` is ``distinct[codes[i]]``; two chunks have the same code exactly
+    when their texts are equal.
 
     There is one chunk more than there are spaces: ``""`` between two spaces, and at either end of a
-    file that starts or ends with one. ``data`` is the file's UTF-8 bytes followed by 8 zero bytes.
+    file that starts or ends with one.
     """
 
-    data: np.ndarray
-    starts: np.ndarray
-    lengths: np.ndarray
     codes: np.ndarray
     distinct: list[str]
 
@@ -70,30 +67,40 @@ class Chunks:
             return None
 
 
-def split_chunks(blob: bytes) -> Chunks:
+#: What :func:`split_chunks` needs after the text when ``padded`` (so that a word can be read at
+#: every chunk start, even the last, without copying the file to add it).
+PADDING = bytes(8)
+
+
+def split_chunks(blob: bytes, *, padded: bool = False) -> Chunks:
     """Cut UTF-8 text at its spaces (byte 0x20) and number the distinct chunks (see the module notes).
 
     ``blob`` must be valid UTF-8 (``"surrogatepass"`` encodings of lone surrogates included); the
-    distinct texts are decoded with the same error handler.
+    distinct texts are decoded with the same error handler. ``padded``: ``blob`` ends with
+    :data:`PADDING`, which is not part of the text.
     """
-    size = len(blob)
-    # 8 zero bytes of padding, so that a word can be read at every chunk start, even the last.
-    data = np.frombuffer(blob + bytes(8), dtype=np.uint8)
-    spaces = np.flatnonzero(data[:size] == _SPACE)
-    starts = np.empty(len(spaces) + 1, dtype=np.int64)
-    starts[0] = 0
-    np.add(spaces, 1, out=starts[1:])
+    if not padded:
+        blob += PADDING
+    size = len(blob) - len(PADDING)
+    data = np.frombuffer(blob, dtype=np.uint8)
+    # A chunk starts at the file's start and after each space.
+    is_start = np.empty(size + 1, dtype=bool)
+    is_start[0] = True
+    np.equal(data[:size], _SPACE, out=is_start[1:])
+    starts = np.flatnonzero(is_start)
+    del is_start
     lengths = np.empty(len(starts), dtype=np.int64)
-    np.subtract(spaces, starts[:-1], out=lengths[:-1])
+    np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
+    lengths[:-1] -= 1  # the space
     lengths[-1] = size - starts[-1]
-    del spaces
     # The 8 bytes that start at every offset, as one little-endian word (an unaligned view, no copy).
     words = np.ndarray(shape=(size + 1,), dtype="<u8", buffer=data, strides=(1,))
     clipped = np.minimum(lengths, 8)
     keys = words[starts]
-    keys &= _LOW_BYTES[clipped]
-    keys |= _LENGTH_TAG[clipped]
-    del clipped
+    bits = np.take(_LOW_BYTES, clipped)
+    keys &= bits
+    keys |= np.take(_LENGTH_TAG, clipped, out=bits, mode="clip")  # the same buffer
+    del clipped, bits
     long = np.flatnonzero(lengths > _SHORT)
     long_starts, long_lengths = starts[long], lengths[long]
     if len(long):
@@ -113,7 +120,7 @@ def split_chunks(blob: bytes) -> Chunks:
         differ = _differ(words, long_starts, long_lengths, starts[representative], lengths[representative])
         if differ.any():
             _renumber(data, long_starts[differ], long_lengths[differ], long[differ], codes, distinct)
-    return Chunks(data=data, starts=starts, lengths=lengths, codes=codes, distinct=distinct)
+    return Chunks(codes=codes, distinct=distinct)
 
 
 def _long_keys(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -71,6 +71,7 @@ from itertools import chain
 
 import numpy as np
 
+from .chunks import PADDING as _PADDING
 from .chunks import Chunks, split_chunks
 
 __all__ = [
@@ -1047,37 +1048,48 @@ def _file_ids(
 
     cache = _chunk_caches[lowercase]
     _tokenise_new_chunks([chunk for chunk in chunks.distinct if chunk not in cache], lowercase)
-    # Entry e holds the token ids of some chunks; entry 0 is the line break's (no tokens). A chunk still
-    # missing from the cache is read in context below, each occurrence getting an entry of its own.
-    entries: list[tuple[int, ...]] = [()]
-    in_context = -1
-    entry_of_code = np.empty(len(chunks.distinct), dtype=np.int64)
+    # The token ids of each distinct chunk. A line break has none, nor, for now, a chunk still missing
+    # from the cache: that one is read in context below, occurrence by occurrence.
+    code_ids: list[tuple[int, ...]] = []
+    contextual: list[int] = []
     for code, chunk in enumerate(chunks.distinct):
         tokens = cache.get(chunk)
         if tokens is None:
-            entry_of_code[code] = in_context
-        elif tokens is _LINE_BREAK:
-            entry_of_code[code] = 0
-        else:
-            entry_of_code[code] = len(entries)
-            entries.append(ids(tokens))
-    codes = entry_of_code[chunks.codes]
-    line_breaks = np.flatnonzero(codes == 0)
-    contextual = np.flatnonzero(codes == in_context).tolist()
+            contextual.append(code)
+        code_ids.append(ids(tokens) if tokens is not None and tokens is not _LINE_BREAK else ())
+    n_codes = len(code_ids)
+    codes = chunks.codes
+    code_length = np.fromiter(map(len, code_ids), dtype=np.int64, count=n_codes)
+    chunk_length = code_length[codes]
+    line_breaks = np.flatnonzero(codes == chunks.code_of("\n"))
+    in_context: dict[int, tuple[int, ...]] = {}  # chunk index -> its token ids
     if contextual:
-        for index, tokens in _in_context(cleaned, chunks, contextual, lowercase, line_breaks.tolist()):
-            codes[index] = len(entries)
-            entries.append(ids(tokens))
-    length = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
-    first = np.zeros(len(entries), dtype=np.int64)
-    np.cumsum(length[:-1], out=first[1:])
-    table = np.fromiter(chain.from_iterable(entries), dtype=np.int64, count=int(length.sum()))
-    chunk_length = length[codes]
-    ends = np.cumsum(chunk_length)  # where each chunk's tokens end in the file's
-    token_ids = table[_segment_positions(first[codes], chunk_length, ends)]
-    del codes, chunk_length
+        where = _occurrences(codes, contextual, n_codes).tolist()
+        for index, tokens in _in_context(cleaned, chunks, where, lowercase, line_breaks.tolist()):
+            in_context[index] = ids(tokens)
+        chunk_length[where] = [len(in_context[index]) for index in where]
+    ends = np.cumsum(chunk_length)  # where each chunk's tokens end among the file's
+    # Each chunk's first token, once per token of the chunk; then the further tokens of the chunks
+    # that have several (clitics: "don't" is "do", "n't"), and those read in context.
+    first_token = np.fromiter((ids[0] if ids else -1 for ids in code_ids), dtype=np.int64, count=n_codes)
+    token_ids = np.repeat(first_token[codes], chunk_length)
+    several = _occurrences(codes, np.flatnonzero(code_length > 1).tolist(), n_codes)
+    if len(several):
+        width = int(code_length.max())
+        table = np.zeros((n_codes, width), dtype=np.int64)
+        for code in np.flatnonzero(code_length > 1).tolist():
+            table[code, : len(code_ids[code])] = code_ids[code]
+        several_codes = codes[several]
+        begin = ends[several] - chunk_length[several]
+        for j in range(1, width):
+            has = np.flatnonzero(code_length[several_codes] > j)
+            token_ids[begin[has] + j] = table[several_codes[has], j]
+    for index, chunk_ids in in_context.items():
+        token_ids[ends[index] - len(chunk_ids) : ends[index]] = chunk_ids
+    del chunk_length
     # Tokens per line: a line break chunk has none, so the tokens up to it are its line's and before.
     lengths = np.diff(ends[line_breaks], prepend=0)
+    del ends
     overrides = {
         index: ids(tokens) for index, tokens in _whole_lines(cleaned, chunks, line_breaks, lowercase)
     }
@@ -1096,14 +1108,6 @@ def _file_ids(
     return token_ids, starts
 
 
-def _segment_positions(first: np.ndarray, length: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(f, f + n) for f, n in zip(first, length)])`` without a Python loop
-    (``ends``: the cumulative sum of ``length``)."""
-    total = int(ends[-1]) if len(ends) else 0
-    # Position within its segment = running index minus the segment's start in the output.
-    return np.arange(total, dtype=np.int64) + np.repeat(first - (ends - length), length)
-
-
 def _split_file(texts: Iterable[str]) -> tuple[list[str], Chunks]:
     """``(cleaned captions, the file's chunks)`` of one pycocoevalcap file: the captions joined by
     ``" \\n "`` and ended by ``" \\n"``, tabs made spaces, cut at the spaces. So every line break is
@@ -1115,18 +1119,19 @@ def _split_file(texts: Iterable[str]) -> tuple[list[str], Chunks]:
     # (the other line breaks are not spaces, so a caption holding one has a chunk holding it).
     blob = _file_bytes(captions)
     if blob is not None and blob.count(b"\n") == len(captions):
-        chunks = split_chunks(blob)
+        chunks = split_chunks(blob, padded=True)
         if not any(_HAS_OTHER_LINE_BREAK.search(chunk) for chunk in chunks.distinct):
             return captions, chunks
     try:
         cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in captions]
     except (AttributeError, TypeError):
         cleaned = [_clean(text) for text in captions]  # raises TypeError naming the bad caption's type
-    return cleaned, split_chunks(_file_bytes(cleaned))
+    return cleaned, split_chunks(_file_bytes(cleaned), padded=True)
 
 
 def _file_bytes(captions: list[str]) -> bytes | None:
-    """The UTF-8 file of the captions as :func:`_split_file` describes it; None if one is not a string."""
+    """The UTF-8 file of the captions as :func:`_split_file` describes it, then the padding
+    :func:`.chunks.split_chunks` takes; None if a caption is not a string."""
     try:
         # Encoding caption by caption keeps ASCII captions a copy; encoding the joined file would
         # convert all of it once one caption is not ASCII (~40% less time on caption-like files).
@@ -1135,7 +1140,9 @@ def _file_bytes(captions: list[str]) -> bytes | None:
         encoded = [text.encode("utf-8", "surrogatepass") for text in captions]
     except AttributeError:
         return None
-    blob = b" \n ".join(encoded) + b" \n"
+    # The end, and split_chunks' padding, on the last caption: the joined file is not copied again.
+    encoded[-1] += b" \n" + _PADDING
+    blob = b" \n ".join(encoded)
     return blob.replace(b"\t", b" ") if b"\t" in blob else blob
 
 
