@@ -176,3 +176,11 @@ def test_ngram_rows_come_image_by_image_with_the_candidate_first():
     assert matches.candidate_rows.tolist() == sorted(expected)
     assert matches.n_references.tolist() == [len(expected[row]) for row in sorted(expected)]
     assert matches.reference_rows.tolist() == [other for row in sorted(expected) for other in expected[row]]
+
+
+def test_counts_of_a_long_sentence_do_not_wrap():
+    # Counts are stored in the smallest type that holds the longest sentence's length.
+    corpus = TokenCorpus.build({"x": ["a"] * 300}, {"x": [["a", "a"]]})
+    counts = corpus.ngrams(2)
+    rows = sorted(zip(counts.sentence.tolist(), counts.order.tolist(), counts.count.tolist()))
+    assert rows == [(0, 0, 300), (0, 1, 299), (1, 0, 2), (1, 1, 1)]

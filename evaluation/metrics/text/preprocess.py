@@ -100,7 +100,7 @@ class NgramCounts:
     sentence: np.ndarray  # sentence index (for a candidate, also its image index)
     gram: np.ndarray  # n-gram id, 0 <= gram < n_grams
     order: np.ndarray  # int8 n-gram length minus one, 0 <= order < n
-    count: np.ndarray  # occurrences of the n-gram in the sentence (>= 1)
+    count: np.ndarray  # occurrences of the n-gram in the sentence (>= 1; uint8 or uint16 when that holds)
     group_starts: np.ndarray  # int64 first row of each (gram, image) group, then len(rows)
 
     @cached_property
@@ -117,16 +117,21 @@ class NgramCounts:
         """Whether each (gram, image) group starts with the candidate's row."""
         return self.sentence[self.group_starts[:-1]] < self.n_images
 
+    @cached_property
+    def group_sizes(self) -> np.ndarray:
+        """Rows in each (gram, image) group (at most one per sentence of the image)."""
+        return np.subtract(self.group_starts[1:], self.group_starts[:-1], dtype=self.sentence.dtype)
+
     def document_frequency(self) -> np.ndarray:
         """Per n-gram id, the number of images with a reference that contains it (CIDEr's df)."""
         first = self.group_starts[:-1]
-        with_reference = np.diff(self.group_starts) > self.group_has_candidate
+        with_reference = self.group_sizes > self.group_has_candidate
         return np.bincount(self.gram[first[with_reference]], minlength=self.n_grams)
 
     @cached_property
     def matches(self) -> Matches:
         """Each candidate row whose n-gram is in a reference of the same image, with those rows."""
-        size = np.diff(self.group_starts)
+        size = self.group_sizes
         matched = np.flatnonzero(self.group_has_candidate & (size > 1))
         candidate_rows = self.group_starts[matched]
         n_references = size[matched] - 1
@@ -347,10 +352,16 @@ def _count_ngrams(
     position = gram = small_tokens
     # Output columns sized for the worst case (no n-gram repeated within a sentence), filled in place.
     capacity = int(fits_up_to.sum(dtype=np.int64))  # k-grams starting at each position
+    # (Pages of the capacity that no row reaches are never touched, so they cost nothing.)
     out_sentence = np.empty(capacity, dtype=value_type)
     out_gram = np.empty(capacity, dtype=value_type)
-    out_count = np.empty(capacity, dtype=value_type)
-    group_starts = []
+    # A count is at most the sentence's length.
+    longest = int(lengths.max(initial=0))
+    out_count = np.empty(
+        capacity, dtype=np.uint8 if longest < 2**8 else np.uint16 if longest < 2**16 else value_type
+    )
+    group_starts = np.empty(capacity + 1, dtype=np.int64)
+    n_groups = 0
     per_order = np.zeros(n, dtype=np.int64)
     filled = offset = 0
     for k in range(1, n + 1):
@@ -392,9 +403,10 @@ def _count_ngrams(
         new_row[1:] |= sentence[1:] != sentence[:-1]
         row = np.flatnonzero(new_row)
         end = filled + len(row)
-        row_sentence = np.take(sentence, row, out=out_sentence[filled:end])
-        row_gram = np.take(gram, row, out=out_gram[filled:end])
-        np.subtract(row[1:], row[:-1], out=out_count[filled : end - 1])
+        # (mode="clip": with ``out``, numpy's default mode writes through a temporary copy)
+        row_sentence = np.take(sentence, row, out=out_sentence[filled:end], mode="clip")
+        row_gram = np.take(gram, row, out=out_gram[filled:end], mode="clip")
+        np.subtract(row[1:], row[:-1], out=out_count[filled : end - 1], casting="unsafe")  # they fit
         out_count[end - 1] = len(key) - row[-1]
         # A group starts where the n-gram or the image changes.
         row_image = row_sentence if image_of is None else np.take(image_of, row_sentence)
@@ -403,21 +415,21 @@ def _count_ngrams(
         np.not_equal(row_gram[1:], row_gram[:-1], out=first[1:])
         first[1:] |= row_image[1:] != row_image[:-1]
         starts_here = np.flatnonzero(first)
-        starts_here += filled
-        group_starts.append(starts_here)
+        np.add(starts_here, filled, out=group_starts[n_groups : n_groups + len(starts_here)])
+        n_groups += len(starts_here)
         row_gram += offset  # ids grow with the order
         per_order[k - 1] = len(row)
         filled = end
         offset += int(gram[-1]) + 1
     order = np.repeat(np.arange(n, dtype=np.int8), per_order)
-    group_starts.append(np.array([filled], dtype=np.int64))
+    group_starts[n_groups] = filled
     return _Rows(
         out_sentence[:filled],
         out_gram[:filled],
         order,
         out_count[:filled],
         offset,
-        np.concatenate(group_starts),
+        group_starts[: n_groups + 1],
     )
 
 
