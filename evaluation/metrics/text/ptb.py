@@ -1073,17 +1073,29 @@ def _file_ids(
     # that have several (clitics: "don't" is "do", "n't"), and those read in context.
     first_token = np.fromiter((ids[0] if ids else -1 for ids in code_ids), dtype=np.int64, count=n_codes)
     token_ids = np.repeat(first_token[codes], chunk_length)
-    several = _occurrences(codes, np.flatnonzero(code_length > 1).tolist(), n_codes)
-    if len(several):
-        width = int(code_length.max())
-        table = np.zeros((n_codes, width), dtype=np.int64)
-        for code in np.flatnonzero(code_length > 1).tolist():
-            table[code, : len(code_ids[code])] = code_ids[code]
-        several_codes = codes[several]
-        begin = ends[several] - chunk_length[several]
-        for j in range(1, width):
-            has = np.flatnonzero(code_length[several_codes] > j)
-            token_ids[begin[has] + j] = table[several_codes[has], j]
+    several_codes = np.flatnonzero(code_length > 1)
+    if len(several_codes):
+        # Their token ids in one flat table, each code's from ``offset[code]`` on.
+        offset = np.zeros(n_codes, dtype=np.int64)
+        offset[several_codes] = np.cumsum(code_length[several_codes]) - code_length[several_codes]
+        table = np.fromiter(
+            chain.from_iterable(code_ids[code] for code in several_codes.tolist()),
+            dtype=np.int64,
+            count=int(code_length[several_codes].sum()),
+        )
+        several = _occurrences(codes, several_codes, n_codes)
+        where = ends[several] - chunk_length[several]  # where each one's tokens start
+        source = offset[codes[several]]
+        remaining = chunk_length[several] - 1
+        while len(several):  # token j of those that have one, j = 1, 2 ...
+            keep = np.flatnonzero(remaining > 0)
+            several, where, source, remaining = (
+                several[keep],
+                where[keep] + 1,
+                source[keep] + 1,
+                remaining[keep] - 1,
+            )
+            token_ids[where] = table[source]
     for index, chunk_ids in in_context.items():
         token_ids[ends[index] - len(chunk_ids) : ends[index]] = chunk_ids
     del chunk_length
@@ -1196,7 +1208,7 @@ def _unsafe_lines(chunks: Chunks, line_breaks: np.ndarray) -> list[int]:
     starts = {code for code, chunk in enumerate(distinct) if ends and _STARTS_GAP.match(chunk)}
     dot_starts = {code for code, chunk in enumerate(distinct) if dot_ends and chunk.startswith(".")}
     if starts or dot_starts:
-        after = _occurrences(codes, starts | dot_starts, len(distinct))
+        after = _occurrences(codes, sorted(starts | dot_starts), len(distinct))
         # The chunk before, across the spaces: chunks are one space apart, "" between two spaces.
         before = after - 1
         empty = chunks.code_of("")
@@ -1214,10 +1226,10 @@ def _unsafe_lines(chunks: Chunks, line_breaks: np.ndarray) -> list[int]:
     return sorted(set(np.searchsorted(line_breaks, np.concatenate(places)).tolist()))
 
 
-def _occurrences(codes: np.ndarray, wanted: Iterable[int], n_codes: int) -> np.ndarray:
+def _occurrences(codes: np.ndarray, wanted: Sequence[int] | np.ndarray, n_codes: int) -> np.ndarray:
     """Indices of the chunks whose code is one of ``wanted`` (a look-up table of the codes)."""
     table = np.zeros(n_codes, dtype=bool)
-    table[list(wanted)] = True
+    table[np.asarray(wanted, dtype=np.int64)] = True
     return np.flatnonzero(table[codes])
 
 
