@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Chunks", "split_chunks"]
+__all__ = ["PADDING", "Chunks", "split_chunks"]
 
 _SPACE = 0x20
 # _LOW_BYTES[k]: the mask of a word's first k bytes (numpy reads words little-endian here).
@@ -33,7 +33,6 @@ _LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], 
 _LENGTH_TAG = np.array([k << 56 for k in range(9)], dtype=np.uint64)
 _LONG_TAG = np.uint64(1 << 63)
 _SHORT = 7  # bytes that fit in a key beside the length byte
-_TOP_SHIFT = np.uint64(56)
 _MASK64 = (1 << 64) - 1
 # Odd multipliers: 2**64 / golden ratio (Fibonacci hashing, whose top bits are well mixed), and the
 # 64-bit FNV prime for folding a long chunk's words.

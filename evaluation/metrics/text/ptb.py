@@ -1057,48 +1057,14 @@ def _file_ids(
         if tokens is None:
             contextual.append(code)
         code_ids.append(ids(tokens) if tokens is not None and tokens is not _LINE_BREAK else ())
-    n_codes = len(code_ids)
     codes = chunks.codes
-    code_length = np.fromiter(map(len, code_ids), dtype=np.int64, count=n_codes)
-    chunk_length = code_length[codes]
     line_breaks = np.flatnonzero(codes == chunks.code_of("\n"))
     in_context: dict[int, tuple[int, ...]] = {}  # chunk index -> its token ids
     if contextual:
-        where = _occurrences(codes, contextual, n_codes).tolist()
+        where = _occurrences(codes, contextual, len(code_ids)).tolist()
         for index, tokens in _in_context(cleaned, chunks, where, lowercase, line_breaks.tolist()):
             in_context[index] = ids(tokens)
-        chunk_length[where] = [len(in_context[index]) for index in where]
-    ends = np.cumsum(chunk_length)  # where each chunk's tokens end among the file's
-    # Each chunk's first token, once per token of the chunk; then the further tokens of the chunks
-    # that have several (clitics: "don't" is "do", "n't"), and those read in context.
-    first_token = np.fromiter((ids[0] if ids else -1 for ids in code_ids), dtype=np.int64, count=n_codes)
-    token_ids = np.repeat(first_token[codes], chunk_length)
-    several_codes = np.flatnonzero(code_length > 1)
-    if len(several_codes):
-        # Their token ids in one flat table, each code's from ``offset[code]`` on.
-        offset = np.zeros(n_codes, dtype=np.int64)
-        offset[several_codes] = np.cumsum(code_length[several_codes]) - code_length[several_codes]
-        table = np.fromiter(
-            chain.from_iterable(code_ids[code] for code in several_codes.tolist()),
-            dtype=np.int64,
-            count=int(code_length[several_codes].sum()),
-        )
-        several = _occurrences(codes, several_codes, n_codes)
-        where = ends[several] - chunk_length[several]  # where each one's tokens start
-        source = offset[codes[several]]
-        remaining = chunk_length[several] - 1
-        while len(several):  # token j of those that have one, j = 1, 2 ...
-            keep = np.flatnonzero(remaining > 0)
-            several, where, source, remaining = (
-                several[keep],
-                where[keep] + 1,
-                source[keep] + 1,
-                remaining[keep] - 1,
-            )
-            token_ids[where] = table[source]
-    for index, chunk_ids in in_context.items():
-        token_ids[ends[index] - len(chunk_ids) : ends[index]] = chunk_ids
-    del chunk_length
+    token_ids, ends = _chunk_token_ids(codes, code_ids, in_context)
     # Tokens per line: a line break chunk has none, so the tokens up to it are its line's and before.
     lengths = np.diff(ends[line_breaks], prepend=0)
     del ends
@@ -1118,6 +1084,50 @@ def _file_ids(
         token_ids = np.concatenate(pieces)
         np.cumsum(lengths, out=starts[1:])
     return token_ids, starts
+
+
+def _chunk_token_ids(
+    codes: np.ndarray, code_ids: list[tuple[int, ...]], in_context: dict[int, tuple[int, ...]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(token ids, ends)`` of a file whose chunk ``i`` has code ``codes[i]``: ``code_ids[code]`` are a
+    code's token ids, ``in_context[i]`` replaces those of chunk ``i``, and chunk ``i``'s tokens end at
+    ``ends[i]``.
+
+    Each chunk's first token is repeated once per token of the chunk, then the further tokens of the
+    chunks that have several (clitics: "don't" is "do", "n't") are written over the copies, token
+    by token, so that the work follows the tokens, not the longest chunk.
+    """
+    n_codes = len(code_ids)
+    code_length = np.fromiter(map(len, code_ids), dtype=np.int64, count=n_codes)
+    chunk_length = code_length[codes]
+    if in_context:
+        chunk_length[list(in_context)] = [len(chunk_ids) for chunk_ids in in_context.values()]
+    ends = np.cumsum(chunk_length)
+    first_token = np.fromiter(
+        (chunk_ids[0] if chunk_ids else -1 for chunk_ids in code_ids), dtype=np.int64, count=n_codes
+    )
+    token_ids = np.repeat(first_token[codes], chunk_length)
+    several_codes = np.flatnonzero(code_length > 1)
+    if len(several_codes):
+        # Their token ids in one flat table, each code's from ``offset[code]`` on.
+        offset = np.zeros(n_codes, dtype=np.int64)
+        offset[several_codes] = np.cumsum(code_length[several_codes]) - code_length[several_codes]
+        table = np.fromiter(
+            chain.from_iterable(code_ids[code] for code in several_codes.tolist()),
+            dtype=np.int64,
+            count=int(code_length[several_codes].sum()),
+        )
+        several = _occurrences(codes, several_codes, n_codes)
+        where = ends[several] - chunk_length[several]  # where each one's tokens start
+        source = offset[codes[several]]
+        remaining = chunk_length[several] - 1
+        while len(remaining):  # token j of those that have one, j = 1, 2 ...
+            keep = np.flatnonzero(remaining > 0)
+            where, source, remaining = where[keep] + 1, source[keep] + 1, remaining[keep] - 1
+            token_ids[where] = table[source]
+    for index, chunk_ids in in_context.items():
+        token_ids[ends[index] - len(chunk_ids) : ends[index]] = chunk_ids
+    return token_ids, ends
 
 
 def _split_file(texts: Iterable[str]) -> tuple[list[str], Chunks]:
