@@ -12,10 +12,10 @@ Cutting bytes is cutting text: in UTF-8 the space byte never occurs inside a mul
 
 Keys. A chunk of at most 7 bytes is its own key: its bytes in the low 7 bytes of the key and its
 length in the top byte (so that ``"a"`` and ``"a\\0"`` differ). A longer chunk's key is a hash of
-its length and bytes with the top bit set, so that it never equals a short chunk's key. Long chunks
-with equal keys are then compared byte by byte with the chunk their number was first given for,
-and any that differ are numbered again from their decoded text: the numbering is exact whatever
-the hash does, the hash only decides how often that check finds anything to do.
+its length and bytes with the top bit set, so that it never equals a short chunk's key. Each long
+chunk is then compared byte by byte with one chunk of the same number, and any that differ are
+numbered again from their decoded text: the numbering is exact whatever the hash does, the hash
+only decides how often that check finds anything to do.
 """
 
 from __future__ import annotations
