@@ -130,3 +130,57 @@ def test_ngram_counting_agrees_with_a_naive_count(vocab_size):
     assert len(rows.sentence) == len(expected) and rows.n_grams == n_grams
     keys = rows.gram * corpus.n_sentences + rows.sentence
     assert np.all(np.diff(keys) > 0)  # sorted by (gram, sentence), as NgramCounts promises
+
+
+def test_ngram_rows_come_image_by_image_with_the_candidate_first():
+    # What CIDEr and BLEU rely on: the rows of one n-gram and one image are neighbours, the
+    # candidate's first, and the groups give the document frequencies and the candidate matches.
+    rng = random.Random(11)
+    candidates = {f"img{i}": [f"w{rng.randint(0, 5)}" for _ in range(rng.randint(0, 8))] for i in range(60)}
+    references = {
+        key: [[f"w{rng.randint(0, 5)}" for _ in range(rng.randint(0, 8))] for _ in range(rng.randint(1, 3))]
+        for key in candidates
+    }
+    corpus = TokenCorpus.build(candidates, references)
+    counts = corpus.ngrams(3)
+    sentence, gram = counts.sentence.tolist(), counts.gram.tolist()
+    image = corpus.image_of[counts.sentence].tolist()
+    # Sorted by (gram, image, candidate first, references in order): the candidate is sentence
+    # ``image`` and the references come after all candidates.
+    assert list(zip(gram, image, sentence)) == sorted(zip(gram, image, sentence))
+    changes = [
+        row
+        for row in range(len(gram))
+        if row == 0 or (gram[row], image[row]) != (gram[row - 1], image[row - 1])
+    ]
+    assert counts.group_starts.tolist() == [*changes, len(gram)]
+
+    n_images = corpus.n_images
+    reference_images: dict[int, set[int]] = {}
+    for g, i, s in zip(gram, image, sentence):
+        if s >= n_images:
+            reference_images.setdefault(g, set()).add(i)
+    frequency = counts.document_frequency().tolist()
+    assert frequency == [len(reference_images.get(g, ())) for g in range(counts.n_grams)]
+
+    matches = counts.matches
+    expected = {
+        row: [
+            other
+            for other in range(len(gram))
+            if other != row and (gram[other], image[other]) == (gram[row], image[row])
+        ]
+        for row in range(len(gram))
+        if sentence[row] < n_images and image[row] in reference_images.get(gram[row], ())
+    }
+    assert matches.candidate_rows.tolist() == sorted(expected)
+    assert matches.n_references.tolist() == [len(expected[row]) for row in sorted(expected)]
+    assert matches.reference_rows.tolist() == [other for row in sorted(expected) for other in expected[row]]
+
+
+def test_counts_of_a_long_sentence_do_not_wrap():
+    # Counts are stored in the smallest type that holds the longest sentence's length.
+    corpus = TokenCorpus.build({"x": ["a"] * 300}, {"x": [["a", "a"]]})
+    counts = corpus.ngrams(2)
+    rows = sorted(zip(counts.sentence.tolist(), counts.order.tolist(), counts.count.tolist()))
+    assert rows == [(0, 0, 300), (0, 1, 299), (1, 0, 2), (1, 1, 1)]

@@ -83,9 +83,17 @@ def bleu_from_corpus(corpus: TokenCorpus, *, n: int = 4) -> BleuResult:
     testlen = lengths[:n_images]
 
     # Clip each candidate n-gram count by its largest count in one reference of the same image.
-    cand_rows, group = counts.candidate_matches
-    clipped = np.minimum(counts.count[cand_rows], counts.reference_groups.max_count[group])
-    slot = counts.sentence[cand_rows] * n + counts.order[cand_rows]  # a candidate's sentence is its image
+    matches = counts.matches
+    cand_rows = matches.candidate_rows
+    if len(cand_rows):
+        most = np.maximum.reduceat(
+            counts.count[matches.reference_rows], np.cumsum(matches.n_references) - matches.n_references
+        )
+    else:
+        most = cand_rows
+    clipped = np.minimum(counts.count[cand_rows], most)
+    # A candidate's sentence is its image.
+    slot = counts.sentence[cand_rows].astype(np.int64) * n + counts.order[cand_rows]
     correct = np.bincount(slot, weights=clipped, minlength=n_images * n).reshape(n_images, n)
     guess = np.maximum(testlen[:, None] - np.arange(n), 0)
 

@@ -35,9 +35,9 @@ reference code. Its ``name`` is the df source of the score's signature (``test``
 from the evaluated set, the default).
 
 Here the tf-idf vectors are rows of the integer n-gram tables of
-:class:`~evaluation.metrics.text.preprocess.TokenCorpus`; the dot products become one sort-join of
-reference rows with candidate rows and a few ``bincount`` sums, instead of one Python dict walk per
-(candidate, reference) pair.
+:class:`~evaluation.metrics.text.preprocess.TokenCorpus`, whose rows of one n-gram and one image are
+neighbours (the candidate's first); the dot products become products of neighbouring rows and a few
+``bincount`` sums, instead of one Python dict walk per (candidate, reference) pair.
 """
 
 from __future__ import annotations
@@ -170,12 +170,11 @@ def cider_variants(
         raise ValueError(f"the df corpus {df.name!r} counts n-grams up to {df.n}, CIDEr needs {n}")
     counts = corpus.ngrams(n)
     n_images = corpus.n_images
-    sentence, order = counts.sentence, counts.order
-    groups = counts.reference_groups
+    sentence = counts.sentence
 
     if df is None:
         # Document frequency: the number of evaluated images whose references contain the n-gram.
-        frequency = np.bincount(groups.key // n_images, minlength=counts.n_grams).astype(np.float64)
+        frequency = counts.document_frequency().astype(np.float64)
         log_documents = np.log(float(n_images))
     else:
         frequency = np.fromiter(
@@ -185,29 +184,34 @@ def cider_variants(
         )
         log_documents = np.log(float(df.n_documents))
     weight = log_documents - np.log(np.maximum(1.0, frequency))
-    value = counts.count * weight[counts.gram]
+    count, gram = counts.count, counts.gram
 
-    # |vector| per (sentence, order); the rows come order by order, so one bincount per order block
-    # sums the same rows in the same sequence as a single one over ``sentence * n + order`` would,
-    # without that index array (10M rows at 50,000 images).
+    # |vector| per (sentence, order), one bincount per order block (the rows come order by order):
+    # each sums a sentence's rows in the sequence one bincount over ``sentence * n + order`` would,
+    # without that index array nor the tf-idf value of every row (10M rows at 50,000 images).
+    blocks = list(zip(counts.order_starts[:-1], counts.order_starts[1:]))
     norm = np.zeros((corpus.n_sentences, n))
-    for k, (first, stop) in enumerate(zip(counts.order_starts[:-1], counts.order_starts[1:])):
-        block = value[first:stop]
-        if len(block):
-            norm[:, k] = np.bincount(
-                sentence[first:stop], weights=block * block, minlength=corpus.n_sentences
-            )
+    for k, (first, stop) in enumerate(blocks):
+        if stop > first:
+            squares = count[first:stop] * weight[gram[first:stop]]
+            squares *= squares
+            norm[:, k] = np.bincount(sentence[first:stop], weights=squares, minlength=corpus.n_sentences)
     np.sqrt(norm, out=norm)
     bigrams = np.maximum(corpus.lengths - 1, 0)
 
-    # Pair every candidate row with the reference rows of the same (gram, image) group.
-    cand_rows, group = counts.candidate_matches
-    sizes = groups.starts[group + 1] - groups.starts[group]
-    within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    shared = groups.rows[np.repeat(groups.starts[group], sizes) + within]
-    hyp = np.repeat(value[cand_rows], sizes)
-    ref = value[shared]
-    shared_index = (sentence[shared] - n_images) * n + order[shared]
+    # Pair every candidate row with the reference rows of the same (gram, image) group; those share
+    # its n-gram, hence its weight and its order.
+    matches = counts.matches
+    candidate_rows, n_shared, shared = matches.candidate_rows, matches.n_references, matches.reference_rows
+    shared_weight = np.repeat(weight[gram[candidate_rows]], n_shared)
+    hyp = np.repeat(count[candidate_rows], n_shared) * shared_weight
+    ref = count[shared] * shared_weight
+    del shared_weight
+    shared_reference = sentence[shared] - n_images
+    # The pairs of order k are those of the candidate rows in the order's block.
+    pair_ends = np.zeros(len(candidate_rows) + 1, dtype=np.int64)
+    np.cumsum(n_shared, out=pair_ends[1:])
+    pair_blocks = pair_ends[np.searchsorted(candidate_rows, counts.order_starts)]
 
     ref_sentences = np.arange(n_images, corpus.n_sentences)
     ref_image = corpus.ref_image
@@ -218,10 +222,14 @@ def cider_variants(
 
     results = []
     for variant in variants:
-        product = np.minimum(hyp, ref) * ref if variant == "CIDEr-D" else hyp * ref
-        similarity = np.bincount(shared_index, weights=product, minlength=corpus.n_references * n)
-        similarity = similarity.astype(np.float64, copy=False)  # an empty bincount is int
-        similarity = similarity.reshape(-1, n)
+        product = np.minimum(hyp, ref) if variant == "CIDEr-D" else hyp.copy()
+        product *= ref
+        similarity = np.zeros((corpus.n_references, n))
+        for k, (first, stop) in enumerate(zip(pair_blocks[:-1], pair_blocks[1:])):
+            if stop > first:
+                similarity[:, k] = np.bincount(
+                    shared_reference[first:stop], weights=product[first:stop], minlength=corpus.n_references
+                )
         nonzero = norm_product != 0
         similarity[nonzero] /= norm_product[nonzero]
         if variant == "CIDEr-D":

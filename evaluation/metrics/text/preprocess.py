@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = [
+    "Matches",
     "NgramCounts",
-    "ReferenceGroups",
     "TokenCorpus",
     "check_references",
     "normalise",
@@ -85,20 +85,23 @@ class NgramCounts:
     """Per-sentence n-gram counts of a :class:`TokenCorpus`, one row per distinct (sentence, n-gram).
 
     ``gram`` ids are global: n-grams of different lengths never share an id (ids grow with the
-    order), and an n-gram has the same id in every sentence. Rows are sorted by (gram, sentence); as
-    candidates are sentences ``0..n_images-1`` and references follow image by image, each gram's rows
-    list its candidates by image, then its references by image. The metrics rely on this order to
-    join and group without sorting again.
+    order), and an n-gram has the same id in every sentence. Rows are sorted by n-gram, then image,
+    and within one (n-gram, image) *group* the candidate's row comes first (when the candidate has
+    the n-gram) and the references' rows follow in their order; ``group_starts`` holds the first row
+    of each group and, last, the number of rows. So a candidate row and the reference rows it is
+    compared with are neighbours: the metrics join them and count document frequencies without
+    searching or sorting again.
     """
 
     n: int
     n_images: int
     n_grams: int
-    sentence: np.ndarray  # int64 sentence index (for a candidate, also its image index)
-    gram: np.ndarray  # int64 n-gram id, 0 <= gram < n_grams
+    # Values are int32 (int64 past 2**31 tokens, sentences or vocabulary):
+    sentence: np.ndarray  # sentence index (for a candidate, also its image index)
+    gram: np.ndarray  # n-gram id, 0 <= gram < n_grams
     order: np.ndarray  # int8 n-gram length minus one, 0 <= order < n
-    count: np.ndarray  # int64 occurrences of the n-gram in the sentence (>= 1)
-    ref_image: np.ndarray  # image index of each reference sentence (``TokenCorpus.ref_image``)
+    count: np.ndarray  # occurrences of the n-gram in the sentence (>= 1; uint8 or uint16 when that holds)
+    group_starts: np.ndarray  # int64 first row of each (gram, image) group, then len(rows)
 
     @cached_property
     def order_starts(self) -> np.ndarray:
@@ -110,45 +113,47 @@ class NgramCounts:
         return self.sentence < self.n_images
 
     @cached_property
-    def reference_groups(self) -> ReferenceGroups:
-        """The reference rows grouped by (gram, image): one group per n-gram per image."""
-        rows = np.flatnonzero(~self.is_candidate)
-        key = self.gram[rows] * self.n_images + self.ref_image[self.sentence[rows] - self.n_images]
-        first = np.ones(len(key), dtype=bool)
-        first[1:] = key[1:] != key[:-1]
-        starts = np.flatnonzero(first)
-        max_count = np.maximum.reduceat(self.count[rows], starts) if len(rows) else self.count[rows]
-        return ReferenceGroups(
-            rows=rows, starts=np.append(starts, len(rows)), key=key[starts], max_count=max_count
-        )
+    def group_has_candidate(self) -> np.ndarray:
+        """Whether each (gram, image) group starts with the candidate's row."""
+        return self.sentence[self.group_starts[:-1]] < self.n_images
 
     @cached_property
-    def candidate_matches(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(candidate_row, group)``: each candidate row whose n-gram occurs in a reference of its
-        image, with the index of that (gram, image) reference group."""
-        cand_rows = np.flatnonzero(self.is_candidate)
-        groups = self.reference_groups
-        if not len(groups.key):
-            return cand_rows[:0], cand_rows[:0]
-        cand_key = self.gram[cand_rows] * self.n_images + self.sentence[cand_rows]
-        group = np.searchsorted(groups.key, cand_key)
-        group[group == len(groups.key)] = 0
-        found = groups.key[group] == cand_key
-        return cand_rows[found], group[found]
+    def group_sizes(self) -> np.ndarray:
+        """Rows in each (gram, image) group (at most one per sentence of the image)."""
+        return np.subtract(self.group_starts[1:], self.group_starts[:-1], dtype=self.sentence.dtype)
+
+    def document_frequency(self) -> np.ndarray:
+        """Per n-gram id, the number of images with a reference that contains it (CIDEr's df)."""
+        first = self.group_starts[:-1]
+        with_reference = self.group_sizes > self.group_has_candidate
+        return np.bincount(self.gram[first[with_reference]], minlength=self.n_grams)
+
+    @cached_property
+    def matches(self) -> Matches:
+        """Each candidate row whose n-gram is in a reference of the same image, with those rows."""
+        size = self.group_sizes
+        matched = np.flatnonzero(self.group_has_candidate & (size > 1))
+        candidate_rows = self.group_starts[matched]
+        n_references = size[matched] - 1
+        ends = np.cumsum(n_references)
+        # The reference rows follow their candidate's row: row c + 1 ... c + n_references.
+        reference_rows = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        reference_rows += np.repeat(candidate_rows + 1 - (ends - n_references), n_references)
+        return Matches(
+            candidate_rows=candidate_rows, n_references=n_references, reference_rows=reference_rows
+        )
 
 
-class ReferenceGroups(NamedTuple):
-    """Reference rows of :class:`NgramCounts` grouped by (gram, image), groups sorted by ``key``.
+class Matches(NamedTuple):
+    """Candidate rows of :class:`NgramCounts` that meet reference rows of the same n-gram and image.
 
-    Group ``j`` is ``rows[starts[j]:starts[j + 1]]`` (row indices), ``key[j] = gram * n_images + image``
-    and ``max_count[j]`` the largest count of the n-gram in one reference of the image. The number of
-    groups of an n-gram is its document frequency.
+    ``reference_rows`` lists, candidate row after candidate row, the ``n_references[j]`` reference
+    rows of ``candidate_rows[j]``'s group (at most one per reference, in their order).
     """
 
-    rows: np.ndarray
-    starts: np.ndarray
-    key: np.ndarray
-    max_count: np.ndarray
+    candidate_rows: np.ndarray
+    n_references: np.ndarray
+    reference_rows: np.ndarray
 
 
 @dataclass(eq=False)
@@ -255,7 +260,12 @@ class TokenCorpus:
     def ngrams(self, n: int = 4) -> NgramCounts:
         """Per-sentence counts of all 1..n-grams (computed once per ``n``)."""
         if n not in self._ngrams:
-            rows = _count_ngrams(self.tokens, self.starts, len(self.vocabulary), n)
+            # Counted with the sentences laid out image by image (each candidate, then its
+            # references), which puts the rows of an n-gram in the order NgramCounts promises.
+            sentence_ids, tokens, starts = self._image_by_image()
+            rows = _count_ngrams(
+                tokens, starts, len(self.vocabulary), n, sentence_ids=sentence_ids, image_of=self.image_of
+            )
             self._ngrams[n] = NgramCounts(
                 n=n,
                 n_images=self.n_images,
@@ -264,12 +274,46 @@ class TokenCorpus:
                 gram=rows.gram,
                 order=rows.order,
                 count=rows.count,
-                ref_image=self.ref_image,
+                group_starts=rows.group_starts,
             )
         return self._ngrams[n]
 
+    @cached_property
+    def image_of(self) -> np.ndarray:
+        """Image index of every sentence (candidates first)."""
+        return np.concatenate([np.arange(self.n_images, dtype=np.int64), self.ref_image])
 
-def _count_ngrams(tokens: np.ndarray, starts: np.ndarray, vocab_size: int, n: int) -> _Rows:
+    def _image_by_image(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(sentence_ids, tokens, starts)``: the sentences reordered image by image, the candidate
+        of each image then its references; ``sentence_ids[i]`` is the corpus index of sentence ``i``."""
+        n_sentences = self.n_sentences
+        sentence_ids = np.empty(n_sentences, dtype=np.int64)
+        # Image i's candidate goes after the sentences of the images before it: i candidates and
+        # ref_starts[i] references; reference j goes after its candidate and the j - ref_starts[i]
+        # references of its image before it.
+        sentence_ids[np.arange(self.n_images) + self.ref_starts[:-1]] = np.arange(self.n_images)
+        sentence_ids[np.arange(self.n_references) + self.ref_image + 1] = np.arange(
+            self.n_images, n_sentences
+        )
+        lengths = self.lengths[sentence_ids]
+        ends = np.cumsum(lengths)
+        starts = np.zeros(n_sentences + 1, dtype=np.int64)
+        starts[1:] = ends
+        # Token positions in the new order: each sentence's run of positions, one after the other.
+        positions = np.arange(int(starts[-1]), dtype=np.int64)
+        positions += np.repeat(self.starts[:-1][sentence_ids] - starts[:-1], lengths)
+        return sentence_ids, self.tokens[positions], starts
+
+
+def _count_ngrams(
+    tokens: np.ndarray,
+    starts: np.ndarray,
+    vocab_size: int,
+    n: int,
+    *,
+    sentence_ids: np.ndarray | None = None,
+    image_of: np.ndarray | None = None,
+) -> _Rows:
     """Per-sentence n-gram counts, one sort per order.
 
     The k-gram starting at a position is (its (k-1)-gram id, next token); sorting these keys, ties
@@ -279,71 +323,114 @@ def _count_ngrams(tokens: np.ndarray, starts: np.ndarray, vocab_size: int, n: in
     sort gives the same order) and means no permutation needs applying (with a stable
     argsort as the fallback when the bits do not fit). Unigrams of a vocabulary below 2**16 use
     numpy's linear-time radix sort.
+
+    Rows name sentence ``i`` (``tokens[starts[i]:starts[i + 1]]``) ``sentence_ids[i]`` (default ``i``);
+    ``image_of[sentence id]`` (default: the sentence id) groups them: ``group_starts`` are the rows
+    where the n-gram or the image changes. Rows come sorted by (gram, position of the sentence).
+    Values (sentence, gram, count) are int32 unless the corpus is too large for them; positions
+    and row numbers, which index arrays, stay int64 (numpy would convert narrower indices).
     """
     if n < 1:
         raise ValueError("n-gram order must be at least 1")
     total = len(tokens)
     n_sentences = len(starts) - 1
-    sentence_of = np.repeat(np.arange(n_sentences, dtype=np.int64), np.diff(starts))
-    # Small dtypes for the arrays gathered at random positions: they stay in cache.
-    fits_up_to = np.minimum(starts[1:][sentence_of] - np.arange(total), n).astype(
-        np.uint8 if n < 256 else np.int64
-    )
-    small_tokens = tokens.astype(np.int32) if vocab_size < 2**31 else tokens
-    sentence_of = sentence_of.astype(np.int32) if n_sentences < 2**31 else sentence_of
+    lengths = np.diff(starts)
+    # Half the memory traffic of int64 for the columns, which is most of the time here.
+    value_type = np.int32 if max(total, n_sentences, vocab_size) < 2**31 else np.int64
+    ids = np.arange(n_sentences) if sentence_ids is None else sentence_ids
+    sentence_of = np.repeat(ids.astype(value_type), lengths)
+    image_of = None if image_of is None else image_of.astype(value_type)
+    # How many tokens a k-gram starting at each position can have: n, except near a sentence's end.
+    fits_up_to = np.full(total, n, dtype=np.uint8 if n < 256 else np.int64)
+    for remaining in range(min(n - 1, int(lengths.max(initial=0))), 0, -1):
+        fits_up_to[starts[1:][lengths >= remaining] - remaining] = remaining
+    small_tokens = tokens.astype(value_type)
     position_bits = max(total.bit_length(), 1)
     position_mask = (1 << position_bits) - 1
-    position = np.arange(total, dtype=np.int64)  # start of each k-gram that fits in its sentence
-    gram = tokens  # dense id of the k-gram starting at ``position``
+    # The start of each k-gram that fits in its sentence and its dense id, in the order of the last
+    # sort (set by the first).
+    position = gram = small_tokens
     # Output columns sized for the worst case (no n-gram repeated within a sentence), filled in place.
     capacity = int(fits_up_to.sum(dtype=np.int64))  # k-grams starting at each position
-    out_sentence = np.empty(capacity, dtype=np.int64)
-    out_gram = np.empty(capacity, dtype=np.int64)
-    out_count = np.empty(capacity, dtype=np.int64)
+    # (Pages of the capacity that no row reaches are never touched, so they cost nothing.)
+    out_sentence = np.empty(capacity, dtype=value_type)
+    out_gram = np.empty(capacity, dtype=value_type)
+    # A count is at most the sentence's length.
+    longest = int(lengths.max(initial=0))
+    out_count = np.empty(
+        capacity, dtype=np.uint8 if longest < 2**8 else np.uint16 if longest < 2**16 else value_type
+    )
+    group_starts = np.empty(capacity + 1, dtype=np.int64)
+    n_groups = 0
     per_order = np.zeros(n, dtype=np.int64)
     filled = offset = 0
     for k in range(1, n + 1):
         if k == 1:
             key = tokens
         else:
-            fits = fits_up_to[position] >= k
+            fits = np.take(fits_up_to, position) >= k
             position = position[fits]
-            key = gram[fits] * vocab_size + small_tokens[position + (k - 1)]
+            key = np.multiply(gram[fits], vocab_size, dtype=np.int64)
+            key += np.take(small_tokens[k - 1 :], position)  # the k-th token of each k-gram
         if not len(key):
             break
         if k == 1 and vocab_size <= 2**16:  # small vocabulary: a linear-time stable radix sort
             ordering = np.argsort(key.astype(np.uint16), kind="stable")
             sorted_key, position = key[ordering], ordering
         elif int(key.max()).bit_length() + position_bits <= 62:
-            combined = (key << position_bits) | position
+            if k == 1:
+                combined, position = key.astype(np.int64), np.arange(total, dtype=np.int64)
+            else:
+                combined = key  # in place: these arrays are the largest here, and fresh memory is costly
+            combined <<= position_bits
+            combined |= position
             # The position in the low bits makes every value distinct, so any sort gives the order a
             # stable one would; numpy's default (introsort, vectorised with x86-simd-sort where the CPU
             # has AVX2/AVX-512) took half the time of timsort here (0.51 s vs 0.97 s for all orders at
             # 50,000 images), although the rows arrive in runs sorted by their (k-1)-gram.
             combined.sort()
-            sorted_key = combined >> position_bits
-            position = combined & position_mask
+            sorted_key = np.right_shift(combined, position_bits, out=position)
+            position = np.bitwise_and(combined, position_mask, out=combined)
         else:
             ordering = np.argsort(key, kind="stable")
-            sorted_key, position = key[ordering], position[ordering]
-        new_gram = np.empty(len(key), dtype=bool)
-        new_gram[0] = True
-        np.not_equal(sorted_key[1:], sorted_key[:-1], out=new_gram[1:])
-        gram = np.cumsum(new_gram) - 1  # aligned with the sorted ``position`` from now on
-        sentence = sentence_of[position]
-        new_row = new_gram
+            sorted_key, position = key[ordering], ordering if k == 1 else position[ordering]
+        new_row = np.empty(len(key), dtype=bool)
+        new_row[0] = False  # so that the running count of n-gram changes is the 0-based id
+        np.not_equal(sorted_key[1:], sorted_key[:-1], out=new_row[1:])
+        gram = np.cumsum(new_row, dtype=value_type)  # aligned with the sorted ``position`` from now on
+        new_row[0] = True
+        sentence = np.take(sentence_of, position)
         new_row[1:] |= sentence[1:] != sentence[:-1]
         row = np.flatnonzero(new_row)
         end = filled + len(row)
-        out_sentence[filled:end] = sentence[row]
-        np.add(gram[row], offset, out=out_gram[filled:end])
-        np.subtract(row[1:], row[:-1], out=out_count[filled : end - 1])
+        # (mode="clip": with ``out``, numpy's default mode writes through a temporary copy)
+        row_sentence = np.take(sentence, row, out=out_sentence[filled:end], mode="clip")
+        row_gram = np.take(gram, row, out=out_gram[filled:end], mode="clip")
+        np.subtract(row[1:], row[:-1], out=out_count[filled : end - 1], casting="unsafe")  # they fit
         out_count[end - 1] = len(key) - row[-1]
+        # A group starts where the n-gram or the image changes.
+        row_image = row_sentence if image_of is None else np.take(image_of, row_sentence)
+        first = np.empty(len(row), dtype=bool)
+        first[0] = True
+        np.not_equal(row_gram[1:], row_gram[:-1], out=first[1:])
+        first[1:] |= row_image[1:] != row_image[:-1]
+        starts_here = np.flatnonzero(first)
+        np.add(starts_here, filled, out=group_starts[n_groups : n_groups + len(starts_here)])
+        n_groups += len(starts_here)
+        row_gram += offset  # ids grow with the order
         per_order[k - 1] = len(row)
         filled = end
         offset += int(gram[-1]) + 1
     order = np.repeat(np.arange(n, dtype=np.int8), per_order)
-    return _Rows(out_sentence[:filled], out_gram[:filled], order, out_count[:filled], offset)
+    group_starts[n_groups] = filled
+    return _Rows(
+        out_sentence[:filled],
+        out_gram[:filled],
+        order,
+        out_count[:filled],
+        offset,
+        group_starts[: n_groups + 1],
+    )
 
 
 class _Rows(NamedTuple):
@@ -352,3 +439,4 @@ class _Rows(NamedTuple):
     order: np.ndarray
     count: np.ndarray
     n_grams: int
+    group_starts: np.ndarray

@@ -45,12 +45,13 @@ then split off, or in ``fig.``/``no.``/``ca.`` ... when the next one starts with
 kept; (2) the LAST caption of a call, where there is no line break to look at: a final smiley loses
 its eyes (``:)`` gives ``-rrb-``, not ``:-rrb-``), a final ``'90`` gives ``90``, and the like.
 
-Speed. :func:`tokenize_many` splits the whole file at spaces once and tokenises each distinct chunk
-once (a cache), since caption files repeat words endlessly; :func:`tokenize_many_ids` goes one step
-further for scoring and gives integer token ids directly (each distinct chunk interned once, the
-file expanded with numpy), so a 50,000-image evaluation never builds 300,000 token lists only to
-intern them again. Lines where a rule crosses a space are found by a numpy scan of the file's bytes,
-confirmed line by line by the regular expression.
+Speed. A whole file is tokenised in one go: :func:`tokenize_many_ids` cuts it at its spaces with
+numpy (:mod:`.chunks`: the chunks are numbered from the file's bytes, and only the distinct ones, a
+few hundred to a few tens of thousands in a caption file, become Python strings), tokenises each
+distinct chunk once (a cache), and expands the file to integer token ids with numpy, so that a
+50,000-image evaluation builds neither 3M chunk strings nor 300,000 token lists; :func:`tokenize_many`
+turns those ids back into token lists. The lines where a rule crosses a space are found from the
+distinct chunks too (few can start or end such a match) and tokenised whole.
 
 Known exceptions (the reference itself misbehaves, so there is nothing to reproduce):
 - Carriage return, vertical tab, form feed, U+0085, U+2028, U+2029 inside a caption are line breaks
@@ -66,10 +67,12 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
-from itertools import chain, compress, count, repeat
-from operator import is_
+from itertools import chain
 
 import numpy as np
+
+from .chunks import PADDING as _PADDING
+from .chunks import Chunks, split_chunks
 
 __all__ = [
     "PUNCTUATIONS",
@@ -833,9 +836,10 @@ def ptb_tokens(line: str, following: str = "") -> list[str]:
 # dot is scanned with the next chunk (or the next line) after it. Any other chunk is tokenised as if
 # followed by a space, which for the line's last chunk is the same as followed by the line break.
 
-_UNSAFE = re.compile(r"<|[\d)][ \t]+\d|\.[ \t]+\.")
+# A rule crosses spaces after a chunk ending in one of _GAP_END before one starting with _GAP_START.
+_GAP_END, _GAP_START = r"[\d)]", r"\d"
+_UNSAFE = re.compile(rf"<|{_GAP_END}[ \t]+{_GAP_START}|\.[ \t]+\.")
 _CHUNK = re.compile(r"[^ \t]+")
-_FLAT = re.compile(r"[^ \t\n]+|\n")
 _WORD_DOT = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*\.")
 _CHUNK_CACHE_LIMIT = 500_000
 # chunk -> its tokens; "\n" stands for the line break of a whole file, "" for two spaces in a row.
@@ -853,7 +857,7 @@ def _is_abbreviation(word: str) -> bool:
 
 
 # Line breaks for the Java lexer other than "\n" (see the module notes): spaces here.
-_OTHER_LINE_BREAKS = str.maketrans({char: " " for char in "\r\u000b\u000c\u0085\u2028\u2029"})
+_OTHER_LINE_BREAKS = str.maketrans(dict.fromkeys("\r\u000b\u000c\u0085\u2028\u2029", " "))
 _HAS_OTHER_LINE_BREAK = re.compile("[\r\u000b\u000c\u0085\u2028\u2029]")
 _SPACE_CHARS = " \t\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000"
 
@@ -988,30 +992,21 @@ def tokenize_many(texts: Iterable[str], *, lowercase: bool = True) -> list[list[
 
     The same as ``[tokenize(t) for t in texts]`` except for the few captions whose tokens depend on
     the caption after them or on being the last (see the module notes). Repeated captions are
-    tokenised once.
+    tokenised once. Raises ``TypeError`` for a caption that is not a string.
     """
-    # The result is hundreds of thousands of small objects made in one go; the cyclic garbage
-    # collector would walk the young ones again and again (a fifth of the time) and finds nothing.
+    vocabulary: dict[str, int] = {}
+    ids, starts = tokenize_many_ids(texts, vocabulary, lowercase=lowercase)
+    # The result is hundreds of thousands of small lists made in one go; the cyclic garbage
+    # collector would walk the young ones again and again and finds nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _tokenize_file(texts, lowercase)
+        tokens = np.array(list(vocabulary), dtype=object)[ids].tolist()
+        bounds = starts.tolist()
+        return [tokens[start:stop] for start, stop in zip(bounds, bounds[1:])]
     finally:
         if collecting:
             gc.enable()
-
-
-def _tokenize_file(texts: Iterable[str], lowercase: bool) -> list[list[str]]:
-    cleaned, text, flat, parts = _file_parts(texts, lowercase)
-    if not cleaned:
-        return []
-    # All tokens in a row, line breaks included; then cut at the line breaks (found by identity).
-    tokens = list(chain.from_iterable(parts))
-    ends = list(compress(count(), map(is_, tokens, repeat(_LINE_BREAK[0]))))
-    result = [tokens[start + 1 : end] for start, end in zip([-1, *ends], ends)]
-    for index, line_tokens in _whole_lines(cleaned, text, lowercase):
-        result[index] = list(line_tokens)
-    return result
 
 
 def tokenize_many_ids(
@@ -1023,60 +1018,59 @@ def tokenize_many_ids(
     ``len(vocabulary)``, so that several files (references, then candidates, as pycocoevalcap
     tokenises them) share one numbering. The tokens are those of :func:`tokenize_many` on ``texts``;
     the vocabulary may also have gained tokens that none of them uses in the end (a chunk whose line
-    is read whole instead): :meth:`TokenCorpus.from_ids` drops those.
+    is read whole instead): :meth:`TokenCorpus.from_ids` drops those. Raises ``TypeError`` for a
+    caption that is not a string.
 
-    Why: scoring needs integer ids, and interning the tokens of a file one by one is a Python step
-    per token (~3M at 50,000 images with 5 references). Here each distinct space-separated chunk is
-    interned once, and the file becomes ids with one dict look-up per chunk.
+    Why: scoring needs integer ids, and making a Python string of every chunk of a file, let alone
+    of every token, is most of the time at 50,000 images (~3M chunks). Here the file is cut into
+    chunks with numpy (:mod:`.chunks`), each distinct chunk is tokenised and interned once, and the
+    file becomes ids with numpy.
     """
     collecting = gc.isenabled()
     gc.disable()
     try:
-        cleaned, text, flat = _file_chunks(texts)
-        if not cleaned:
-            return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        intern = vocabulary.setdefault
-
-        def ids(tokens: Sequence[str]) -> tuple[int, ...]:
-            return tuple([intern(token, len(vocabulary)) for token in tokens])
-
-        cache = _chunk_caches[lowercase]
-        distinct = dict.fromkeys(flat)
-        del distinct["\n"]
-        _tokenise_new_chunks([chunk for chunk in distinct if chunk not in cache], lowercase)
-        # Each distinct chunk gets a number; its token ids are ``table[offset[j]:offset[j] + length[j]]``.
-        # Number 0 is the line break (no tokens); a chunk still missing from the cache is read in
-        # context below, each occurrence getting a number of its own.
-        entries: list[tuple[int, ...]] = [()]
-        number = {"\n": 0}
-        in_context = len(distinct) + 1  # the number of every chunk read in context, for now
-        for chunk in distinct:
-            tokens = cache.get(chunk)
-            if tokens is None:
-                number[chunk] = in_context
-            else:
-                number[chunk] = len(entries)
-                entries.append(ids(tokens))
-        codes = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
-        line_breaks = np.flatnonzero(codes == 0)
-        contextual = np.flatnonzero(codes == in_context).tolist()
-        for index, tokens in _in_context(cleaned, flat, contextual, lowercase, line_breaks.tolist()):
-            codes[index] = len(entries)
-            entries.append(ids(tokens))
-        length = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
-        offset = np.zeros(len(entries), dtype=np.int64)
-        np.cumsum(length[:-1], out=offset[1:])
-        table = np.fromiter(chain.from_iterable(entries), dtype=np.int64, count=int(length.sum()))
-        chunk_length = length[codes]
-        token_ids = table[_segment_positions(offset[codes], chunk_length)]
-        # Tokens per line: the chunks before each line break add up.
-        before = np.zeros(len(codes) + 1, dtype=np.int64)
-        np.cumsum(chunk_length, out=before[1:])
-        lengths = np.diff(before[line_breaks], prepend=0)
-        overrides = {index: ids(tokens) for index, tokens in _whole_lines(cleaned, text, lowercase)}
+        return _file_ids(texts, vocabulary, lowercase)
     finally:
         if collecting:
             gc.enable()
+
+
+def _file_ids(
+    texts: Iterable[str], vocabulary: dict[str, int], lowercase: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    cleaned, chunks = _split_file(texts)
+    if not cleaned:
+        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    intern = vocabulary.setdefault
+
+    def ids(tokens: Sequence[str]) -> tuple[int, ...]:
+        return tuple([intern(token, len(vocabulary)) for token in tokens])
+
+    cache = _chunk_caches[lowercase]
+    _tokenise_new_chunks([chunk for chunk in chunks.distinct if chunk not in cache], lowercase)
+    # The token ids of each distinct chunk. A line break has none, nor, for now, a chunk still missing
+    # from the cache: that one is read in context below, occurrence by occurrence.
+    code_ids: list[tuple[int, ...]] = []
+    contextual: list[int] = []
+    for code, chunk in enumerate(chunks.distinct):
+        tokens = cache.get(chunk)
+        if tokens is None:
+            contextual.append(code)
+        code_ids.append(ids(tokens) if tokens is not None and tokens is not _LINE_BREAK else ())
+    codes = chunks.codes
+    line_breaks = np.flatnonzero(codes == chunks.code_of("\n"))
+    in_context: dict[int, tuple[int, ...]] = {}  # chunk index -> its token ids
+    if contextual:
+        where = _occurrences(codes, contextual, len(code_ids)).tolist()
+        for index, tokens in _in_context(cleaned, chunks, where, lowercase, line_breaks.tolist()):
+            in_context[index] = ids(tokens)
+    token_ids, ends = _chunk_token_ids(codes, code_ids, in_context)
+    # Tokens per line: a line break chunk has none, so the tokens up to it are its line's and before.
+    lengths = np.diff(ends[line_breaks], prepend=0)
+    del ends
+    overrides = {
+        index: ids(tokens) for index, tokens in _whole_lines(cleaned, chunks, line_breaks, lowercase)
+    }
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     if overrides:
@@ -1092,62 +1086,86 @@ def tokenize_many_ids(
     return token_ids, starts
 
 
-def _segment_positions(first: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(f, f + n) for f, n in zip(first, length)])`` without a Python loop."""
-    total = int(length.sum())
-    ends = np.cumsum(length)
-    # Position within its segment = running index minus the segment's start in the output.
-    return np.arange(total, dtype=np.int64) + np.repeat(first - (ends - length), length)
+def _chunk_token_ids(
+    codes: np.ndarray, code_ids: list[tuple[int, ...]], in_context: dict[int, tuple[int, ...]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(token ids, ends)`` of a file whose chunk ``i`` has code ``codes[i]``: ``code_ids[code]`` are a
+    code's token ids, ``in_context[i]`` replaces those of chunk ``i``, and chunk ``i``'s tokens end at
+    ``ends[i]``.
+
+    Each chunk's first token is repeated once per token of the chunk, then the further tokens of the
+    chunks that have several (clitics: "don't" is "do", "n't") are written over the copies, token
+    by token, so that the work follows the tokens, not the longest chunk.
+    """
+    n_codes = len(code_ids)
+    code_length = np.fromiter(map(len, code_ids), dtype=np.int64, count=n_codes)
+    chunk_length = code_length[codes]
+    if in_context:
+        chunk_length[list(in_context)] = [len(chunk_ids) for chunk_ids in in_context.values()]
+    ends = np.cumsum(chunk_length)
+    first_token = np.fromiter(
+        (chunk_ids[0] if chunk_ids else -1 for chunk_ids in code_ids), dtype=np.int64, count=n_codes
+    )
+    token_ids = np.repeat(first_token[codes], chunk_length)
+    several_codes = np.flatnonzero(code_length > 1)
+    if len(several_codes):
+        # Their token ids in one flat table, each code's from ``offset[code]`` on.
+        offset = np.zeros(n_codes, dtype=np.int64)
+        offset[several_codes] = np.cumsum(code_length[several_codes]) - code_length[several_codes]
+        table = np.fromiter(
+            chain.from_iterable(code_ids[code] for code in several_codes.tolist()),
+            dtype=np.int64,
+            count=int(code_length[several_codes].sum()),
+        )
+        several = _occurrences(codes, several_codes, n_codes)
+        where = ends[several] - chunk_length[several]  # where each one's tokens start
+        source = offset[codes[several]]
+        remaining = chunk_length[several] - 1
+        while len(remaining):  # token j of those that have one, j = 1, 2 ...
+            keep = np.flatnonzero(remaining > 0)
+            where, source, remaining = where[keep] + 1, source[keep] + 1, remaining[keep] - 1
+            token_ids[where] = table[source]
+    for index, chunk_ids in in_context.items():
+        token_ids[ends[index] - len(chunk_ids) : ends[index]] = chunk_ids
+    return token_ids, ends
 
 
-def _file_parts(
-    texts: Iterable[str], lowercase: bool
-) -> tuple[list[str], str, list[str], list[tuple[str, ...]]]:
-    """One pycocoevalcap file cut into chunks: ``(cleaned captions, the file's text, chunks, tokens of
-    each chunk)``; a line break is the chunk ``"\\n"`` whose tokens are ``_LINE_BREAK``. Lines that
-    :func:`_whole_lines` names must be replaced afterwards."""
-    cleaned, text, flat = _file_chunks(texts)
-    if not cleaned:
-        return cleaned, text, flat, []
-    cache = _chunk_caches[lowercase]
-    parts = list(map(cache.get, flat))
-    if parts.count(None):
-        _tokenise_new_chunks(set(compress(flat, map(is_, parts, repeat(None)))), lowercase)
-        parts = list(map(cache.get, flat))
-    if parts.count(None):
-        contextual = compress(range(len(flat)), map(is_, parts, repeat(None)))
-        for index, tokens in _in_context(cleaned, flat, contextual, lowercase):
-            parts[index] = tokens
-    return cleaned, text, flat, parts
-
-
-def _file_chunks(texts: Iterable[str]) -> tuple[list[str], str, list[str]]:
-    """``(cleaned captions, the file's text, its chunks)``: the chunks are cut at spaces ("" between
-    two spaces), with ``"\\n"`` for each line break, the last one included."""
+def _split_file(texts: Iterable[str]) -> tuple[list[str], Chunks]:
+    """``(cleaned captions, the file's chunks)`` of one pycocoevalcap file: the captions joined by
+    ``" \\n "`` and ended by ``" \\n"``, tabs made spaces, cut at the spaces. So every line break is
+    the chunk ``"\\n"``, the last line's included, and two spaces in a row hold the chunk ``""``."""
     captions = list(texts)
     if not captions:
-        return captions, "", []
-    try:  # usually no caption needs cleaning, which two scans of the whole file tell
-        text = " \n ".join(captions)
-    except TypeError:
-        text = None
-    if (
-        text is not None
-        and text.count("\n") == len(captions) - 1
-        and _HAS_OTHER_LINE_BREAK.search(text) is None
-    ):
-        cleaned = captions
-    else:
-        try:
-            cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in captions]
-        except (AttributeError, TypeError):
-            cleaned = [_clean(text) for text in captions]  # raises TypeError naming the bad caption's type
-        text = " \n ".join(cleaned)
-    if "\t" in text:
-        text = text.replace("\t", " ")
-    flat = text.split(" ")
-    flat.append("\n")
-    return cleaned, text, flat
+        return captions, split_chunks(b"")
+    # Usually no caption needs cleaning, which the file's line breaks and its distinct chunks tell
+    # (the other line breaks are not spaces, so a caption holding one has a chunk holding it).
+    blob = _file_bytes(captions)
+    if blob is not None and blob.count(b"\n") == len(captions):
+        chunks = split_chunks(blob, padded=True)
+        if not any(_HAS_OTHER_LINE_BREAK.search(chunk) for chunk in chunks.distinct):
+            return captions, chunks
+    try:
+        cleaned = [text if text.isascii() and "\n" not in text else _clean(text) for text in captions]
+    except (AttributeError, TypeError):
+        cleaned = [_clean(text) for text in captions]  # raises TypeError naming the bad caption's type
+    return cleaned, split_chunks(_file_bytes(cleaned), padded=True)
+
+
+def _file_bytes(captions: list[str]) -> bytes | None:
+    """The UTF-8 file of the captions as :func:`_split_file` describes it, then the padding
+    :func:`.chunks.split_chunks` takes; None if a caption is not a string."""
+    try:
+        # Encoding caption by caption keeps ASCII captions a copy; encoding the joined file would
+        # convert all of it once one caption is not ASCII (~40% less time on caption-like files).
+        encoded = [text.encode() for text in captions]
+    except UnicodeEncodeError:  # a lone surrogate, which Python strings may hold
+        encoded = [text.encode("utf-8", "surrogatepass") for text in captions]
+    except AttributeError:
+        return None
+    # The end, and split_chunks' padding, on the last caption: the joined file is not copied again.
+    encoded[-1] += b" \n" + _PADDING
+    blob = b" \n ".join(encoded)
+    return blob.replace(b"\t", b" ") if b"\t" in blob else blob
 
 
 def _tokenise_new_chunks(chunks: Iterable[str], lowercase: bool) -> None:
@@ -1165,12 +1183,10 @@ def _in_context(
     flat: Sequence[str],
     indices: Iterable[int],
     lowercase: bool,
-    line_ends: Sequence[int] | None = None,
+    line_ends: Sequence[int],
 ) -> Iterator[tuple[int, tuple[str, ...]]]:
     """``(index, tokens)`` for the chunks ``flat[index]`` that need what follows them
-    (``line_ends``: the indices of the ``"\\n"`` chunks, when already known)."""
-    if line_ends is None:
-        line_ends = list(compress(range(len(flat)), map("\n".__eq__, flat)))
+    (``line_ends``: the indices of the ``"\\n"`` chunks)."""
     for index in indices:
         following_index = index + 1
         while not flat[following_index]:
@@ -1180,46 +1196,60 @@ def _in_context(
         yield index, _tokens_in_context(flat[index], context, lowercase)
 
 
-# Bytes that may end (``[\d)]``) or start (``\d``) the ``[\d)][ \t]+\d`` of ``_UNSAFE``: any byte of a
-# multi-byte UTF-8 character counts, as it may be part of a non-ASCII digit; those lines are checked
-# again with the regular expression itself.
-_MAY_END_DIGIT_GAP = np.zeros(256, dtype=bool)
-_MAY_END_DIGIT_GAP[[*b"0123456789)", *range(0x80, 0x100)]] = True
-_MAY_START_DIGIT = np.zeros(256, dtype=bool)
-_MAY_START_DIGIT[[*b"0123456789", *range(0x80, 0x100)]] = True
+_ENDS_GAP = re.compile(rf"{_GAP_END}\Z")
+_STARTS_GAP = re.compile(_GAP_START)
 
 
-def _unsafe_lines(cleaned: Sequence[str], text: str) -> list[int]:
-    """Indices of the lines where ``_UNSAFE`` matches (``text``: the lines joined by ``" \\n "``, tabs
-    made spaces).
+def _unsafe_lines(chunks: Chunks, line_breaks: np.ndarray) -> list[int]:
+    """Indices of the lines where ``_UNSAFE`` matches (``line_breaks``: the indices of the ``"\\n"``
+    chunks).
 
     Running the expression over a whole file is a third of the tokenising time of caption-like text
-    (every position is a possible start), so numpy looks at the UTF-8 bytes for the only places it
-    can match (a ``<``; a run of spaces between a digit or ``)`` and a digit, or between two dots)
-    and the expression then confirms each line found that way.
+    (every position is a possible start), so the distinct chunks tell which can take part in a match
+    (few can: a chunk with "<", one starting with a digit or a dot), only their occurrences are looked
+    at, and the chunk before each, across the spaces, decides.
     """
-    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    space = data == 32
-    before = np.flatnonzero(~space[:-1] & space[1:])  # the byte before a run of spaces
-    after = np.flatnonzero(space[:-1] & ~space[1:]) + 1  # the byte after a run of spaces
-    if len(after) and (not len(before) or after[0] <= before[0]):
-        after = after[1:]  # the file starts with spaces
-    before = before[: len(after)]  # a run that ends the file has nothing after it
-    last, first = data[before], data[after]
-    gap = (_MAY_END_DIGIT_GAP[last] & _MAY_START_DIGIT[first]) | ((last == 46) & (first == 46))
-    places = np.concatenate([before[gap], np.flatnonzero(data == 60)])
-    if not len(places):
+    distinct = chunks.distinct
+    codes = chunks.codes
+    tags = [code for code, chunk in enumerate(distinct) if "<" in chunk]
+    places = [_occurrences(codes, tags, len(distinct))] if tags else []
+    ends = {code for code, chunk in enumerate(distinct) if _ENDS_GAP.search(chunk)}
+    dot_ends = {code for code, chunk in enumerate(distinct) if chunk.endswith(".")}
+    starts = {code for code, chunk in enumerate(distinct) if ends and _STARTS_GAP.match(chunk)}
+    dot_starts = {code for code, chunk in enumerate(distinct) if dot_ends and chunk.startswith(".")}
+    if starts or dot_starts:
+        after = _occurrences(codes, sorted(starts | dot_starts), len(distinct))
+        # The chunk before, across the spaces: chunks are one space apart, "" between two spaces.
+        before = after - 1
+        empty = chunks.code_of("")
+        if empty is not None:
+            while len(spaces := np.flatnonzero((before >= 0) & (codes[before] == empty))):
+                before[spaces] -= 1
+        opening = [code if index >= 0 else -1 for code, index in zip(codes[before].tolist(), before.tolist())]
+        gap = [
+            (close in starts and open_ in ends) or (close in dot_starts and open_ in dot_ends)
+            for open_, close in zip(opening, codes[after].tolist())
+        ]
+        places.append(after[np.asarray(gap, dtype=bool)])
+    if not places:
         return []
-    line_breaks = np.flatnonzero(data == 10)
-    lines = np.unique(np.searchsorted(line_breaks, places))
-    return [index for index in lines.tolist() if _UNSAFE.search(cleaned[index]) is not None]
+    return sorted(set(np.searchsorted(line_breaks, np.concatenate(places)).tolist()))
 
 
-def _whole_lines(cleaned: Sequence[str], text: str, lowercase: bool) -> Iterable[tuple[int, tuple[str, ...]]]:
+def _occurrences(codes: np.ndarray, wanted: Sequence[int] | np.ndarray, n_codes: int) -> np.ndarray:
+    """Indices of the chunks whose code is one of ``wanted`` (a look-up table of the codes)."""
+    table = np.zeros(n_codes, dtype=bool)
+    table[np.asarray(wanted, dtype=np.int64)] = True
+    return np.flatnonzero(table[codes])
+
+
+def _whole_lines(
+    cleaned: Sequence[str], chunks: Chunks, line_breaks: np.ndarray, lowercase: bool
+) -> Iterable[tuple[int, tuple[str, ...]]]:
     """``(line index, tokens)`` of the lines whose chunk-by-chunk tokens must be replaced."""
     # Lines where a rule crosses a space are scanned whole, and so is the last line, which has no
     # line break after it.
-    for index in _unsafe_lines(cleaned, text):
+    for index in _unsafe_lines(chunks, line_breaks):
         if index != len(cleaned) - 1:
             yield index, _tokens_in_context(cleaned[index], _context(cleaned, index), lowercase)
     yield len(cleaned) - 1, _tokens_in_context(cleaned[-1], "", lowercase)

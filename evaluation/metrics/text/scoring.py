@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 
 import numpy as np
 
@@ -226,14 +227,13 @@ def score_ptb_texts(
     wanted = _check_metrics(metrics, language)
     check_references(candidates, references)
     keys = tuple(candidates)
-    ref_texts: list[str] = []
-    ref_counts = np.zeros(len(keys) + 1, dtype=np.int64)
-    for index, key in enumerate(keys):
-        refs = references[key]
+    ref_lists = [references[key] for key in keys]
+    for key, refs in zip(keys, ref_lists):
         if isinstance(refs, str):
             raise TypeError(f"references of {key!r} must be a list of captions, not a string")
-        ref_texts.extend(refs)
-        ref_counts[index + 1] = len(refs)
+    ref_texts = list(chain.from_iterable(ref_lists))
+    ref_counts = np.zeros(len(keys) + 1, dtype=np.int64)
+    ref_counts[1:] = np.fromiter(map(len, ref_lists), dtype=np.int64, count=len(keys))
     vocabulary: dict[str, int] = {}
     ref_ids, ref_token_starts = ptb.tokenize_many_ids(ref_texts, vocabulary)
     cand_ids, cand_token_starts = ptb.tokenize_many_ids([candidates[key] for key in keys], vocabulary)
