@@ -28,15 +28,19 @@ REQUIRED_COLUMNS = ("m1", "m2", "language", "delta_sxs")
 METRIC_PREFIX = "delta_"
 
 
-def _number(text: str, column: str, line: int) -> float:
+def csv_number(
+    text: str, column: str, line: int, error: Callable[[int, str], ValueError] = ComparisonsCsvError
+) -> float:
+    """The finite number in a cell; ``error(line, reason)`` is raised for an empty cell, text or a
+    non-finite value (the comparisons file's error by default; the judgments file passes its own)."""
     if text == "":
-        raise ComparisonsCsvError(line, f"{column} is empty")
+        raise error(line, f"{column} is empty")
     try:
         value = float(text)
     except ValueError:
-        raise ComparisonsCsvError(line, f"{column} is not a number: {text!r}") from None
+        raise error(line, f"{column} is not a number: {text!r}") from None
     if not math.isfinite(value):
-        raise ComparisonsCsvError(line, f"{column} is not a finite number: {text!r}")
+        raise error(line, f"{column} is not a finite number: {text!r}")
     return value
 
 
@@ -115,9 +119,9 @@ def read_comparisons_csv(
                     m1=m1,
                     m2=m2,
                     language=language,
-                    delta_sxs=_number(cells[index["delta_sxs"]], "delta_sxs", line),
+                    delta_sxs=csv_number(cells[index["delta_sxs"]], "delta_sxs", line),
                     deltas={
-                        name[len(METRIC_PREFIX) :]: _number(cells[index[name]], name, line)
+                        name[len(METRIC_PREFIX) :]: csv_number(cells[index[name]], name, line)
                         for name in metric_columns
                     },
                 )

@@ -12,12 +12,12 @@ name the same metric). :func:`read_judgments_csv` gives the items of
 from __future__ import annotations
 
 import csv
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.human.sxs import sxs_summary
+from evaluation.research.comparisons_csv import csv_number
 from evaluation.research.correlation import ALL, Comparison
 from evaluation.research.meta_evaluation import Item
 
@@ -89,15 +89,7 @@ def _human(text: str, line: int) -> int:
 
 
 def _metric_value(text: str, metric: str, line: int) -> float:
-    if text == "":
-        raise JudgmentsCsvError(line, f"{metric} is empty")
-    try:
-        value = float(text)
-    except ValueError:
-        raise JudgmentsCsvError(line, f"{metric} is not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise JudgmentsCsvError(line, f"{metric} is not a finite number: {text!r}")
-    return value
+    return csv_number(text, metric, line, JudgmentsCsvError)
 
 
 def read_judgments_csv(path: str | Path) -> Judgments:
