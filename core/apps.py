@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.core import checks
+from django.db.models.signals import post_migrate
 
 
 class CoreConfig(AppConfig):
@@ -16,6 +17,20 @@ class CoreConfig(AppConfig):
         from core.converters import converters_register
 
         converters_register()
+
+        # The role groups follow the models: every migrate (a new deployment, or an upgrade that adds
+        # a model, such as the retrieval checks) re-grants each role exactly its listed permissions.
+        post_migrate.connect(roles_after_migrate, dispatch_uid="core.roles_after_migrate")
+
+
+def roles_after_migrate(sender, using="default", **kwargs):
+    """``post_migrate``: once per migrate (when core's turn comes), create or update the role groups.
+    ``roles_ensure`` creates the permission rows it needs first, so app order does not matter."""
+    if sender.name != "core":
+        return
+    from core.access import roles_ensure
+
+    roles_ensure()
 
 
 def check_login_rate_limit(app_configs, **kwargs):

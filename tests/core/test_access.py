@@ -128,3 +128,21 @@ def test_every_research_url_lets_researchers_managers_and_superusers_past_the_ru
     assert client.get("/reports/").status_code == 200
     assert client.get("/exports/").status_code == 200
     assert client.get("/api/campaigns/").status_code == 200
+
+
+def test_every_migrate_grants_the_roles_the_permissions_of_new_models(db):
+    """A deployment never runs load_demo: the role groups come from migrate itself, and an upgrade that
+    adds a model (the retrieval checks) gives managers its add/change/view and researchers its view."""
+    from django.apps import apps
+    from django.contrib.auth.models import Group
+
+    from core.apps import roles_after_migrate
+
+    managers = Group.objects.get(name=PROJECT_MANAGERS)  # created by the test database's migrate
+    assert managers.permissions.filter(codename="add_retrievalcheck").exists()
+    managers.permissions.clear()  # as before an upgrade brought the model
+    roles_after_migrate(sender=apps.get_app_config("annotation"))  # another app's turn: nothing yet
+    assert not managers.permissions.exists()
+    roles_after_migrate(sender=apps.get_app_config("core"))
+    assert managers.permissions.filter(codename="add_retrievalcheck").exists()
+    assert Group.objects.get(name=RESEARCHERS).permissions.filter(codename="view_retrievalcheck").exists()
