@@ -26,7 +26,7 @@ from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.metrics.retrieval_checks.selectors import clip_trust_for_runs
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
-from evaluation.research.comparisons import comparisons_from_db
+from evaluation.research.comparisons import ComparisonList, comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.meta_evaluation import trust_table
 from evaluation.research.reports.heatmap import runs_source, trust_heatmap
@@ -186,24 +186,33 @@ def report_page(request):
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
 
-@research_required
-@require_GET
-def report_scatter(request, metric: str, fmt: str):
-    """The scatter plot of one metric for the page's query, rendered now (PNG or SVG)."""
+def _figure_selection(request) -> tuple[ReportForm, ComparisonList]:
+    """The page's query behind a figure URL: the valid form and its comparisons (404 otherwise).
+    Figures draw no ΔS×S interval, so one resample is enough."""
     form = ReportForm(request.GET)
     if not form.is_valid():
         raise Http404("No such report.")
     try:
-        # The ΔS×S interval is not drawn: one resample is enough.
-        comparisons = comparisons_from_db(**form.selection(), n_boot=1)
+        return form, comparisons_from_db(**form.selection(), n_boot=1)
     except DomainError as exc:
         raise Http404(exc.message) from None
+
+
+def _figure_response(data: bytes, fmt: str, filename: str) -> HttpResponse:
+    response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'inline; filename="{filename}.{fmt}"'
+    return response
+
+
+@research_required
+@require_GET
+def report_scatter(request, metric: str, fmt: str):
+    """The scatter plot of one metric for the page's query, rendered now (PNG or SVG)."""
+    form, comparisons = _figure_selection(request)
     if metric not in metric_names(comparisons):
         raise Http404("No comparison has this metric.")
     data = scatter(comparisons, metric, both_directions=not form.cleaned_data["one_direction"], fmt=fmt)
-    response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'inline; filename="scatter_{metric}.{fmt}"'
-    return response
+    return _figure_response(data, fmt, f"scatter_{metric}")
 
 
 @research_required
@@ -211,18 +220,10 @@ def report_scatter(request, metric: str, fmt: str):
 def report_trust_heatmap(request, fmt: str):
     """The trust table of the page's query as a heatmap, rendered now (PNG or SVG); the same seed and
     draws as the page, so the same numbers."""
-    form = ReportForm(request.GET)
-    if not form.is_valid():
-        raise Http404("No such report.")
-    try:
-        comparisons = comparisons_from_db(**form.selection(), n_boot=1)
-    except DomainError as exc:
-        raise Http404(exc.message) from None
+    form, comparisons = _figure_selection(request)
     if not comparisons.items:
         raise Http404("No compared pair has judged images with per-caption scores.")
     runs = form.cleaned_data["runs"]
     flags = sorted(code for code, verdict in clip_trust_for_runs(runs).items() if verdict.flagged)
     data = trust_heatmap(trust_table(comparisons.items), fmt, source=runs_source(runs), clip_flags=flags)
-    response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'inline; filename="trust_heatmap.{fmt}"'
-    return response
+    return _figure_response(data, fmt, "trust_heatmap")
