@@ -589,3 +589,17 @@ class SxsJudgment(TimeStamped):
 
     def __str__(self) -> str:
         return f"{self.assignment}: {self.get_choice_display()}"
+
+
+# Recruitment, onboarding and pilots live in their own module (annotation.workforce.models).
+from annotation.workforce.models import (  # noqa: E402, F401
+    CampaignOnboarding,
+    CaptionReview,
+    CrowdPlatform,
+    Enrolment,
+    EntryLink,
+    ReviewDecision,
+    TutorialAnswer,
+    TutorialItem,
+    TutorialResult,
+)

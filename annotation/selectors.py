@@ -20,6 +20,7 @@ from annotation.models import (
     Image,
     Item,
 )
+from annotation.workforce.selectors import campaigns_visible
 from core.errors import NotFound
 
 
@@ -51,7 +52,9 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
     """Open campaigns in the annotator's languages, each with the annotator's own progress."""
     language_ids = list(annotator.skills.values_list("language_id", flat=True))
     campaigns = list(
-        Campaign.objects.filter(state=CampaignState.OPEN, language_id__in=language_ids)
+        campaigns_visible(
+            annotator, Campaign.objects.filter(state=CampaignState.OPEN, language_id__in=language_ids)
+        )
         .select_related("language")
         .annotate(
             items_total=Count("items", distinct=True),

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from annotation import apis, views
+from annotation.workforce.urls import urlpatterns as workforce_urlpatterns
 
 app_name = "annotation"
 
@@ -25,3 +26,6 @@ urlpatterns = [
         name="api_submit_judgments",
     ),
 ]
+
+# Entry links, language declaration, tutorial, completion, pilot feedback (annotation.workforce).
+urlpatterns += workforce_urlpatterns

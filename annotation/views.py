@@ -25,6 +25,7 @@ from annotation.selectors import (
     sxs_rows,
     verification_rows,
 )
+from annotation.workforce.selectors import completion_for
 from core.access import is_annotator, role_required
 from core.errors import DomainError, NotFound
 from core.scales import RATING, SXS
@@ -92,6 +93,9 @@ def _batch_or_404(request, batch_id):
 @require_GET
 def batch_detail(request, batch_id: int):
     batch = _batch_or_404(request, batch_id)
+    if batch.stage == BatchStage.SUBMITTED and completion_for(batch) is not None:
+        # Came through an entry link with a completion code or URL (annotation.workforce).
+        return redirect("annotation:completion", batch_id=batch.pk)
     if batch.stage == BatchStage.SUBMITTED:
         nouns = {CampaignKind.SIDE_BY_SIDE: "judgments", CampaignKind.RATING: "ratings"}
         return render(

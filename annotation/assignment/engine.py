@@ -42,6 +42,7 @@ from annotation.models import (
     Item,
     Side,
 )
+from annotation.workforce.selectors import work_check
 from core.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 
 # How many candidate rows to lock per request, as a multiple of the batch size: a little
@@ -106,6 +107,8 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
             campaign = Campaign.objects.select_related("language").get(pk=campaign_id)
         except Campaign.DoesNotExist:
             raise NotFound("No such campaign.") from None
+        # Entry-link scope, language declaration, tutorial and quota (annotation.workforce).
+        work_check(annotator=annotator, campaign=campaign)
         problem = annotator_qualification_problem(annotator, campaign)
         if problem:
             raise NotAllowed(problem)

@@ -1,0 +1,34 @@
+"""``{% workforce_card campaign %}``: on a dashboard card, what a participant must do before real work
+(declare languages, take the tutorial) and the link to their pilot feedback."""
+
+from __future__ import annotations
+
+from django import template
+
+from annotation.models import CaptionReview, Enrolment
+from annotation.workforce.selectors import onboarding_of, tutorial_required, tutorial_result
+
+register = template.Library()
+
+
+@register.inclusion_tag("annotation/workforce/card.html", takes_context=True)
+def workforce_card(context, campaign):
+    annotator = getattr(context.get("request"), "annotator", None)
+    state = {}
+    if annotator is not None:
+        enrolment = Enrolment.objects.filter(campaign=campaign, annotator=annotator).first()
+        if enrolment is not None and enrolment.account_created and enrolment.skills_declared_at is None:
+            state["languages"] = True
+        elif tutorial_required(campaign):
+            result = tutorial_result(annotator, campaign)
+            state["tutorial"] = result is None
+            state["failed"] = result is not None and not result.passed
+        onboarding = onboarding_of(campaign)
+        state["pilot_feedback"] = bool(
+            onboarding
+            and onboarding.is_pilot
+            and CaptionReview.objects.filter(
+                caption__campaign=campaign, caption__annotator=annotator
+            ).exists()
+        )
+    return {"campaign": campaign, "state": state}

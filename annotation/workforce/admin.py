@@ -1,0 +1,386 @@
+"""The project manager's side of recruitment and onboarding, in the admin.
+
+* Entry links: made by a form that calls ``entry_link_create`` (a fresh token), listed with their
+  state and sign-ups, revoked by an action; the change page gives the URLs to paste into Prolific
+  and MTurk.
+* Participants (enrolments): read-only, with the crowd ids; project managers only (the ids are
+  personal data: researchers, who read the rest of the admin, do not see them).
+* Onboarding and pilot settings per campaign, with the tutorial's gold items inline; tutorial
+  results, with an action that allows another attempt; the pilot review page.
+* A panel on each campaign's page sums it up (``annotation.admin.panels``).
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.http import Http404
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotation.admin.common import StyledModelAdmin, run_service, service_form_view
+from annotation.admin.panels import campaign_panel_register
+from annotation.models import (
+    Campaign,
+    CampaignKind,
+    CampaignOnboarding,
+    CampaignState,
+    CaptionReview,
+    Enrolment,
+    EntryLink,
+    ReviewDecision,
+    TutorialItem,
+    TutorialResult,
+)
+from annotation.workforce import selectors, services
+from core.access import is_project_manager
+from core.errors import DomainError
+
+PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+MTURK_QUERY = "?workerId=WORKER_ID&assignmentId=ASSIGNMENT_ID&hitId=HIT_ID"
+
+
+def managers_only(user) -> bool:
+    return user.is_active and (user.is_superuser or is_project_manager(user))
+
+
+class ManagersOnlyAdmin(StyledModelAdmin):
+    """Pages with crowd ids or admission secrets: project managers (and superusers) only."""
+
+    def has_module_permission(self, request):
+        return managers_only(request.user) and super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return managers_only(request.user) and super().has_view_permission(request, obj)
+
+
+# --- Entry links ----------------------------------------------------------------------------------
+
+
+class EntryLinkCreateForm(forms.Form):
+    campaign = forms.ModelChoiceField(Campaign.objects.exclude(state=CampaignState.CLOSED).order_by("name"))
+    label = forms.CharField(max_length=200, required=False)
+    expires_at = forms.DateTimeField(
+        required=False, label="Expires at", help_text="YYYY-MM-DD HH:MM (UTC). Empty: never."
+    )
+    max_signups = forms.IntegerField(required=False, min_value=1, label="Sign-up cap")
+    quota_batches = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=1000,
+        label="Batches per participant",
+        help_text="Empty: no limit (the completion code is shown after every batch).",
+    )
+    completion_code = forms.CharField(max_length=64, required=False)
+    completion_url = forms.URLField(max_length=500, required=False, assume_scheme="https")
+
+
+class EntryLinkChangeForm(forms.ModelForm):
+    class Meta:
+        model = EntryLink
+        fields = ["label", "expires_at", "max_signups", "quota_batches", "completion_code", "completion_url"]
+
+    def clean(self):
+        data = super().clean()
+        cap = data.get("max_signups")
+        if cap is not None and cap < self.instance.signups:
+            raise forms.ValidationError(
+                f"{self.instance.signups} people have already joined: the cap cannot be below that."
+            )
+        code = data.get("completion_code") or ""
+        if code and not services.COMPLETION_CODE.match(code):
+            raise forms.ValidationError("A completion code is 1 to 64 letters, digits, '_' or '-'.")
+        return data
+
+
+@admin.register(EntryLink)
+class EntryLinkAdmin(ManagersOnlyAdmin):
+    form = EntryLinkChangeForm
+    list_display = ["__str__", "campaign", "status", "places", "expires_at", "quota_batches", "created_at"]
+    list_filter = ["campaign"]
+    list_select_related = ["campaign"]
+    actions = ["revoke"]
+    readonly_fields = ["campaign", "participant_urls", "signups", "revoked_at"]
+    fields = [
+        "campaign",
+        "participant_urls",
+        "label",
+        "expires_at",
+        "max_signups",
+        "signups",
+        "quota_batches",
+        "completion_code",
+        "completion_url",
+        "revoked_at",
+    ]
+
+    def add_view(self, request, form_url="", extra_context=None):
+        initial = (
+            {"campaign": request.GET.get("campaign")} if request.GET.get("campaign", "").isdigit() else {}
+        )
+        return service_form_view(
+            self,
+            request,
+            form_class=EntryLinkCreateForm,
+            create=lambda d: services.entry_link_create(
+                campaign_id=d["campaign"].pk,
+                label=d["label"],
+                expires_at=d["expires_at"],
+                max_signups=d["max_signups"],
+                completion_code=d["completion_code"],
+                completion_url=d["completion_url"],
+                quota_batches=d["quota_batches"],
+            ),
+            title="New entry link",
+            done=lambda link: f"Created the entry link “{link}”: give participants the URL below.",
+            initial=initial,
+        )
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        self._request = request  # the URLs on the page are absolute: they are pasted into crowd platforms
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    @admin.display(description="participant URLs")
+    def participant_urls(self, obj):
+        base = reverse("annotation:join", args=[obj.token])
+        request = getattr(self, "_request", None)
+        if request is not None:
+            base = request.build_absolute_uri(base)
+        return format_html(
+            "<p>Direct (participants create an account): <code class='entry-url'>{}</code></p>"
+            "<p>Prolific (study URL, with URL parameters on): <code class='entry-url-prolific'>{}</code></p>"
+            "<p>MTurk (external question URL; MTurk adds the ids): <code>{}</code></p>",
+            base,
+            base + PROLIFIC_QUERY,
+            base + MTURK_QUERY,
+        )
+
+    @admin.display(description="state")
+    def status(self, obj):
+        return services.link_closed_reason(obj) or "admitting"
+
+    @admin.display(description="sign-ups")
+    def places(self, obj):
+        return f"{obj.signups} / {obj.max_signups}" if obj.max_signups else str(obj.signups)
+
+    @admin.action(description="Revoke selected entry links", permissions=["change"])
+    def revoke(self, request, queryset):
+        done = [run_service(self, request, services.entry_link_revoke, link_id=link.pk) for link in queryset]
+        n = len([d for d in done if d is not None])
+        self.message_user(request, f"Revoked {n} entry link{'s' if n != 1 else ''}.", level=messages.SUCCESS)
+
+
+@admin.register(Enrolment)
+class EnrolmentAdmin(ManagersOnlyAdmin):
+    list_display = [
+        "annotator",
+        "pseudonym",
+        "campaign",
+        "platform",
+        "worker_id",
+        "study_id",
+        "session_id",
+        "skills_declared_at",
+        "created_at",
+    ]
+    list_filter = ["campaign", "platform"]
+    search_fields = ["worker_id", "annotator__user__username", "annotator__pseudonym"]
+    list_select_related = ["annotator__user", "campaign"]
+
+    @admin.display(description="pseudonym")
+    def pseudonym(self, obj):
+        return obj.annotator.pseudonym
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+# --- Onboarding, tutorial and pilot -------------------------------------------------------------------
+
+
+class OnboardingForm(forms.ModelForm):
+    class Meta:
+        model = CampaignOnboarding
+        fields = ["campaign", "tutorial_enabled", "pass_threshold", "tutorial_intro", "is_pilot"]
+
+    def clean_pass_threshold(self):
+        value = self.cleaned_data["pass_threshold"]
+        if not 0 <= value <= 1:
+            raise forms.ValidationError("A share between 0 and 1, e.g. 0.8.")
+        return value
+
+
+@admin.register(CampaignOnboarding)
+class CampaignOnboardingAdmin(StyledModelAdmin):
+    form = OnboardingForm
+    list_display = ["campaign", "tutorial_enabled", "pass_threshold", "gold_items", "is_pilot", "review"]
+    list_select_related = ["campaign"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_gold=Count("campaign__tutorial_items"))
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<id:object_id>/review/",
+                self.admin_site.admin_view(self.review_view),
+                name="{}_{}_review".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="gold items")
+    def gold_items(self, obj):
+        return obj.n_gold
+
+    @admin.display(description="pilot review")
+    def review(self, obj):
+        if not obj.is_pilot:
+            return "–"
+        return format_html(
+            '<a href="{}">review captions</a>',
+            reverse("admin:annotation_campaignonboarding_review", args=[obj.pk]),
+        )
+
+    def review_view(self, request, object_id):
+        """Every caption of the pilot, each with accept / return-with-comment. One POST per caption."""
+        onboarding = CampaignOnboarding.objects.select_related("campaign").filter(pk=object_id).first()
+        if onboarding is None or not self.has_view_permission(request, onboarding):
+            raise Http404
+        can_decide = request.user.has_perm("annotation.change_captionreview") and request.user.has_perm(
+            "annotation.add_captionreview"
+        )
+        if request.method == "POST":
+            if not can_decide:
+                raise PermissionDenied
+            try:
+                services.caption_review(
+                    caption_id=int(request.POST.get("caption", "0") or 0),
+                    decision=request.POST.get("decision", ""),
+                    comment=request.POST.get("comment", ""),
+                    reviewer=request.user,
+                )
+            except (DomainError, ValueError) as exc:
+                self.message_user(request, getattr(exc, "message", "Bad request."), level=messages.ERROR)
+            else:
+                self.message_user(request, "Saved the decision.", level=messages.SUCCESS)
+            return redirect(request.path)
+        captions = selectors.pilot_captions(onboarding.campaign) if onboarding.is_pilot else []
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Pilot review: {onboarding.campaign}",
+            "opts": self.opts,
+            "onboarding": onboarding,
+            "captions": captions,
+            "can_decide": can_decide,
+            "decisions": ReviewDecision.choices,
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/annotation/pilot_review.html", context)
+
+
+@admin.register(TutorialItem)
+class TutorialItemAdmin(StyledModelAdmin):
+    list_display = ["__str__", "campaign", "position", "image", "expected"]
+    list_filter = ["campaign"]
+    raw_id_fields = ["image"]
+    fields = ["campaign", "position", "image", "caption", "caption_right", "expected", "explanation"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        base = super().get_form(request, obj, change=change, **kwargs)
+
+        class GoldItemForm(base):
+            def clean(self):
+                data = super().clean()
+                campaign, expected = data.get("campaign"), data.get("expected")
+                if campaign is not None and expected:
+                    try:
+                        services.onboarding_check_item(campaign=campaign, expected=expected)
+                    except DomainError as exc:
+                        self.add_error("expected", exc.message)
+                    if (
+                        campaign.kind == CampaignKind.SIDE_BY_SIDE
+                        and not (data.get("caption_right") or "").strip()
+                    ):
+                        self.add_error(
+                            "caption_right", "A side-by-side gold item needs a right-hand caption."
+                        )
+                return data
+
+        return GoldItemForm
+
+
+@admin.register(TutorialResult)
+class TutorialResultAdmin(StyledModelAdmin):
+    list_display = ["annotator", "campaign", "score", "passed", "created_at"]
+    list_filter = ["campaign", "passed"]
+    list_select_related = ["annotator__user", "campaign"]
+    actions = ["allow_another_attempt"]
+
+    @admin.display(description="right")
+    def score(self, obj):
+        return f"{obj.correct} / {obj.total} (needs {obj.threshold:.0%})"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Allow another attempt at the tutorial", permissions=["delete"])
+    def allow_another_attempt(self, request, queryset):
+        n = 0
+        for result in queryset:
+            services.tutorial_reset(campaign_id=result.campaign_id, annotator_id=result.annotator_id)
+            n += 1
+        self.message_user(request, f"{n} annotator(s) can take the tutorial again.", level=messages.SUCCESS)
+
+
+@admin.register(CaptionReview)
+class CaptionReviewAdmin(StyledModelAdmin):
+    list_display = ["caption", "decision", "comment", "reviewer", "updated_at"]
+    list_filter = ["decision", "caption__campaign"]
+    list_select_related = ["caption__image", "caption__language", "caption__annotator__user", "reviewer"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+# --- The panel on a campaign's page ------------------------------------------------------------------
+
+
+def recruitment_panel(campaign: Campaign) -> dict:
+    """Entry links, participants, tutorial results and the pilot review of one campaign."""
+    onboarding = selectors.onboarding_of(campaign)
+    results = TutorialResult.objects.filter(campaign=campaign).aggregate(
+        passed=Count("pk", filter=Q(passed=True)), failed=Count("pk", filter=Q(passed=False))
+    )
+    return {
+        "campaign": campaign,
+        "links": list(EntryLink.objects.filter(campaign=campaign).order_by("-created_at")),
+        "participants": Enrolment.objects.filter(campaign=campaign).count(),
+        "onboarding": onboarding,
+        "gold_items": TutorialItem.objects.filter(campaign=campaign).count(),
+        "passed": results["passed"],
+        "failed": results["failed"],
+        "reviewed": CaptionReview.objects.filter(caption__campaign=campaign).count(),
+    }
+
+
+campaign_panel_register(
+    name="recruitment",
+    kinds=[CampaignKind.CAPTION, CampaignKind.SIDE_BY_SIDE, CampaignKind.RATING],
+    template="admin/annotation/campaign/recruitment_panel.html",
+    build=recruitment_panel,
+)

@@ -1,0 +1,35 @@
+"""Forms of the participant's pages. Labels and errors are translated (the annotator's interface)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Language
+
+
+class SignupForm(forms.Form):
+    username = forms.CharField(label=_("User name"), max_length=150)
+    password = forms.CharField(label=_("Password"), widget=forms.PasswordInput, max_length=128)
+    password2 = forms.CharField(label=_("Password again"), widget=forms.PasswordInput, max_length=128)
+
+
+class LanguagesForm(forms.Form):
+    native = forms.ModelMultipleChoiceField(
+        label=_("Languages I speak natively"),
+        queryset=Language.objects.order_by("name"),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    fluent = forms.ModelMultipleChoiceField(
+        label=_("Languages I speak fluently"),
+        queryset=Language.objects.order_by("name"),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    reads_english = forms.BooleanField(label=_("I can read English"), required=False)
+
+
+class TutorialAnswerForm(forms.Form):
+    item = forms.IntegerField(min_value=1, max_value=2**31 - 1)
+    answer = forms.CharField(max_length=16)

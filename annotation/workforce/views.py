@@ -1,0 +1,272 @@
+"""The participant's pages: entry link, language declaration, tutorial with feedback, completion, pilot
+feedback. Thin: a form validates, one service or selector is called, a template is rendered. Every
+string is translated (the annotator's interface)."""
+
+from __future__ import annotations
+
+import mimetypes
+
+from django.contrib.auth import login
+from django.http import FileResponse, Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.models import Batch, BatchStage, CampaignKind, Enrolment, EntryLink
+from annotation.selectors import batch_for_annotator
+from annotation.views import annotator_required
+from annotation.workforce import selectors, services
+from annotation.workforce.forms import LanguagesForm, SignupForm, TutorialAnswerForm
+from core.access import is_annotator
+from core.errors import DomainError, NotFound
+from core.scales import RATING, SXS
+
+BACKEND = "annotation.auth.AnnotatorAwareBackend"
+CROWD_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "hitId", "assignmentId")
+
+
+def _next_url(annotator, campaign) -> str:
+    name = selectors.next_step(annotator, campaign)
+    return reverse(name) if name == "annotation:dashboard" else reverse(name, args=[campaign.pk])
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def join(request, token: str):
+    """An entry link. Crowd visitors (ids in the query) press one button; others sign up, or join with
+    the annotator account they are signed in with. Unknown token: 404; closed link: 410 with why."""
+    link = EntryLink.objects.select_related("campaign", "campaign__language").filter(token=token).first()
+    if link is None:
+        raise Http404
+    params = request.POST if request.method == "POST" else request.GET
+    form = SignupForm(request.POST or None)
+    error, status, identity = None, 200, services.CrowdIdentity()
+    try:
+        identity = services.crowd_identity_parse(params)
+    except DomainError as exc:
+        error, status = exc.message, exc.status_code
+    signed_in = is_annotator(request.user)
+    if request.method == "POST" and error is None:
+        try:
+            admission = services.entry_admit(
+                token=token,
+                identity=identity,
+                user=request.user,
+                username=None if (identity.is_crowd or signed_in) else request.POST.get("username", ""),
+                password=request.POST.get("password", ""),
+                password2=request.POST.get("password2", ""),
+            )
+        except DomainError as exc:
+            error, status = exc.message, exc.status_code
+        else:
+            if admission.sign_in is not None:
+                login(request, admission.sign_in, backend=BACKEND)
+            enrolment = admission.enrolment
+            return redirect(_next_url(enrolment.annotator, enrolment.campaign))
+    closed = services.link_closed_reason(link)
+    if closed and error is None and request.method == "GET" and not identity.is_crowd:
+        error, status = closed, 410
+    context = {
+        "link": link,
+        "campaign": link.campaign,
+        "form": form,
+        "error": error,
+        "identity": identity,
+        "crowd_fields": [(k, params.get(k)) for k in CROWD_PARAMS if params.get(k)],
+        "signed_in": signed_in,
+        "closed": closed,
+    }
+    return render(request, "annotation/workforce/join.html", context, status=status)
+
+
+@annotator_required
+@require_http_methods(["GET", "POST"])
+def languages(request, campaign_id: int):
+    """A participant whose account the link made says which languages they speak."""
+    enrolment = (
+        Enrolment.objects.select_related("campaign", "campaign__language")
+        .filter(campaign_id=campaign_id, annotator=request.annotator, account_created=True)
+        .first()
+    )
+    if enrolment is None:
+        raise Http404
+    annotator = request.annotator
+    initial = {
+        "native": list(annotator.skills.filter(level="native").values_list("language_id", flat=True)),
+        "fluent": list(annotator.skills.filter(level="fluent").values_list("language_id", flat=True)),
+        "reads_english": annotator.reads_english,
+    }
+    form = LanguagesForm(request.POST if request.method == "POST" else None, initial=initial)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.skills_declare(
+                annotator=annotator,
+                native=[x.pk for x in form.cleaned_data["native"]],
+                fluent=[x.pk for x in form.cleaned_data["fluent"]],
+                reads_english=form.cleaned_data["reads_english"],
+            )
+        except DomainError as exc:
+            error = exc.message
+        else:
+            return redirect(_next_url(annotator, enrolment.campaign))
+    campaign = enrolment.campaign
+    return render(
+        request,
+        "annotation/workforce/languages.html",
+        {
+            "campaign": campaign,
+            "form": form,
+            "error": error,
+            "needs_english": campaign.kind == CampaignKind.CAPTION,
+        },
+        status=400 if error or form.errors else 200,
+    )
+
+
+def _campaign_or_404(request, campaign_id):
+    try:
+        return selectors.campaign_for_participant(request.annotator, campaign_id)
+    except NotFound:
+        raise Http404 from None
+
+
+def _answer_choices(campaign):
+    """(code, label) of the buttons a gold item offers: the campaign's own scale."""
+    scale = SXS if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING
+    return [(p.code, p.label, p.key) for p in scale]
+
+
+def _expected_text(campaign, expected: str) -> str:
+    if campaign.kind == CampaignKind.SIDE_BY_SIDE:
+        return {
+            "left": _("the left caption is better"),
+            "right": _("the right caption is better"),
+            "similar": _("the two captions are about as good (SIMILAR, or at most slightly better)"),
+        }.get(expected, expected)
+    label = RATING.by_code(expected).label
+    if RATING.by_code(expected).value is None:
+        return label
+    return _("%(label)s (one level above or below also counts as right)") % {"label": label}
+
+
+def _tutorial_context(campaign, step, **extra):
+    return {
+        "campaign": campaign,
+        "step": step,
+        "choices": _answer_choices(campaign),
+        "sxs": campaign.kind == CampaignKind.SIDE_BY_SIDE,
+        "caption_lang": "en" if campaign.kind == CampaignKind.CAPTION else campaign.language.code,
+        "onboarding": selectors.onboarding_of(campaign),
+        **extra,
+    }
+
+
+@annotator_required
+@require_http_methods(["GET", "POST"])
+def tutorial(request, campaign_id: int):
+    """The campaign's gold items one at a time; an answer leads to its feedback page."""
+    campaign = _campaign_or_404(request, campaign_id)
+    if not selectors.tutorial_required(campaign):
+        return redirect("annotation:dashboard")
+    error = None
+    if request.method == "POST":
+        form = TutorialAnswerForm(request.POST)
+        if form.is_valid():
+            try:
+                services.tutorial_answer(
+                    annotator=request.annotator,
+                    campaign_id=campaign.pk,
+                    item_id=form.cleaned_data["item"],
+                    answer=form.cleaned_data["answer"],
+                )
+            except NotFound:
+                raise Http404 from None
+            except DomainError as exc:
+                error = exc.message
+            else:
+                return redirect("annotation:tutorial_feedback", campaign_id=campaign.pk)
+        else:
+            error = _("Choose one of the answers shown.")
+    step = selectors.tutorial_step(request.annotator, campaign)
+    return render(
+        request,
+        "annotation/workforce/tutorial.html",
+        _tutorial_context(campaign, step, error=error),
+        status=400 if error else 200,
+    )
+
+
+@annotator_required
+@require_GET
+def tutorial_feedback(request, campaign_id: int):
+    """Right or wrong, the expected answer and the manager's explanation, for the last answer given."""
+    campaign = _campaign_or_404(request, campaign_id)
+    answer = selectors.last_tutorial_answer(request.annotator, campaign)
+    if answer is None:
+        return redirect("annotation:tutorial", campaign_id=campaign.pk)
+    scale = SXS if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING
+    step = selectors.tutorial_step(request.annotator, campaign)
+    return render(
+        request,
+        "annotation/workforce/tutorial_feedback.html",
+        _tutorial_context(
+            campaign,
+            step,
+            answer=answer,
+            given=scale.by_code(answer.answer).label,
+            expected=_expected_text(campaign, answer.item.expected),
+        ),
+    )
+
+
+@annotator_required
+@require_GET
+def tutorial_image(request, campaign_id: int, item_id: int):
+    try:
+        item = selectors.tutorial_item_for(request.annotator, campaign_id, item_id)
+    except NotFound:
+        raise Http404 from None
+    if not item.image.file:
+        raise Http404
+    content_type = mimetypes.guess_type(item.image.file.name)[0] or "application/octet-stream"
+    response = FileResponse(item.image.file.open("rb"), content_type=content_type)
+    response["Cache-Control"] = "private, max-age=3600"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@annotator_required
+@require_GET
+def completion(request, batch_id: int):
+    """The completion code (and the way back to the crowd platform) after a batch or the quota."""
+    try:
+        batch = batch_for_annotator(request.annotator, batch_id)
+    except NotFound:
+        raise Http404 from None
+    done = selectors.completion_for(batch)
+    if done is None:
+        return redirect("annotation:batch", batch_id=batch.pk)
+    return render(request, "annotation/workforce/completion.html", {"batch": batch, "done": done})
+
+
+@annotator_required
+@require_GET
+def pilot_feedback(request, campaign_id: int):
+    """A participant's own pilot captions that a manager accepted or returned, with the comments."""
+    if not Batch.objects.filter(
+        campaign_id=campaign_id, annotator=request.annotator, stage=BatchStage.SUBMITTED
+    ).exists():
+        raise Http404
+    batch = (
+        Batch.objects.select_related("campaign")
+        .filter(campaign_id=campaign_id, annotator=request.annotator)
+        .first()
+    )
+    campaign = batch.campaign
+    reviews = selectors.own_reviews(request.annotator, campaign)
+    return render(
+        request, "annotation/workforce/pilot_feedback.html", {"campaign": campaign, "reviews": reviews}
+    )

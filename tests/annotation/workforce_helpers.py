@@ -1,0 +1,64 @@
+"""Shared set-up of the recruitment and onboarding tests (annotation.workforce)."""
+
+from __future__ import annotations
+
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import CampaignOnboarding, TutorialItem
+from annotation.workforce.services import entry_link_create
+from tests import factories as f
+
+PID = "5f1c0ffee0123456789abcde"
+STUDY = "65aa00000000000000000001"
+SESSION = "sess0000000000000000000a"
+
+
+def prolific(pid: str = PID, session: str = SESSION, study: str = STUDY) -> dict:
+    return {"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session}
+
+
+def link_for(campaign, **kwargs):
+    kwargs.setdefault("completion_code", "C0DE42")
+    kwargs.setdefault("completion_url", "https://app.prolific.example/submissions/complete?cc=C0DE42")
+    return entry_link_create(campaign_id=campaign.pk, **kwargs)
+
+
+def join_url(link) -> str:
+    return reverse("annotation:join", args=[link.token])
+
+
+def crowd_join(link, params: dict | None = None, client: Client | None = None):
+    """Follow the link as a crowd participant (GET, then the Start button); returns (client, response)."""
+    client = client or Client()
+    params = params if params is not None else prolific()
+    client.get(join_url(link), params)
+    return client, client.post(join_url(link), params)
+
+
+def declare(client, campaign, *languages, reads_english=True):
+    data = {"native": [language.pk for language in languages]}
+    if reads_english:
+        data["reads_english"] = "on"
+    return client.post(reverse("annotation:participant_languages", args=[campaign.pk]), data)
+
+
+def tutorial_for(campaign, expected=("good", "bad"), threshold=0.5, explanations=None):
+    """Gold items with the given expected answers and a threshold; returns the items."""
+    CampaignOnboarding.objects.update_or_create(
+        campaign=campaign, defaults={"tutorial_enabled": True, "pass_threshold": threshold}
+    )
+    items = []
+    for i, want in enumerate(expected, start=1):
+        items.append(
+            TutorialItem.objects.create(
+                campaign=campaign,
+                position=i,
+                image=f.ImageFactory(),
+                caption=f"A dog on a beach ({i})",
+                caption_right=f"Two children in a park ({i})" if want in ("left", "right", "similar") else "",
+                expected=want,
+                explanation=(explanations or {}).get(i, f"Gold item {i}: expected {want}."),
+            )
+        )
+    return items
