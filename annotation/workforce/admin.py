@@ -364,7 +364,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
     """Entry links, participants, tutorial results and the pilot review of one campaign."""
     onboarding = selectors.onboarding_of(campaign)
     results = TutorialResult.objects.filter(campaign=campaign).aggregate(
-        passed=Count("pk", filter=Q(passed=True)), failed=Count("pk", filter=Q(passed=False))
+        n_passed=Count("pk", filter=Q(passed=True)), n_failed=Count("pk", filter=Q(passed=False))
     )
     return {
         "campaign": campaign,
@@ -372,8 +372,8 @@ def recruitment_panel(campaign: Campaign) -> dict:
         "participants": Enrolment.objects.filter(campaign=campaign).count(),
         "onboarding": onboarding,
         "gold_items": TutorialItem.objects.filter(campaign=campaign).count(),
-        "passed": results["passed"],
-        "failed": results["failed"],
+        "passed": results["n_passed"],
+        "failed": results["n_failed"],
         "reviewed": CaptionReview.objects.filter(caption__campaign=campaign).count(),
     }
 

@@ -1,0 +1,111 @@
+"""The project manager's pages for recruitment and onboarding: entry links (create, revoke, change),
+participants, onboarding settings and gold items, tutorial results, the panel on the campaign page."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import CampaignOnboarding, EntryLink, TutorialItem, TutorialResult
+from annotation.workforce.services import tutorial_answer
+from tests import factories as f
+from tests.annotation.workforce_helpers import crowd_join, link_for, tutorial_for
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_manager_creates_an_entry_link_and_gets_the_urls_for_prolific_and_mturk(campaign, pm_client):
+    add = reverse("admin:annotation_entrylink_add")
+    form = pm_client.get(f"{add}?campaign={campaign.pk}").content.decode()
+    assert f'<option value="{campaign.pk}" selected>' in form
+    response = pm_client.post(
+        add,
+        {
+            "campaign": campaign.pk,
+            "label": "Prolific wave 1",
+            "max_signups": "40",
+            "quota_batches": "2",
+            "completion_code": "CX12",
+            "completion_url": "https://app.prolific.com/submissions/complete?cc=CX12",
+        },
+        follow=True,
+    )
+    link = EntryLink.objects.get()
+    page = response.content.decode()
+    assert "Created the entry link “Prolific wave 1”" in page
+    assert f"http://testserver/work/join/{link.token}/" in page
+    assert f"/work/join/{link.token}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&amp;STUDY_ID=" in page
+    assert (link.max_signups, link.quota_batches, link.completion_code) == (40, 2, "CX12")
+
+
+def test_bad_link_forms_store_nothing(campaign, pm_client):
+    add = reverse("admin:annotation_entrylink_add")
+    for data in (
+        {"campaign": campaign.pk, "max_signups": "0"},
+        {"campaign": campaign.pk, "completion_url": "javascript:alert(1)"},
+        {"campaign": campaign.pk, "completion_code": "has space"},
+        {"campaign": campaign.pk, "expires_at": "2001-01-01 00:00"},
+        {"campaign": 10**9},
+    ):
+        page = pm_client.post(add, data).content.decode()
+        assert "errornote" in page or "errorlist" in page, data
+    assert not EntryLink.objects.exists()
+
+
+def test_revoke_and_the_cap_cannot_go_below_the_sign_ups(campaign, pm_client):
+    link = link_for(campaign, max_signups=5)
+    crowd_join(link)
+    crowd_join(link, {"PROLIFIC_PID": "x" * 24, "SESSION_ID": "s2"})
+    change = reverse("admin:annotation_entrylink_change", args=[link.pk])
+    response = pm_client.post(change, {"label": "w", "max_signups": "1", "completion_code": "C0DE42"})
+    assert "2 people have already joined: the cap cannot be below that." in response.content.decode()
+    link.refresh_from_db()
+    assert link.max_signups == 5
+    changelist = reverse("admin:annotation_entrylink_changelist")
+    assert "2 / 5" in pm_client.get(changelist).content.decode()
+    pm_client.post(changelist, {"action": "revoke", "_selected_action": [link.pk]})
+    link.refresh_from_db()
+    assert link.revoked_at is not None
+    assert "withdrawn" in pm_client.get(changelist).content.decode()
+
+
+def test_the_campaign_page_sums_up_recruitment_and_onboarding(campaign, pm_client, annotator):
+    link_for(campaign, max_signups=10, label="Wave A")
+    items = tutorial_for(campaign, expected=("good",), threshold=1.0)
+    tutorial_answer(annotator=annotator, campaign_id=campaign.pk, item_id=items[0].pk, answer="bad")
+    page = pm_client.get(reverse("admin:annotation_campaign_change", args=[campaign.pk])).content.decode()
+    assert 'id="campaign-recruitment"' in page and "Wave A: 0 / 10 joined" in page
+    assert "1 gold item, pass at 1.00; 0 passed, 1 failed" in page
+
+
+def test_gold_items_must_have_an_answer_key_of_their_campaigns_kind(campaign, german, pm_client):
+    add = reverse("admin:annotation_tutorialitem_add")
+    image = f.ImageFactory()
+    data = {"campaign": campaign.pk, "position": 1, "image": image.pk, "caption": "A dog", "expected": "left"}
+    response = pm_client.post(add, data)
+    assert "The expected answer is one of excellent, good, medium, bad, nei." in response.content.decode()
+    sxs = f.open_sxs_campaign(images=3, language=german)
+    response = pm_client.post(add, {**data, "campaign": sxs.pk})
+    assert "A side-by-side gold item needs a right-hand caption." in response.content.decode()
+    assert not TutorialItem.objects.exists()
+    pm_client.post(add, {**data, "expected": "good"})
+    assert TutorialItem.objects.get().expected == "good"
+
+
+def test_onboarding_threshold_outside_0_1_is_refused(campaign, pm_client):
+    add = reverse("admin:annotation_campaignonboarding_add")
+    response = pm_client.post(
+        add, {"campaign": campaign.pk, "pass_threshold": "1.5", "tutorial_enabled": "on"}
+    )
+    assert "A share between 0 and 1" in response.content.decode()
+    assert not CampaignOnboarding.objects.exists()
+
+
+def test_a_manager_allows_another_attempt(campaign, pm_client, annotator):
+    items = tutorial_for(campaign, expected=("good",), threshold=1.0)
+    tutorial_answer(annotator=annotator, campaign_id=campaign.pk, item_id=items[0].pk, answer="bad")
+    result = TutorialResult.objects.get()
+    changelist = reverse("admin:annotation_tutorialresult_changelist")
+    assert "0 / 1 (needs 100%)" in pm_client.get(changelist).content.decode()
+    pm_client.post(changelist, {"action": "allow_another_attempt", "_selected_action": [result.pk]})
+    assert not TutorialResult.objects.exists()
