@@ -1,0 +1,113 @@
+"""Issue 14: the whole path of a crowd participant in a real browser. An entry link with Prolific's
+parameters -> an account -> the language declaration -> the tutorial, with a wrong answer and its
+feedback -> a real batch (rate, then write) -> the completion code and the redirect to the study
+platform's completion URL. SCREENSHOT_DIR=/tmp/shots keeps a screenshot of every step."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Enrolment, TutorialAnswer, TutorialResult, WrittenCaption
+from annotation.workforce.services import entry_link_create
+from tests import factories as f
+from tests.annotation.workforce_helpers import tutorial_for
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+expect = pytest.importorskip("playwright.sync_api").expect
+
+PID, STUDY, SESSION = "60a1b2c3d4e5f60718293a4b", "65f0e1d2c3b4a59687706152", "7a6b5c4d3e2f1a0b9c8d7e6f"
+
+
+def test_a_prolific_participant_goes_from_the_entry_link_to_the_completion_code(
+    live_server, page, screenshot
+):
+    german = f.LanguageFactory(code="de", name="German")
+    campaign = f.open_caption_campaign(
+        images=2, batch_size=2, replication=2, language=german, name="Bilder beschreiben"
+    )
+    tutorial_for(
+        campaign,
+        expected=("good", "bad"),
+        threshold=0.5,
+        explanations={1: "The caption names the dog and the beach: GOOD, or one level either side."},
+    )
+    # The study platform's completion URL: here a page of the same server, so the redirect is seen.
+    done_url = f"{live_server.url}{reverse('healthz')}?cc=XM36OK"
+    link = entry_link_create(
+        campaign_id=campaign.pk,
+        completion_code="XM36OK",
+        completion_url=done_url,
+        quota_batches=1,
+        max_signups=50,
+    )
+
+    # 1. The entry link, as Prolific opens it.
+    page.goto(
+        f"{live_server.url}{reverse('annotation:join', args=[link.token])}"
+        f"?PROLIFIC_PID={PID}&STUDY_ID={STUDY}&SESSION_ID={SESSION}"
+    )
+    expect(page.get_by_role("heading", name="Welcome to “Bilder beschreiben”")).to_be_visible()
+    screenshot("crowd-1-entry-link")
+    page.get_by_role("button", name="Start").click()
+
+    # 2. An account exists (named by no crowd id); the participant declares their languages.
+    page.wait_for_url("**/languages/")
+    enrolment = Enrolment.objects.get()
+    assert enrolment.worker_id == PID and enrolment.session_id == SESSION
+    assert PID not in page.content() and PID not in enrolment.annotator.user.username
+    page.locator("fieldset").nth(0).get_by_label("German").check()
+    page.get_by_label("I can read English").check()
+    screenshot("crowd-2-languages")
+    page.get_by_role("button", name="Continue").click()
+
+    # 3. The tutorial: a wrong answer first, and its feedback.
+    page.wait_for_url("**/tutorial/")
+    expect(page.get_by_role("heading", name="Tutorial 1 of 2")).to_be_visible()
+    screenshot("crowd-3-tutorial-item")
+    page.get_by_role("button", name="BAD", exact=True).click()
+    page.wait_for_url("**/tutorial/feedback/")
+    expect(page.get_by_role("heading", name="Not quite")).to_be_visible()
+    expect(page.locator("#feedback-verdict")).to_contain_text("Your answer: BAD. Expected: GOOD")
+    expect(page.locator("#feedback-explanation")).to_contain_text("names the dog and the beach")
+    screenshot("crowd-4-tutorial-wrong-feedback")
+    page.get_by_role("link", name="Next").click()
+    page.get_by_role("button", name="MEDIUM", exact=True).click()  # one level from BAD: right
+    expect(page.get_by_role("heading", name="Right")).to_be_visible()
+    screenshot("crowd-5-tutorial-right-feedback")
+    page.get_by_role("link", name="See your result").click()
+    expect(page.locator("#tutorial-passed")).to_be_visible()
+    expect(page.locator(".tutorial-score")).to_have_text("You answered 1 of 2 right.")
+    screenshot("crowd-6-tutorial-passed")
+    assert TutorialAnswer.objects.filter(correct=False).count() == 1 and TutorialResult.objects.get().passed
+    page.get_by_role("link", name="Go to your campaigns").click()
+
+    # 4. A real batch: rate the English captions, then write German ones.
+    page.wait_for_url("**/work/")
+    screenshot("crowd-7-dashboard")
+    page.get_by_role("button", name="Start a batch").click()
+    page.wait_for_url("**/rate/")
+    for key in ["2", "3"]:
+        page.keyboard.press(key)
+    expect(page.locator("#done-count")).to_have_text("2")
+    screenshot("crowd-8-screen1")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/write/")
+    fields = page.locator("textarea")
+    fields.nth(0).fill("Ein Hund rennt über eine Wiese")
+    fields.nth(1).fill("Zwei Kinder spielen am Strand")
+    fields.nth(1).press("Tab")
+    expect(page.locator("#save-status")).to_contain_text("saved")
+    screenshot("crowd-9-screen2")
+    fields.nth(1).press("Control+Enter")
+
+    # 5. The completion code, then the redirect to the study platform.
+    page.wait_for_url("**/complete/")
+    expect(page.locator("#completion-code")).to_have_text("XM36OK")
+    expect(page.locator("#completion-link")).to_have_attribute("href", done_url)
+    screenshot("crowd-10-completion-code")
+    page.wait_for_url("**/healthz?cc=XM36OK", timeout=15_000)
+    assert sorted(WrittenCaption.objects.values_list("text", flat=True)) == [
+        "Ein Hund rennt über eine Wiese",
+        "Zwei Kinder spielen am Strand",
+    ]
