@@ -33,6 +33,7 @@ from annotation.models import (
     Enrolment,
     EntryLink,
     ReviewDecision,
+    TutorialAnswer,
     TutorialItem,
     TutorialResult,
 )
@@ -327,7 +328,8 @@ class TutorialResultAdmin(StyledModelAdmin):
 
     @admin.display(description="right")
     def score(self, obj):
-        return f"{obj.correct} / {obj.total} (needs {obj.threshold:.0%})"
+        pending = f", {obj.pending} written caption(s) to check" if obj.pending else ""
+        return f"{obj.correct} / {obj.total} (needs {obj.threshold:.0%}){pending}"
 
     def has_add_permission(self, request):
         return False
@@ -342,6 +344,79 @@ class TutorialResultAdmin(StyledModelAdmin):
             services.tutorial_reset(campaign_id=result.campaign_id, annotator_id=result.annotator_id)
             n += 1
         self.message_user(request, f"{n} annotator(s) can take the tutorial again.", level=messages.SUCCESS)
+
+
+class WrittenFilter(admin.SimpleListFilter):
+    title = "check"
+    parameter_name = "check"
+
+    def lookups(self, request, model_admin):
+        return [("pending", "not checked yet"), ("checked", "checked")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "pending":
+            return queryset.filter(correct__isnull=True)
+        if self.value() == "checked":
+            return queryset.filter(correct__isnull=False)
+        return queryset
+
+
+@admin.register(TutorialAnswer)
+class TutorialWritingAdmin(StyledModelAdmin):
+    """Captions written in tutorials, for a person to check (the other answers are scored at once)."""
+
+    list_display = ["annotator", "campaign", "image", "text", "verdict", "checked_by", "created_at"]
+    list_filter = [WrittenFilter, "item__campaign"]
+    list_select_related = ["annotator__user", "item__campaign", "item__image", "checked_by"]
+    actions = ["mark_right", "mark_wrong"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(item__expected=services.WRITE)
+
+    @admin.display(description="campaign")
+    def campaign(self, obj):
+        return obj.item.campaign
+
+    @admin.display(description="image")
+    def image(self, obj):
+        return obj.item.image.key
+
+    @admin.display(description="verdict")
+    def verdict(self, obj):
+        return {None: "not checked yet", True: "right", False: "wrong"}[obj.correct]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def _check(self, request, queryset, correct: bool):
+        n = 0
+        for answer in queryset:
+            if (
+                run_service(
+                    self,
+                    request,
+                    services.tutorial_writing_check,
+                    answer_id=answer.pk,
+                    correct=correct,
+                    checker=request.user,
+                )
+                is not None
+            ):
+                n += 1
+        self.message_user(
+            request, f"Checked {n} caption(s); the annotators' results are updated.", messages.SUCCESS
+        )
+
+    @admin.action(description="Mark the selected captions right", permissions=["delete"])
+    def mark_right(self, request, queryset):
+        self._check(request, queryset, True)
+
+    @admin.action(description="Mark the selected captions wrong", permissions=["delete"])
+    def mark_wrong(self, request, queryset):
+        self._check(request, queryset, False)
 
 
 @admin.register(CaptionReview)

@@ -32,4 +32,12 @@ class LanguagesForm(forms.Form):
 
 class TutorialAnswerForm(forms.Form):
     item = forms.IntegerField(min_value=1, max_value=2**31 - 1)
-    answer = forms.CharField(max_length=16)
+    answer = forms.CharField(max_length=16, required=False)
+    # A writing item's caption (bounded like a caption on screen 2).
+    text = forms.CharField(max_length=1000, required=False, strip=False)
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("answer") and not (data.get("text") or "").strip():
+            raise forms.ValidationError(_("Choose one of the answers shown."))
+        return data

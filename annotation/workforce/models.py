@@ -139,7 +139,9 @@ class TutorialItem(TimeStamped):
     """A gold item. Caption and verification campaigns: ``caption`` is rated, ``expected`` is a rating
     code and answers within one level pass (NOT-ENOUGH-INFO only by itself). Side by side:
     ``caption`` left, ``caption_right`` right, ``expected`` is 'left', 'right' or 'similar' and the
-    answer passes when it leans the same way ('similar': SIMILAR or a SLIGHTLY-…)."""
+    answer passes when it leans the same way ('similar': SIMILAR or a SLIGHTLY-…). Caption campaigns
+    also take writing items, ``expected`` = 'write': the image alone is shown, the annotator writes a
+    caption, a person checks it later; ``caption`` is the example shown after the answer."""
 
     campaign = models.ForeignKey(
         "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_items"
@@ -150,7 +152,8 @@ class TutorialItem(TimeStamped):
     caption_right = models.TextField(blank=True, help_text="Side by side only: the right-hand caption.")
     expected = models.CharField(
         max_length=16,
-        help_text="Rating: excellent, good, medium, bad or nei. Side by side: left, right or similar.",
+        help_text="Rating: excellent, good, medium, bad or nei. Side by side: left, right or similar. "
+        "Caption campaigns also: write (a caption that a person checks).",
     )
     explanation = models.TextField(blank=True, help_text="Feedback shown after the answer.")
 
@@ -169,13 +172,22 @@ class TutorialAnswer(TimeStamped):
     annotator = models.ForeignKey(
         "annotation.Annotator", on_delete=models.CASCADE, related_name="tutorial_answers"
     )
-    answer = models.CharField(max_length=16)
-    correct = models.BooleanField()
+    answer = models.CharField(max_length=16, blank=True)
+    # A writing item's caption (checked by a person).
+    text = models.TextField(blank=True)
+    # None: a written caption not checked yet.
+    correct = models.BooleanField(null=True)
+    checked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="tutorial_answer_once"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on {self.item}"
 
 
 class TutorialResult(TimeStamped):
@@ -185,8 +197,10 @@ class TutorialResult(TimeStamped):
     annotator = models.ForeignKey(
         "annotation.Annotator", on_delete=models.CASCADE, related_name="tutorial_results"
     )
+    # Over the items scored so far: written captions count once a person has checked them.
     correct = models.PositiveSmallIntegerField()
     total = models.PositiveSmallIntegerField()
+    pending = models.PositiveSmallIntegerField(default=0, help_text="Written captions not checked yet.")
     threshold = models.FloatField()
     passed = models.BooleanField()
 

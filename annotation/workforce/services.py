@@ -386,6 +386,9 @@ def skills_declare(
 # --- Tutorial ------------------------------------------------------------------------------------------
 
 
+WRITE = "write"
+
+
 def answer_codes(campaign: Campaign) -> tuple[str, ...]:
     return SXS.codes if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING.codes
 
@@ -397,16 +400,48 @@ def answer_correct(campaign: Campaign, expected: str, answer: str) -> bool:
 
 
 def expected_codes(campaign: Campaign) -> tuple[str, ...]:
-    return scoring.SXS_DIRECTIONS if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING.codes
+    if campaign.kind == CampaignKind.SIDE_BY_SIDE:
+        return scoring.SXS_DIRECTIONS
+    if campaign.kind == CampaignKind.CAPTION:
+        return (*RATING.codes, WRITE)
+    return RATING.codes
 
 
-def tutorial_answer(*, annotator: Annotator, campaign_id: int, item_id: int, answer: str) -> TutorialAnswer:
-    """Record the answer to one gold item, scored at once; after the last item, the annotator's result
-    (passed when the share right reaches the threshold). An item already answered keeps its first
-    answer (idempotent: a reload or double click changes nothing). Locks the annotator's row.
+def _result_update(campaign: Campaign, annotator: Annotator) -> TutorialResult | None:
+    """(Re)compute the annotator's result once every item is answered: the share right among the
+    items scored so far (written captions once checked) against the threshold. Returns it, or None."""
+    total_items = TutorialItem.objects.filter(campaign=campaign).count()
+    answers = list(TutorialAnswer.objects.filter(item__campaign=campaign, annotator=annotator))
+    if len(answers) < total_items:
+        return None
+    scored = [a for a in answers if a.correct is not None]
+    correct = sum(1 for a in scored if a.correct)
+    threshold = campaign.onboarding.pass_threshold
+    result, _created = TutorialResult.objects.update_or_create(
+        campaign=campaign,
+        annotator=annotator,
+        defaults={
+            "correct": correct,
+            "total": len(scored),
+            "pending": len(answers) - len(scored),
+            "threshold": threshold,
+            "passed": scoring.passed(correct, len(scored), threshold),
+        },
+    )
+    return result
+
+
+def tutorial_answer(
+    *, annotator: Annotator, campaign_id: int, item_id: int, answer: str = "", text: str = ""
+) -> TutorialAnswer:
+    """Record the answer to one gold item, scored at once (a writing item's caption waits for a
+    person's check); after the last item, the annotator's result. An item already answered keeps its
+    first answer (idempotent: a reload or double click changes nothing). Locks the annotator's row.
 
     Raises NotFound for a campaign the annotator may not work on or an item not of its tutorial,
-    Conflict when the tutorial is already finished, ValidationFailed for an unknown answer."""
+    Conflict when the tutorial is already finished, ValidationFailed for an unknown answer or a
+    caption the campaign's caption checks refuse."""
+    from annotation.services.work import caption_problem, caption_rules
     from annotation.workforce.selectors import campaign_for_participant
 
     with transaction.atomic():
@@ -418,32 +453,48 @@ def tutorial_answer(*, annotator: Annotator, campaign_id: int, item_id: int, ans
             item = TutorialItem.objects.get(pk=item_id, campaign=campaign)
         except (TutorialItem.DoesNotExist, ValueError, TypeError):
             raise NotFound(_("No such tutorial item.")) from None
-        if answer not in answer_codes(campaign):
-            raise ValidationFailed(_("Choose one of the answers shown."))
         existing = TutorialAnswer.objects.filter(item=item, annotator=annotator).first()
         if existing is not None:
             return existing
-        recorded = TutorialAnswer.objects.create(
-            item=item,
-            annotator=annotator,
-            answer=answer,
-            correct=answer_correct(campaign, item.expected, answer),
-        )
-        items = TutorialItem.objects.filter(campaign=campaign)
-        answers = TutorialAnswer.objects.filter(item__campaign=campaign, annotator=annotator)
-        total, answered = items.count(), answers.count()
-        if answered >= total:
-            correct = answers.filter(correct=True).count()
-            threshold = campaign.onboarding.pass_threshold
-            TutorialResult.objects.create(
-                campaign=campaign,
+        if item.expected == WRITE:
+            text = (text or "").strip()
+            problem = caption_problem(text, None, caption_rules(campaign))
+            if problem:
+                raise ValidationFailed(problem)
+            recorded = TutorialAnswer.objects.create(item=item, annotator=annotator, text=text, correct=None)
+        else:
+            if answer not in answer_codes(campaign):
+                raise ValidationFailed(_("Choose one of the answers shown."))
+            recorded = TutorialAnswer.objects.create(
+                item=item,
                 annotator=annotator,
-                correct=correct,
-                total=total,
-                threshold=threshold,
-                passed=scoring.passed(correct, total, threshold),
+                answer=answer,
+                correct=answer_correct(campaign, item.expected, answer),
             )
+        _result_update(campaign, annotator)
         return recorded
+
+
+def tutorial_writing_check(*, answer_id: int, correct: bool, checker) -> TutorialAnswer:
+    """A person's verdict on a caption written in a tutorial; the annotator's result is recomputed
+    (a caption marked wrong can take a pass back: their next batch request is then refused).
+    Deciding again replaces the verdict. Raises NotFound for an unknown answer, Conflict for an
+    answer that is not a written caption."""
+    with transaction.atomic():
+        try:
+            answer = (
+                TutorialAnswer.objects.select_for_update()
+                .select_related("item__campaign", "annotator")
+                .get(pk=answer_id)
+            )
+        except (TutorialAnswer.DoesNotExist, ValueError, TypeError):
+            raise NotFound("No such tutorial answer.") from None
+        if answer.item.expected != WRITE:
+            raise Conflict("Only written captions are checked by a person; the other answers are scored.")
+        answer.correct, answer.checked_by = bool(correct), checker
+        answer.save(update_fields=["correct", "checked_by", "updated_at"])
+        _result_update(answer.item.campaign, answer.annotator)
+        return answer
 
 
 def tutorial_reset(*, campaign_id: int, annotator_id: int) -> int:

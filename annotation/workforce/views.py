@@ -181,6 +181,7 @@ def tutorial(request, campaign_id: int):
                     campaign_id=campaign.pk,
                     item_id=form.cleaned_data["item"],
                     answer=form.cleaned_data["answer"],
+                    text=form.cleaned_data["text"],
                 )
             except NotFound:
                 raise Http404 from None
@@ -190,6 +191,8 @@ def tutorial(request, campaign_id: int):
                 return redirect("annotation:tutorial_feedback", campaign_id=campaign.pk)
         else:
             error = _("Choose one of the answers shown.")
+            if (request.POST.get("text") or "") and len(request.POST["text"]) > 1000:
+                error = _("A caption can be at most 1000 characters.")
     step = selectors.tutorial_step(request.annotator, campaign)
     return render(
         request,
@@ -209,6 +212,7 @@ def tutorial_feedback(request, campaign_id: int):
         return redirect("annotation:tutorial", campaign_id=campaign.pk)
     scale = SXS if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING
     step = selectors.tutorial_step(request.annotator, campaign)
+    written = answer.item.expected == services.WRITE
     return render(
         request,
         "annotation/workforce/tutorial_feedback.html",
@@ -216,8 +220,9 @@ def tutorial_feedback(request, campaign_id: int):
             campaign,
             step,
             answer=answer,
-            given=scale.by_code(answer.answer).label,
-            expected=_expected_text(campaign, answer.item.expected),
+            written=written,
+            given="" if written else scale.by_code(answer.answer).label,
+            expected="" if written else _expected_text(campaign, answer.item.expected),
         ),
     )
 

@@ -10,9 +10,11 @@ from django.urls import reverse
 
 from annotation.assignment.engine import batch_request
 from annotation.models import (
+    Batch,
     CampaignOnboarding,
     CaptionReview,
     TutorialAnswer,
+    TutorialItem,
     TutorialResult,
     WrittenCaption,
 )
@@ -199,3 +201,59 @@ def test_researchers_read_the_review_page_but_cannot_decide_and_annotators_canno
         == 302
     )
     assert not CaptionReview.objects.exists()
+
+
+# --- Writing items: a caption a person checks -------------------------------------------------------------
+
+
+def test_a_written_tutorial_caption_waits_for_a_person_and_a_wrong_verdict_takes_the_pass_back(
+    campaign, annotator, pm_client
+):
+    annotator_client = Client()  # pm_client holds the ``client`` fixture
+    annotator_client.force_login(annotator.user)
+    items = tutorial_for(campaign, expected=("good", "write"), threshold=1.0)
+    TutorialItem.objects.filter(pk=items[1].pk).update(caption="Ein Hund läuft über einen Sandstrand.")
+    answer(annotator_client, campaign, items[0], "good")
+    page = annotator_client.get(tutorial_url(campaign)).content.decode()
+    assert 'name="text"' in page and "Ein Hund läuft" not in page  # the example only after the answer
+    empty = annotator_client.post(tutorial_url(campaign), {"item": items[1].pk, "text": "   "})
+    assert empty.status_code == 400 and not TutorialAnswer.objects.filter(item=items[1]).exists()
+    sent = annotator_client.post(tutorial_url(campaign), {"item": items[1].pk, "text": "Ein Hund am Meer"})
+    feedback = annotator_client.get(sent["Location"]).content.decode()
+    assert "Caption received" in feedback and "A person will check your caption." in feedback
+    assert "Ein Hund läuft über einen Sandstrand." in feedback
+
+    result = TutorialResult.objects.get()
+    assert (result.correct, result.total, result.pending, result.passed) == (1, 1, 1, True)
+    assert (
+        "A person will check the caption you wrote"
+        in annotator_client.get(tutorial_url(campaign)).content.decode()
+    )
+    assert batch_request(annotator=annotator, campaign_id=campaign.pk)[1]
+
+    written = TutorialAnswer.objects.get(item=items[1])
+    changelist = reverse("admin:annotation_tutorialanswer_changelist")
+    page = pm_client.get(f"{changelist}?check=pending").content.decode()
+    assert "Ein Hund am Meer" in page and "not checked yet" in page
+    pm_client.post(changelist, {"action": "mark_wrong", "_selected_action": [written.pk]})
+    result.refresh_from_db()
+    assert (result.correct, result.total, result.pending, result.passed) == (1, 2, 0, False)
+    written.refresh_from_db()
+    assert written.correct is False and written.checked_by is not None
+    with pytest.raises(NotAllowed, match="did not reach the score"):
+        batch_request(annotator=annotator, campaign_id=campaign.pk)
+    # The batch already given is not taken away: its work can still be finished and is kept.
+    batch = Batch.objects.get(annotator=annotator)
+    assert annotator_client.get(reverse("annotation:screen1", args=[batch.pk])).status_code == 200
+
+
+def test_only_written_captions_are_checked_by_a_person(campaign, annotator, manager):
+    from annotation.workforce.services import tutorial_writing_check
+
+    items = tutorial_for(campaign, expected=("good",))
+    rated = tutorial_answer(annotator=annotator, campaign_id=campaign.pk, item_id=items[0].pk, answer="good")
+    with pytest.raises(Conflict, match="Only written captions"):
+        tutorial_writing_check(answer_id=rated.pk, correct=False, checker=manager)
+    with pytest.raises(NotFound):
+        tutorial_writing_check(answer_id=10**9, correct=False, checker=manager)
+    assert TutorialResult.objects.get().passed

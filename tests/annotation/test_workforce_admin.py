@@ -83,7 +83,9 @@ def test_gold_items_must_have_an_answer_key_of_their_campaigns_kind(campaign, ge
     image = f.ImageFactory()
     data = {"campaign": campaign.pk, "position": 1, "image": image.pk, "caption": "A dog", "expected": "left"}
     response = pm_client.post(add, data)
-    assert "The expected answer is one of excellent, good, medium, bad, nei." in response.content.decode()
+    assert (
+        "The expected answer is one of excellent, good, medium, bad, nei, write." in response.content.decode()
+    )
     sxs = f.open_sxs_campaign(images=3, language=german)
     response = pm_client.post(add, {**data, "campaign": sxs.pk})
     assert "A side-by-side gold item needs a right-hand caption." in response.content.decode()
