@@ -36,6 +36,7 @@ from annotation.models import (
     TutorialAnswer,
     TutorialItem,
     TutorialResult,
+    WrittenCaption,
 )
 from annotation.workforce import selectors, services
 from core.access import is_project_manager
@@ -209,7 +210,23 @@ class EnrolmentAdmin(ManagersOnlyAdmin):
 class OnboardingForm(forms.ModelForm):
     class Meta:
         model = CampaignOnboarding
-        fields = ["campaign", "tutorial_enabled", "pass_threshold", "tutorial_intro", "is_pilot"]
+        fields = [
+            "campaign",
+            "tutorial_enabled",
+            "pass_threshold",
+            "tutorial_intro",
+            "is_pilot",
+            "main_campaign",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        campaign, main = data.get("campaign"), data.get("main_campaign")
+        if main is not None and not data.get("is_pilot"):
+            self.add_error("main_campaign", "Only a pilot prepares a main campaign: tick “pilot”.")
+        if main is not None and campaign is not None and main.pk == campaign.pk:
+            self.add_error("main_campaign", "A pilot cannot be its own main campaign.")
+        return data
 
     def clean_pass_threshold(self):
         value = self.cleaned_data["pass_threshold"]
@@ -467,8 +484,19 @@ def recruitment_panel(campaign: Campaign) -> dict:
             "pass_threshold": figures["onboarding__pass_threshold"],
             "is_pilot": figures["onboarding__is_pilot"],
         }
+    # The pilots that prepare this campaign, each with how its review stands (one query in all).
+    pilots = list(
+        Campaign.objects.filter(onboarding__main_campaign=campaign, onboarding__is_pilot=True)
+        .annotate(
+            n_captions=count_of(WrittenCaption, "campaign"),
+            n_accepted=count_of(CaptionReview, "caption__campaign", decision=ReviewDecision.ACCEPTED),
+            n_returned=count_of(CaptionReview, "caption__campaign", decision=ReviewDecision.RETURNED),
+        )
+        .values("pk", "name", "onboarding__pk", "n_captions", "n_accepted", "n_returned")
+    )
     return {
         "campaign": campaign,
+        "pilots": pilots,
         "links": list(EntryLink.objects.filter(campaign=campaign).order_by("-created_at")),
         "participants": figures["n_participants"],
         "onboarding": onboarding,

@@ -121,6 +121,14 @@ class CampaignOnboarding(TimeStamped):
         help_text="A pilot: every caption written goes to the review page (accept, or return with a comment "
         "the annotator sees).",
     )
+    main_campaign = models.ForeignKey(
+        "annotation.Campaign",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="pilots",
+        help_text="A pilot: the main campaign it prepares (its page then shows how the pilot's review stands).",
+    )
 
     class Meta:
         verbose_name = "onboarding and pilot settings"
@@ -128,6 +136,10 @@ class CampaignOnboarding(TimeStamped):
         constraints = [
             models.CheckConstraint(
                 condition=Q(pass_threshold__gte=0, pass_threshold__lte=1), name="onboarding_pass_threshold"
+            ),
+            models.CheckConstraint(
+                condition=Q(main_campaign__isnull=True) | ~Q(main_campaign=F("campaign")),
+                name="onboarding_pilot_not_its_own_main",
             ),
         ]
 

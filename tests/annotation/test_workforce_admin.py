@@ -111,3 +111,29 @@ def test_a_manager_allows_another_attempt(campaign, pm_client, annotator):
     assert "0 / 1 (needs 100%)" in pm_client.get(changelist).content.decode()
     pm_client.post(changelist, {"action": "allow_another_attempt", "_selected_action": [result.pk]})
     assert not TutorialResult.objects.exists()
+
+
+def test_the_main_campaign_shows_how_its_pilots_review_stands(captioned, german, pm_client, manager):
+    from annotation.models import WrittenCaption
+    from annotation.workforce.services import caption_review
+
+    main = f.open_caption_campaign(images=3, batch_size=3, language=german, name="Hauptkampagne")
+    add = reverse("admin:annotation_campaignonboarding_add")
+    refused = pm_client.post(
+        add, {"campaign": captioned.pk, "pass_threshold": "0.8", "main_campaign": main.pk}
+    )
+    assert "Only a pilot prepares a main campaign" in refused.content.decode()
+    own = pm_client.post(
+        add,
+        {"campaign": captioned.pk, "pass_threshold": "0.8", "is_pilot": "on", "main_campaign": captioned.pk},
+    )
+    assert "A pilot cannot be its own main campaign." in own.content.decode()
+    assert not CampaignOnboarding.objects.exists()
+    pm_client.post(
+        add, {"campaign": captioned.pk, "pass_threshold": "0.8", "is_pilot": "on", "main_campaign": main.pk}
+    )
+    first, second = WrittenCaption.objects.order_by("pk")[:2]
+    caption_review(caption_id=first.pk, decision="accepted", comment="", reviewer=manager)
+    caption_review(caption_id=second.pk, decision="returned", comment="Mehr Details", reviewer=manager)
+    page = pm_client.get(reverse("admin:annotation_campaign_change", args=[main.pk])).content.decode()
+    assert f"Pilot “{captioned.name}”: 12 captions, 1 accepted, 1 returned — not all reviewed yet." in page
