@@ -142,6 +142,8 @@ def link_closed_reason(link: EntryLink, now: datetime | None = None) -> str | No
         return _("This link has expired.")
     if link.campaign.state == CampaignState.CLOSED:
         return _("This study has ended.")
+    if link.campaign.state == CampaignState.DRAFT:
+        return _("This study has not started yet; come back when it opens.")
     if link.max_signups is not None and link.signups >= link.max_signups:
         return _("This study is full: every place has been taken.")
     return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import mimetypes
 
+from django.contrib import messages
 from django.contrib.auth import login
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
@@ -14,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.models import Batch, BatchStage, CampaignKind, Enrolment, EntryLink
+from annotation.models import Batch, BatchStage, CampaignKind, Enrolment, EntryLink, SkillLevel
 from annotation.selectors import batch_for_annotator
 from annotation.views import annotator_required
 from annotation.workforce import selectors, services
@@ -77,6 +78,7 @@ def join(request, token: str):
         "crowd_fields": [(k, params.get(k)) for k in CROWD_PARAMS if params.get(k)],
         "signed_in": signed_in,
         "closed": closed,
+        "has_tutorial": selectors.tutorial_required(link.campaign),
     }
     return render(request, "annotation/workforce/join.html", context, status=status)
 
@@ -94,8 +96,12 @@ def languages(request, campaign_id: int):
         raise Http404
     annotator = request.annotator
     initial = {
-        "native": list(annotator.skills.filter(level="native").values_list("language_id", flat=True)),
-        "fluent": list(annotator.skills.filter(level="fluent").values_list("language_id", flat=True)),
+        "native": list(
+            annotator.skills.filter(level=SkillLevel.NATIVE).values_list("language_id", flat=True)
+        ),
+        "fluent": list(
+            annotator.skills.filter(level=SkillLevel.FLUENT).values_list("language_id", flat=True)
+        ),
         "reads_english": annotator.reads_english,
     }
     form = LanguagesForm(request.POST if request.method == "POST" else None, initial=initial)
@@ -111,7 +117,23 @@ def languages(request, campaign_id: int):
         except DomainError as exc:
             error = exc.message
         else:
-            return redirect(_next_url(annotator, enrolment.campaign))
+            campaign = enrolment.campaign
+            if not annotator.skills.filter(language_id=campaign.language_id).exists():
+                messages.warning(
+                    request,
+                    _(
+                        "This study needs people who speak %(language)s natively or fluently. Thank you for your interest."
+                    )
+                    % {"language": campaign.language.name},
+                )
+            elif campaign.kind == CampaignKind.CAPTION and not annotator.reads_english:
+                messages.warning(
+                    request,
+                    _(
+                        "This study asks you to rate English captions first, so it needs people who read English."
+                    ),
+                )
+            return redirect(_next_url(annotator, campaign))
     campaign = enrolment.campaign
     return render(
         request,

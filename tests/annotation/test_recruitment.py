@@ -410,3 +410,30 @@ def test_the_command_dry_run_stores_nothing(campaign, capsys):
         call_command("entry_link", "create", "--campaign", "999999")
     with pytest.raises(CommandError, match="No entry link"):
         call_command("entry_link", "revoke", "999999")
+
+
+def test_a_link_to_a_campaign_not_yet_open_admits_nobody_until_it_opens(german):
+    from annotation.services.campaigns import campaign_open
+
+    draft = f.CampaignFactory(language=german)
+    link = link_for(draft)
+    page = Client().get(join_url(link))
+    assert page.status_code == 410 and "This study has not started yet" in page.content.decode()
+    _, refused = crowd_join(link)
+    assert refused.status_code == 403 and not Enrolment.objects.exists()
+    f.SystemCaptionFactory(system=draft.prompt_system, language=f.LanguageFactory(code="en", name="English"))
+    campaign_open(campaign_id=draft.pk)
+    _, admitted = crowd_join(link)
+    assert admitted.status_code == 302 and Enrolment.objects.count() == 1
+
+
+def test_a_participant_who_does_not_speak_the_language_is_told_so(campaign, german):
+    french = f.LanguageFactory(code="fr", name="French")
+    client, _ = crowd_join(link_for(campaign))
+    response = client.post(
+        reverse("annotation:participant_languages", args=[campaign.pk]), {"native": [french.pk]}, follow=True
+    )
+    page = response.content.decode()
+    assert "This study needs people who speak German natively or fluently." in page
+    assert response.redirect_chain[-1][0] == reverse("annotation:dashboard")
+    assert f'data-campaign="{campaign.pk}"' not in page  # no work offered
