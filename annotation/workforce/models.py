@@ -85,6 +85,7 @@ class Enrolment(TimeStamped):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "participant"
         constraints = [
             models.UniqueConstraint(fields=["campaign", "annotator"], name="enrolment_unique_annotator"),
             # One crowd worker, one account per campaign, however often they follow the link.

@@ -5,11 +5,21 @@ platform's completion URL. SCREENSHOT_DIR=/tmp/shots keeps a screenshot of every
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.urls import reverse
 
-from annotation.models import Enrolment, TutorialAnswer, TutorialResult, WrittenCaption
+from annotation.models import (
+    CampaignOnboarding,
+    Enrolment,
+    EntryLink,
+    TutorialAnswer,
+    TutorialResult,
+    WrittenCaption,
+)
 from annotation.workforce.services import entry_link_create
+from core.access import PROJECT_MANAGERS
 from tests import factories as f
 from tests.annotation.workforce_helpers import tutorial_for
 
@@ -111,3 +121,59 @@ def test_a_prolific_participant_goes_from_the_entry_link_to_the_completion_code(
         "Ein Hund rennt über eine Wiese",
         "Zwei Kinder spielen am Strand",
     ]
+
+
+def test_the_manager_issues_a_link_and_reviews_a_pilot_whose_author_reads_the_comment(
+    live_server, page, screenshot, browser
+):
+    german = f.LanguageFactory(code="de", name="German")
+    pilot = f.open_caption_campaign(images=2, batch_size=2, replication=1, language=german, name="Pilot de")
+    author = f.AnnotatorFactory(user__username="pilot-anna", languages=[german])
+    f.written_captions(pilot, annotators=[author], batches=1, text=lambda a: f"Ein Bild {a.item.image.key}")
+    CampaignOnboarding.objects.create(campaign=pilot, tutorial_enabled=False, is_pilot=True)
+    f.RoleUserFactory(username="pm-browser", role=PROJECT_MANAGERS)
+
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("input[name=username]", "pm-browser")
+    page.fill("input[name=password]", "pw-for-tests-only")
+    page.press("input[name=password]", "Enter")
+    page.wait_for_url("**/admin/")
+
+    # A link from the campaign's page: the form, then the URLs to paste into Prolific.
+    page.goto(f"{live_server.url}{reverse('admin:annotation_campaign_change', args=[pilot.pk])}")
+    expect(page.locator("#campaign-recruitment")).to_contain_text("Pilot: 0 captions reviewed")
+    screenshot("manager-1-campaign-recruitment-panel")
+    page.locator("#campaign-recruitment").get_by_role("link", name="New entry link").click()
+    page.fill("input[name=label]", "Prolific wave 1")
+    page.fill("input[name=max_signups]", "20")
+    page.fill("input[name=completion_code]", "PILOT1")
+    page.click("input[name=_save]")
+    link = EntryLink.objects.get()
+    expect(page.locator(".entry-url-prolific")).to_contain_text(f"/work/join/{link.token}/?PROLIFIC_PID=")
+    screenshot("manager-2-entry-link-urls")
+
+    # The pilot review: return one caption with a comment.
+    page.goto(
+        f"{live_server.url}{reverse('admin:annotation_campaignonboarding_review', args=[pilot.onboarding.pk])}"
+    )
+    row = page.locator("#pilot-captions tbody tr").first
+    row.locator("select[name=decision]").select_option("returned")
+    row.locator("input[name=comment]").fill("Bitte auch die Farben nennen.")
+    row.locator("input[type=submit]").click()
+    expect(page.locator(".messagelist")).to_contain_text("Saved the decision.")
+    screenshot("manager-3-pilot-review")
+
+    # The author reads it from their dashboard.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
+    author_page = context.new_page()
+    author_page.goto(f"{live_server.url}/accounts/login/")
+    author_page.fill("input[name=username]", "pilot-anna")
+    author_page.fill("input[name=password]", "pw-for-tests-only")
+    author_page.press("input[name=password]", "Enter")
+    author_page.wait_for_url("**/work/")
+    author_page.get_by_role("link", name="Feedback on your captions").click()
+    expect(author_page.locator(".review-comment")).to_have_text("Bitte auch die Farben nennen.")
+    if os.environ.get("SCREENSHOT_DIR"):
+        author_page.screenshot(path=os.path.join(os.environ["SCREENSHOT_DIR"], "crowd-11-pilot-feedback.png"))
+    context.close()
