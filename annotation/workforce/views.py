@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import mimetypes
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.http import FileResponse, Http404
@@ -20,8 +21,10 @@ from annotation.selectors import batch_for_annotator
 from annotation.views import annotator_required
 from annotation.workforce import selectors, services
 from annotation.workforce.forms import LanguagesForm, SignupForm, TutorialAnswerForm
+from core import ratelimit
 from core.access import is_annotator
 from core.errors import DomainError, NotFound
+from core.login import client_address
 from core.scales import RATING, SXS
 
 BACKEND = "annotation.auth.AnnotatorAwareBackend"
@@ -49,6 +52,9 @@ def join(request, token: str):
     except DomainError as exc:
         error, status = exc.message, exc.status_code
     signed_in = is_annotator(request.user)
+    if request.method == "POST" and error is None and not _join_allowed(request, identity):
+        # Following a link with crowd ids signs in, so guesses of a session id are limited like logins.
+        error, status = _("Too many attempts. Wait a minute, then try again."), 429
     if request.method == "POST" and error is None:
         try:
             admission = services.entry_admit(
@@ -81,6 +87,16 @@ def join(request, token: str):
         "has_tutorial": selectors.tutorial_required(link.campaign),
     }
     return render(request, "annotation/workforce/join.html", context, status=status)
+
+
+def _join_allowed(request, identity) -> bool:
+    """One admission attempt counted against the address and, with crowd ids, the worker id
+    (``LOGIN_RATE_LIMIT`` each, in the shared cache: across every server process)."""
+    rate = ratelimit.Rate.parse(settings.LOGIN_RATE_LIMIT)
+    decisions = [ratelimit.hit("join-address", client_address(request), rate)]
+    if identity.is_crowd:
+        decisions.append(ratelimit.hit("join-worker", f"{identity.platform}:{identity.worker_id}", rate))
+    return all(d.allowed for d in decisions)
 
 
 @annotator_required

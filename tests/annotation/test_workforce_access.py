@@ -5,7 +5,8 @@ and are shown to project managers only, fields a client must not set are ignored
 from __future__ import annotations
 
 import pytest
-from django.test import Client
+from django.core.cache import cache
+from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotation.assignment.engine import batch_request
@@ -205,3 +206,19 @@ def test_csrf_is_enforced_on_the_participants_writes(campaign, german):
         reverse("annotation:tutorial", args=[campaign.pk]), {"item": items[0].pk, "answer": "good"}
     )
     assert response.status_code == 403 and not TutorialAnswer.objects.exists()
+
+
+@override_settings(LOGIN_RATE_LIMIT="3/m")
+def test_guesses_of_a_crowd_session_are_limited_like_logins(campaign):
+    cache.clear()
+    link = link_for(campaign)
+    crowd_join(link)
+    for i in range(2):
+        _, response = crowd_join(link, prolific(session=f"guess-{i}"))
+        assert response.status_code == 403
+    # From another address too: the worker id has had its three tries.
+    client = Client(REMOTE_ADDR="10.9.8.7")
+    response = client.post(join_url(link), prolific(session="guess-last"))
+    assert response.status_code == 429 and "Too many attempts" in response.content.decode()
+    assert Enrolment.objects.count() == 1
+    cache.clear()
