@@ -109,6 +109,15 @@ def continent_of(country_code: str) -> str:
     return _continents().get((country_code or "").upper(), "")
 
 
+def continent_names() -> list[str]:
+    return sorted(set(_continents().values()))
+
+
+def countries_of_continent(name: str) -> list[str]:
+    """The country codes of a continent (name compared without case); [] when there is none."""
+    return sorted(code for code, continent in _continents().items() if continent.lower() == name.lower())
+
+
 def locate(points: list[tuple[float, float]]) -> list[Place]:
     """The place of each (latitude, longitude), in order; the points must be valid (coordinates_check)."""
     if not points:
