@@ -33,6 +33,12 @@ class LanguageAdmin(StyledModelAdmin):
     list_display = ["code", "name", "direction", "tokenizer", "annotators", "campaigns", "written_captions"]
     list_filter = ["direction", "tokenizer"]
     search_fields = ["code", "name"]
+    actions = ["select_images"]
+
+    @admin.action(description="Select geographically diverse images for these languages", permissions=["add"])
+    def select_images(self, request, queryset):
+        ids = ",".join(str(pk) for pk in queryset.order_by("code").values_list("pk", flat=True))
+        return HttpResponseRedirect(f"{reverse('admin:annotation_imageselection_add')}?languages={ids}")
 
     def get_queryset(self, request):
         return (
