@@ -20,8 +20,11 @@ from __future__ import annotations
 import io
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+
+from annotation.selection.algorithm import Area
 
 # Default minimum share of a territory's population for a language to count as spoken there (percent).
 MIN_SHARE = 5.0
@@ -178,3 +181,33 @@ def language_countries(code: str, *, min_share: float = MIN_SHARE) -> dict[str, 
         if share >= min_share:
             found[territory.upper()] = share
     return found
+
+
+def language_area(
+    code: str,
+    *,
+    min_share: float = MIN_SHARE,
+    regions: Iterable[tuple[str, str]] = (),
+    whole_countries: Iterable[str] = (),
+    excluded: Iterable[str] = (),
+) -> Area:
+    """Where a language is spoken: CLDR's countries (``language_countries``) plus a manager's overrides.
+
+    ``regions``: (country, region) pairs in its area; their country joins the country level and no
+    longer counts as a whole. ``whole_countries``: countries in its area as a whole. ``excluded``:
+    countries never used for it. A CLDR country without a listed region is in its area as a whole.
+    """
+    excluded = set(excluded)
+    regions = {(c, r) for c, r in regions if c not in excluded}
+    explicit_whole = set(whole_countries) - excluded
+    countries = (
+        set(language_countries(code, min_share=min_share)) | explicit_whole | {c for c, _ in regions}
+    ) - excluded
+    with_regions = {country for country, _ in regions}
+    whole = {c for c in countries if c not in with_regions} | explicit_whole
+    return Area(
+        regions=frozenset(regions),
+        whole_countries=frozenset(whole),
+        countries=frozenset(countries),
+        continents=frozenset(filter(None, (continent_of(c) for c in countries))),
+    )

@@ -84,29 +84,16 @@ def language_areas(languages: list[Language], *, min_share: float) -> dict[str, 
     overrides: dict[int, list[LanguageArea]] = {lang.pk: [] for lang in languages}
     for area in LanguageArea.objects.filter(language__in=languages):
         overrides[area.language_id].append(area)
-    areas = {}
-    for lang in languages:
-        countries = set(geography.language_countries(lang.code, min_share=min_share))
-        regions: set[tuple[str, str]] = set()
-        explicit_whole: set[str] = set()
-        for o in overrides[lang.pk]:
-            if o.excluded:
-                continue
-            countries.add(o.country_code)
-            if o.region:
-                regions.add((o.country_code, o.region))
-            else:
-                explicit_whole.add(o.country_code)
-        countries -= {o.country_code for o in overrides[lang.pk] if o.excluded}
-        with_regions = {country for country, _ in regions}
-        whole = {c for c in countries if c not in with_regions} | (explicit_whole & countries)
-        areas[lang.code] = Area(
-            regions=frozenset(regions),
-            whole_countries=frozenset(whole),
-            countries=frozenset(countries),
-            continents=frozenset(filter(None, (geography.continent_of(c) for c in countries))),
+    return {
+        lang.code: geography.language_area(
+            lang.code,
+            min_share=min_share,
+            regions=[(o.country_code, o.region) for o in overrides[lang.pk] if o.region and not o.excluded],
+            whole_countries=[o.country_code for o in overrides[lang.pk] if not o.region and not o.excluded],
+            excluded=[o.country_code for o in overrides[lang.pk] if o.excluded],
         )
-    return areas
+        for lang in languages
+    }
 
 
 def pool_queryset(query: str):
