@@ -171,25 +171,31 @@ class ImageSelectionAdmin(StyledModelAdmin):
 
     @admin.display(description="map and exports")
     def map_and_exports(self, obj):
-        base = reverse("admin:annotation_imageselection_change", args=[obj.pk])
+        def url(name, *args):
+            return reverse(f"admin:annotation_imageselection_{name}", args=[obj.pk, *args])
+
         return format_html(
-            '<p><a href="{0}map.png">map (PNG)</a> · <a href="{0}map.svg">map (SVG)</a> · '
-            '<a href="{0}images.csv">images (CSV)</a> · <a href="{0}levels.csv">level table (CSV)</a></p>'
-            '<img class="selection-map" src="{0}map.png" alt="Map of the selected images">',
-            base,
+            '<p><a href="{}">map (PNG)</a> · <a href="{}">map (SVG)</a> · '
+            '<a href="{}">images (CSV)</a> · <a href="{}">level table (CSV)</a></p>'
+            '<img class="selection-map" src="{}" alt="Map of the selected images">',
+            url("map", "png"),
+            url("map", "svg"),
+            url("images"),
+            url("levels"),
+            url("map", "png"),
         )
 
     def get_urls(self):
         view = self.admin_site.admin_view
         return [
-            path("<int:pk>/change/map.<str:fmt>", view(self.map_view), name="annotation_imageselection_map"),
+            path("<id:pk>/change/map/<str:fmt>/", view(self.map_view), name="annotation_imageselection_map"),
             path(
-                "<int:pk>/change/images.csv",
+                "<id:pk>/change/images-csv/",
                 view(self.images_csv_view),
                 name="annotation_imageselection_images",
             ),
             path(
-                "<int:pk>/change/levels.csv",
+                "<id:pk>/change/levels-csv/",
                 view(self.levels_csv_view),
                 name="annotation_imageselection_levels",
             ),

@@ -219,3 +219,45 @@ def test_bangladesh_counts_for_bengali_from_cldr(db):
     placed(2, DHAKA, prefix="dh")
     report = image_selection_run(name="bd", language_codes=["bn"], per_language=2, seed=0)
     assert report.rows[0]["region"] == 2
+
+
+def test_a_failure_while_storing_leaves_nothing_half_written(indic, monkeypatch):
+    from annotation.models import SelectedImage as Model
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(Model.objects, "bulk_create", broken)
+    with pytest.raises(RuntimeError):
+        image_selection_run(name="half", language_codes=["hi", "bn", "te"], per_language=3)
+    assert not ImageSelection.objects.exists()
+    assert not SelectedLanguage.objects.exists()
+
+
+# --- The map ------------------------------------------------------------------------------------
+
+
+def test_the_map_draws_every_placed_image_and_counts_the_others():
+    from annotation.selection.figures import Point, selection_map
+
+    points = [
+        Point("te", "region", 17.4, 78.5),
+        Point("hi", "global", 48.1, 11.6),
+        Point("hi", "global", None, None),
+    ]
+    svg = selection_map(points, title="t", fmt="svg").decode()
+    assert "3 images, 2 languages; 1 without coordinates not drawn" in svg
+    assert svg == selection_map(points, title="t", fmt="svg").decode()  # deterministic
+    assert selection_map(points, title="t", fmt="png").startswith(b"\x89PNG")
+    with pytest.raises(ValueError, match="format 'gif'"):
+        selection_map(points, title="t", fmt="gif")
+
+
+def test_a_single_upload_reads_its_exif_gps_too(db):
+    from annotation.services.images import image_store
+    from tests.annotation.geotagged import geotagged_jpeg
+
+    image, created = image_store(key="one", data=geotagged_jpeg(*HYDERABAD[0]))
+    assert created
+    assert (image.country_code, image.region, image.continent) == ("IN", "Telangana", "Asia")
+    assert image.latitude == pytest.approx(HYDERABAD[0][0])

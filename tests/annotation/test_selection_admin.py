@@ -93,16 +93,16 @@ def test_selecting_stores_the_sets_and_shows_table_map_and_exports(pm_client, po
     page = response.content.decode()
     assert '<table class="selection-levels">' in page
     assert "<td>Bengali (bn)</td><td>3</td><td>4</td><td>3</td><td>1</td>" in page
-    assert 'src="map.png"' not in page and f"/{selection.pk}/change/map.png" in page
+    assert f'src="/admin/annotation/imageselection/{selection.pk}/change/map/png/"' in page
 
     base = f"/admin/annotation/imageselection/{selection.pk}/change/"
-    png = pm_client.get(base + "map.png")
+    png = pm_client.get(base + "map/png/")
     assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
-    svg = pm_client.get(base + "map.svg")
+    svg = pm_client.get(base + "map/svg/")
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
-    assert pm_client.get(base + "map.gif").status_code == 404
+    assert pm_client.get(base + "map/gif/").status_code == 404
 
-    levels = list(csv.reader(io.StringIO(pm_client.get(base + "levels.csv").content.decode())))
+    levels = list(csv.reader(io.StringIO(pm_client.get(base + "levels-csv/").content.decode())))
     assert levels[0] == [
         "order",
         "language",
@@ -116,7 +116,7 @@ def test_selecting_stores_the_sets_and_shows_table_map_and_exports(pm_client, po
         "seed",
     ]
     assert levels[1] == ["1", "bn", "3", "4", "3", "1", "0", "0", "0", "3"]
-    images = list(csv.reader(io.StringIO(pm_client.get(base + "images.csv").content.decode())))
+    images = list(csv.reader(io.StringIO(pm_client.get(base + "images-csv/").content.decode())))
     assert len(images) == 1 + 8
     assert sorted(row[3] for row in images[1:]) == ["country", "global", "global", *["region"] * 5]
     assert all(row[0] in ("bn", "te") for row in images[1:])
@@ -179,7 +179,7 @@ def test_language_areas_are_checked_against_the_geography(pm_client, pool):
 
 def selection_urls(selection) -> list[str]:
     base = f"/admin/annotation/imageselection/{selection.pk}/change/"
-    return [base, base + "map.png", base + "map.svg", base + "images.csv", base + "levels.csv"]
+    return [base, base + "map/png/", base + "map/svg/", base + "images-csv/", base + "levels-csv/"]
 
 
 def test_researchers_read_but_do_not_select(researcher_client, stored):
@@ -202,9 +202,9 @@ def test_annotators_and_visitors_reach_nothing(client, annotator_client, stored)
 
 def test_an_unknown_selection_is_404(pm_client, stored):
     assert (
-        pm_client.get(f"/admin/annotation/imageselection/{stored.pk + 1}/change/map.png").status_code == 404
+        pm_client.get(f"/admin/annotation/imageselection/{stored.pk + 1}/change/map/png/").status_code == 404
     )
     assert (
-        pm_client.get(f"/admin/annotation/imageselection/{stored.pk + 1}/change/levels.csv").status_code
+        pm_client.get(f"/admin/annotation/imageselection/{stored.pk + 1}/change/levels-csv/").status_code
         == 404
     )
