@@ -18,6 +18,7 @@ from annotation.models import (
     Campaign,
     CampaignState,
     Image,
+    ImageSelection,
     Item,
     SelectedImage,
 )
@@ -353,3 +354,16 @@ def selection_points(*, selection_id: int) -> list[dict]:
             "image__continent",
         )
     )
+
+
+def image_selection_list():
+    """Selections, newest first, with their per-language sets (for the level table)."""
+    return ImageSelection.objects.order_by("-created_at", "-pk").prefetch_related("languages__language")
+
+
+def image_selection_detail(*, selection_id: int) -> ImageSelection:
+    """One selection with its sets; NotFound when there is none."""
+    selection = image_selection_list().filter(pk=selection_id).first()
+    if selection is None:
+        raise NotFound("No such image selection.")
+    return selection
