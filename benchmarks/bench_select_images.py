@@ -7,7 +7,7 @@ The pool: random GeoNames towns (the geocoder's own data, so the distribution le
 North America as photo collections do), each point moved up to 0.05° away, and 2% of the images without
 coordinates. The languages are XM3600's 36 with their CLDR countries, plus the overrides a manager would
 add (Telugu in Telangana and Andhra Pradesh, Bengali in West Bengal, Hindi in the Hindi-belt states,
-Norwegian, Cusco Quechua and Maori in their countries). It prints the time to place the pool (reverse
+Cusco Quechua and Maori in their countries). It prints the time to place the pool (reverse
 geocoding, done once at import in the platform), the time of ``select_images`` against a reference in the
 same run (a plain implementation that classifies every free image of the pool for every language), that
 both give the same sets, and the per-language level table.
@@ -80,7 +80,6 @@ OVERRIDES = {
     "te": {"regions": [("IN", "Telangana"), ("IN", "Andhra Pradesh")]},
     "bn": {"regions": [("IN", "West Bengal")]},
     "hi": {"regions": [("IN", state) for state in HINDI_BELT]},
-    "no": {"whole_countries": ["NO"]},
     "quz": {"whole_countries": ["PE"]},
     "mi": {"whole_countries": ["NZ"]},
 }
