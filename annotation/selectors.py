@@ -18,7 +18,9 @@ from annotation.models import (
     Campaign,
     CampaignState,
     Image,
+    ImageSelection,
     Item,
+    SelectedImage,
 )
 from annotation.workforce.selectors import campaigns_visible
 from core.errors import NotFound
@@ -324,3 +326,47 @@ def campaigns_progress(campaign_ids: Iterable[int]) -> dict[int, CampaignProgres
 def campaign_is_finished(campaign: Campaign, progress: CampaignProgress) -> bool:
     """A campaign whose numbers will not change: closed, or every item has its K submitted results."""
     return campaign.state == CampaignState.CLOSED or progress.all_complete
+
+
+# --- Image selections ---------------------------------------------------------------------
+
+
+def selected_keys(*, language_set_id: int) -> list[str]:
+    """The keys of a language's image set, in drawing order."""
+    return list(
+        SelectedImage.objects.filter(language_set_id=language_set_id)
+        .order_by("rank")
+        .values_list("image__key", flat=True)
+    )
+
+
+def selection_points(*, selection_id: int) -> list[dict]:
+    """Every selected image with its language, level and coordinates (for the map and the export)."""
+    return list(
+        SelectedImage.objects.filter(selection_id=selection_id)
+        .order_by("language_set__order", "rank")
+        .values(
+            "image__key",
+            "language_set__language__code",
+            "level",
+            "rank",
+            "image__latitude",
+            "image__longitude",
+            "image__country_code",
+            "image__region",
+            "image__continent",
+        )
+    )
+
+
+def image_selection_list():
+    """Selections, newest first, with their per-language sets (for the level table)."""
+    return ImageSelection.objects.order_by("-created_at", "-pk").prefetch_related("languages__language")
+
+
+def image_selection_detail(*, selection_id: int) -> ImageSelection:
+    """One selection with its sets; NotFound when there is none."""
+    selection = image_selection_list().filter(pk=selection_id).first()
+    if selection is None:
+        raise NotFound("No such image selection.")
+    return selection

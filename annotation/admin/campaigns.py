@@ -32,8 +32,10 @@ from annotation.models import (
     CaptioningSystem,
     Item,
     Language,
+    SelectedLanguage,
     WrittenCaption,
 )
+from annotation.selectors import selected_keys
 from annotation.services.campaigns import (
     MAX_BATCH_SIZE,
     MAX_REPLICATION,
@@ -332,7 +334,9 @@ class CampaignAdmin(StyledModelAdmin):
                 writing_guidelines=data.get("writing_guidelines") or "",
             )
 
-        return self._create_view(request, CaptionCampaignForm, create, "Add caption campaign")
+        return self._create_view(
+            request, CaptionCampaignForm, create, "Add caption campaign", initial=_from_selection(request)
+        )
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name
@@ -604,3 +608,20 @@ class WrittenCaptionAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     @admin.display(description="text")
     def text_short(self, obj):
         return Truncator(obj.text).chars(120)
+
+
+def _from_selection(request) -> dict | None:
+    """The caption campaign form filled with one language's image set of a selection
+    (``?from_selection=<id>``, the link of the selection's level table)."""
+    pk = request.GET.get("from_selection", "") if request.method == "GET" else ""
+    if not pk.isdigit():
+        return None
+    language_set = SelectedLanguage.objects.select_related("selection", "language").filter(pk=pk).first()
+    if language_set is None:
+        return None
+    return {
+        "name": f"{language_set.selection.name} {language_set.language.code}",
+        "language": language_set.language,
+        "images": "keys",
+        "image_keys": "\n".join(selected_keys(language_set_id=language_set.pk)),
+    }

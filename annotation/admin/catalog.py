@@ -24,7 +24,7 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
-from annotation.services.images import METADATA_FIELDS, image_store, image_validate
+from annotation.services.images import METADATA_FIELDS, image_place_derive, image_store, image_validate
 from core.errors import ValidationFailed
 
 
@@ -33,6 +33,12 @@ class LanguageAdmin(StyledModelAdmin):
     list_display = ["code", "name", "direction", "tokenizer", "annotators", "campaigns", "written_captions"]
     list_filter = ["direction", "tokenizer"]
     search_fields = ["code", "name"]
+    actions = ["select_images"]
+
+    @admin.action(description="Select geographically diverse images for these languages", permissions=["add"])
+    def select_images(self, request, queryset):
+        ids = ",".join(str(pk) for pk in queryset.order_by("code").values_list("pk", flat=True))
+        return HttpResponseRedirect(f"{reverse('admin:annotation_imageselection_add')}?languages={ids}")
 
     def get_queryset(self, request):
         return (
@@ -241,12 +247,13 @@ class ImageAdmin(StyledModelAdmin):
         "format",
         "width",
         "height",
+        "country_code",
         "created_at",
     ]
     fieldsets = [
         (None, {"fields": ["key", "preview", "stored_as", "content_hash", "format", "width", "height"]}),
         ("Source and licence", {"fields": ["title", "author", "license", "source_url"]}),
-        ("Place", {"fields": ["latitude", "longitude", "country", "region", "continent"]}),
+        ("Place", {"fields": ["latitude", "longitude", "country_code", "country", "region", "continent"]}),
     ]
     add_fieldsets = [
         (None, {"fields": ["key", "upload"]}),
@@ -287,7 +294,10 @@ class ImageAdmin(StyledModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            # Metadata only: the file, its hash and size are read-only here.
+            # Metadata only: the file, its hash and size are read-only here. New coordinates give a
+            # new country code (and fill the place fields left empty).
+            if {"latitude", "longitude"} & set(form.changed_data):
+                image_place_derive(image=obj, given=set(form.changed_data))
             return super().save_model(request, obj, form, change)
         metadata = {name: form.cleaned_data.get(name) for name in METADATA_FIELDS}
         result = run_service(

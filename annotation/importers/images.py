@@ -13,6 +13,11 @@ Inputs (any combination, at least one):
   the size of images whose file is not here; a stored file's own size always wins.
 - ``folder``: image files named ``<key>.<ext>``, matched to keys by file stem.
 
+Where a photo was taken: latitude and longitude from the metadata or, when it gives none, from
+the file's EXIF GPS block (a GPS position outside the valid ranges is reported and not used).
+An image with coordinates gets its country code, and its country, region and continent where
+those are empty, from ``annotation.selection.geography`` (offline); the image selection reads them.
+
 Attributions and shapes only describe images: their rows for a key that neither the
 metadata, the folder nor the database knows are reported and skipped. With metadata, a
 file whose key is neither in it nor stored is reported and skipped; without metadata,
@@ -39,6 +44,7 @@ from annotation.importers.report import (
     plural,
 )
 from annotation.models import Image
+from annotation.selection import geography
 from annotation.services.images import (
     METADATA_FIELDS,
     ValidatedImage,
@@ -52,7 +58,16 @@ from core.errors import Conflict, ValidationFailed
 # Files in the folder with other names are not read (and are reported).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
 DIMENSION_FIELDS = ("width", "height")
-UPDATE_FIELDS = [*METADATA_FIELDS, "file", "content_hash", "format", *DIMENSION_FIELDS, "updated_at"]
+PLACE_FIELDS = ("country", "region", "continent")
+UPDATE_FIELDS = [
+    *METADATA_FIELDS,
+    "country_code",
+    "file",
+    "content_hash",
+    "format",
+    *DIMENSION_FIELDS,
+    "updated_at",
+]
 CHUNK = 500
 KEYS_SHOWN = 10
 
@@ -62,6 +77,7 @@ class _File:
     key: str
     path: Path
     validated: ValidatedImage
+    gps: tuple[float, float] | None = None
 
 
 def _chunks(items: list, size: int = CHUNK) -> Iterator[list]:
@@ -201,13 +217,30 @@ def images_import(
 
     # Validate every file now, before the transaction; the bytes are read again to be written.
     checked: dict[str, _File] = {}
+    bad_gps = []
     for key, path in files.items():
         try:
-            checked[key] = _File(
-                key=key, path=path, validated=image_validate(_file_bytes(path), name=path.name)
-            )
+            data = _file_bytes(path)
+            checked[key] = _File(key=key, path=path, validated=image_validate(data, name=path.name))
         except ValidationFailed as exc:
             problems.add("", exc.message)
+            continue
+        if (
+            merged[key].get("latitude", (None,))[0] is None
+            and merged[key].get("longitude", (None,))[0] is None
+        ):
+            gps = geography.exif_coordinates(data)
+            if gps is not None:
+                reason = geography.coordinates_check(*gps)
+                if reason:
+                    bad_gps.append(f"{path.name} ({reason})")
+                else:
+                    checked[key].gps = gps
+    if bad_gps:
+        report.warnings.append(
+            f"{plural(len(bad_gps), 'file')} with an EXIF GPS position outside the valid ranges, imported "
+            f"without coordinates: {_examples(bad_gps)}"
+        )
     by_hash: dict[str, _File] = {}
     for entry in checked.values():
         twin = by_hash.setdefault(entry.validated.content_hash, entry)
@@ -260,6 +293,7 @@ def _apply(
             )
     problems.raise_if_any()
 
+    places = _places(keys, merged, files, existing, report)
     now = timezone.now()
     new, changed, size_mismatch = [], [], []
     for key in keys:
@@ -274,6 +308,18 @@ def _apply(
                 setattr(image, name, fields[name])
                 dirty = True
         entry = files.get(key)
+        if entry and entry.gps is not None and image.latitude is None and image.longitude is None:
+            image.latitude, image.longitude = entry.gps
+            dirty = True
+        if key in places:
+            place = places[key]
+            if image.country_code != place.country_code:
+                image.country_code = place.country_code
+                dirty = True
+            for name in PLACE_FIELDS:
+                if not getattr(image, name) and name not in fields and getattr(place, name):
+                    setattr(image, name, getattr(place, name))
+                    dirty = True
         if entry and image.content_hash != entry.validated.content_hash:
             if not report.dry_run:
                 image_file_write(image=image, validated=entry.validated, data=_file_bytes(entry.path))
@@ -309,3 +355,26 @@ def _apply(
     if not report.dry_run:
         Image.objects.bulk_create(new, batch_size=CHUNK)
         Image.objects.bulk_update(changed, UPDATE_FIELDS, batch_size=CHUNK)
+
+
+def _places(
+    keys: list[str],
+    merged: dict[str, dict[str, tuple[object, str]]],
+    files: dict[str, _File],
+    existing: dict[str, Image],
+    report: ImportReport,
+) -> dict[str, geography.Place]:
+    """The place of every image of this import that has coordinates, from the metadata, the file's
+    EXIF GPS or what is stored, located in one batch (offline)."""
+    points: dict[str, tuple[float, float]] = {}
+    for key in keys:
+        fields, stored, entry = merged[key], existing.get(key), files.get(key)
+        latitude = fields["latitude"][0] if "latitude" in fields else getattr(stored, "latitude", None)
+        longitude = fields["longitude"][0] if "longitude" in fields else getattr(stored, "longitude", None)
+        if (latitude is None or longitude is None) and entry is not None and entry.gps is not None:
+            latitude, longitude = entry.gps
+            report.from_exif += 1
+        if latitude is not None and longitude is not None:
+            points[key] = (latitude, longitude)
+    report.located = len(points)
+    return dict(zip(points, geography.locate(list(points.values()))))

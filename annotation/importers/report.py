@@ -24,6 +24,10 @@ class ImportReport:
     # Images: files written to storage, and images that still have no file.
     files_stored: int = 0
     without_file: int = 0
+    # Images: coordinates read from the photos' EXIF GPS, and images placed (country, region,
+    # continent) from their coordinates.
+    from_exif: int = 0
+    located: int = 0
     # Rows or files left out because their key is unknown.
     skipped: int = 0
     unknown_keys: list[str] = field(default_factory=list)
@@ -47,6 +51,8 @@ class ImportReport:
         )
         if self.subject == "images":
             text += f"; {plural(self.files_stored, 'file')} {would}stored, {self.without_file} without a file"
+            if self.from_exif or self.located:
+                text += f"; {self.from_exif} with coordinates from EXIF GPS, {self.located} {would}placed"
         if self.languages:
             text += f"; languages: {', '.join(self.languages)}"
         if self.skipped:

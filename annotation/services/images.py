@@ -26,6 +26,7 @@ from PIL import UnidentifiedImageError
 
 from annotation.image_bytes import Malformed, image_end, png_pixels_check
 from annotation.models import Image
+from annotation.selection import geography
 from core.errors import Conflict, ValidationFailed
 
 KEY_MAX_LENGTH = Image._meta.get_field("key").max_length
@@ -315,6 +316,36 @@ def image_file_write(*, image: Image, validated: ValidatedImage, data: bytes) ->
     image.width, image.height = validated.width, validated.height
 
 
+def image_place_derive(*, image: Image, data: bytes | None = None, given: set[str] = frozenset()) -> bool:
+    """Fill where ``image`` was taken; return whether anything changed. Does not save.
+
+    Coordinates: when the image has none, from the EXIF GPS of ``data`` (a position outside the
+    valid ranges is ignored). With coordinates: the country code always, and the country, region and
+    continent where they are empty and not in ``given`` (fields the caller set on purpose), from the
+    offline geography (annotation.selection.geography).
+    """
+    changed = False
+    if image.latitude is None and image.longitude is None and data is not None:
+        gps = geography.exif_coordinates(data)
+        if gps is not None and geography.coordinates_check(*gps) is None:
+            image.latitude, image.longitude = gps
+            changed = True
+    if image.latitude is None or image.longitude is None:
+        if image.country_code:
+            image.country_code = ""
+            changed = True
+        return changed
+    (place,) = geography.locate([(image.latitude, image.longitude)])
+    if image.country_code != place.country_code:
+        image.country_code = place.country_code
+        changed = True
+    for name in ("country", "region", "continent"):
+        if not getattr(image, name) and name not in given and getattr(place, name):
+            setattr(image, name, getattr(place, name))
+            changed = True
+    return changed
+
+
 def image_store(*, key: str, data: bytes, name: str = "", **metadata) -> tuple[Image, bool]:
     """Validate and store one picture under ``key``; return (image, created).
 
@@ -361,6 +392,8 @@ def image_store(*, key: str, data: bytes, name: str = "", **metadata) -> tuple[I
                 if getattr(image, field) != value:
                     setattr(image, field, value)
                     changed = True
+            given = {name for name, value in fields.items() if value not in (None, "")}
+            changed = image_place_derive(image=image, data=data, given=given) or changed
             if changed:
                 image.save()
             return image, created

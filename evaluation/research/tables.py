@@ -23,6 +23,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from core.csv_cells import csv_safe
 from evaluation.human import SXS_COLUMNS
 from evaluation.research.correlation import ACCURACIES, COEFFICIENTS, CorrelationResult
 
@@ -32,7 +33,6 @@ TableFormat = Literal["text", "csv", "json"]
 
 MISSING_TEXT = "n/a"
 # A spreadsheet treats a cell starting with one of these as a formula (or strips it first).
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\0")
 
 
 def _columns(columns: Sequence[ColumnSpec]) -> list[tuple[str, str, str]]:
@@ -73,11 +73,6 @@ def _plain(value: Any) -> Any:
 
 def _structured(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=_plain)
-
-
-def csv_safe(text: str) -> str:
-    """Neutralise a CSV string cell a spreadsheet would run as a formula: prefix a single quote."""
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 def _text_cell(value: Any, number_format: str) -> str:

@@ -21,6 +21,7 @@ from evaluation.metrics.clip import (
     text_trimming,
 )
 from evaluation.metrics.clip.embedding import pixel_batches
+from evaluation.metrics.clip.texts import length_batches
 from evaluation.metrics.clip_models import clip_autocast_verify, clip_model_get, clip_models_clear
 from tests.evaluation.clip_tiny import (
     TINY_CONFIG,
@@ -129,6 +130,41 @@ def test_trimmed_batches_give_the_full_context_embeddings(tower, request, monkey
     # Trimmed for real: short batches are narrower than the context; only the truncated text is full width.
     assert min(widths.widths) < 20 and sorted(widths.widths)[-2] < 77
     assert widths.rows == len(texts)
+
+
+def _cost(lengths, batches, overhead):
+    return sum(overhead + (end - start) * lengths[start] for start, end in batches)
+
+
+def _least_cost(lengths, max_texts, overhead):
+    """Every way of cutting, by recursion: the reference the dynamic programme must equal."""
+    if len(lengths) == 0:
+        return 0
+    return min(
+        overhead + size * lengths[0] + _least_cost(lengths[size:], max_texts, overhead)
+        for size in range(1, min(max_texts, len(lengths)) + 1)
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_length_batches_pad_least_and_cover_every_text_once_in_order(seed):
+    rng = np.random.default_rng(seed)
+    lengths = np.sort(rng.integers(3, 40, int(rng.integers(1, 11))))[::-1]
+    max_texts, overhead = int(rng.integers(1, 5)), int(rng.integers(0, 30))
+    batches = length_batches(lengths, max_texts, overhead)
+    assert [i for start, end in batches for i in range(start, end)] == list(range(len(lengths)))
+    assert all(0 < end - start <= max_texts for start, end in batches)
+    assert _cost(lengths, batches, overhead) == _least_cost(tuple(lengths), max_texts, overhead)
+
+
+def test_length_batches_split_a_spread_of_lengths_that_fixed_batches_would_pad():
+    # 2 long and 30 short captions: one batch of 32 would pad every short one to 60.
+    lengths = np.array([60, 58] + [12] * 30)
+    batches = length_batches(lengths, 64, overhead=40)
+    assert batches == [(0, 2), (2, 32)]
+    assert length_batches(np.array([], dtype=int), 64) == []
+    with pytest.raises(ValueError, match="longest first"):
+        length_batches(np.array([3, 5]), 64)
 
 
 def test_a_tower_that_padding_can_reach_is_fed_the_full_context(tmp_path):

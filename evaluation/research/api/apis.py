@@ -9,14 +9,24 @@ responses in ``core.errors.api_exception_handler`` (a broker that is down: 503).
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotation.selectors import campaigns_progress
+from annotation.selectors import (
+    campaigns_progress,
+    image_selection_detail,
+    image_selection_list,
+    selection_points,
+)
 from core.access import ResearchAccess
 from core.bounds import id_field
 from core.errors import ValidationFailed
@@ -90,6 +100,10 @@ API_INDEX = (
     ("api:system-list", "captioning systems"),
     ("api:reference-set-list", "reference sets"),
     ("api:image-set-list", "image sets"),
+    (
+        "api:image-selection-list",
+        "geographically diverse image selections with their per-language level table",
+    ),
     ("api:campaign-list", "campaigns with their progress (a detail adds ΔS×S, agreement, controls)"),
     ("api:caption-list", "submitted captions"),
     ("api:judgment-list", "side-by-side judgments"),
@@ -237,6 +251,91 @@ class ImageSetListApi(ResearchListApi):
     def get(self, request):
         sets = self.filtered(request, selectors.image_set_list())
         return self.paginated(request, sets, self.OutputSerializer)
+
+
+# --- Image selections (seed 000, sec. 2.2) -----------------------------------------------------------
+
+
+class SelectionLanguageSerializer(serializers.Serializer):
+    language = serializers.CharField(source="language.code")
+    order = serializers.IntegerField(help_text="1: served first (the smallest candidate pool).")
+    pool = serializers.IntegerField(help_text="Candidate images in the language's area.")
+    target = serializers.IntegerField()
+    region = serializers.IntegerField(
+        source="n_region", help_text="Images from where the language is spoken."
+    )
+    country = serializers.IntegerField(source="n_country")
+    continent = serializers.IntegerField(source="n_continent")
+    global_ = serializers.IntegerField(source="n_global", label="global")
+    missing = serializers.IntegerField(source="shortfall")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["global"] = data.pop("global_")
+        return data
+
+
+@extend_schema_serializer(component_name="ImageSelection")
+class ImageSelectionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    seed = serializers.IntegerField()
+    per_language = serializers.IntegerField()
+    pool_query = serializers.CharField()
+    pool_size = serializers.IntegerField()
+    min_share = serializers.FloatField()
+    geography = serializers.CharField(help_text="Data sources of the places.")
+    languages = serializers.SerializerMethodField()
+
+    @extend_schema_field(SelectionLanguageSerializer(many=True))
+    def get_languages(self, obj):
+        return SelectionLanguageSerializer(sorted(obj.languages.all(), key=lambda s: s.order), many=True).data
+
+
+class SelectedImageSerializer(serializers.Serializer):
+    language = serializers.CharField(source="language_set__language__code")
+    rank = serializers.IntegerField()
+    key = serializers.CharField(source="image__key")
+    level = serializers.CharField(help_text="region, country, continent or global.")
+    latitude = serializers.FloatField(source="image__latitude", allow_null=True)
+    longitude = serializers.FloatField(source="image__longitude", allow_null=True)
+    country_code = serializers.CharField(source="image__country_code")
+    region = serializers.CharField(source="image__region")
+    continent = serializers.CharField(source="image__continent")
+
+
+class ImageSelectionListApi(ResearchListApi):
+    filterset_class = filters.ImageSelectionFilter
+
+    @extend_schema(
+        summary="Image selections with their per-language level table",
+        description="How many images each language took from its regions, countries, continents and anywhere "
+        "(manage.py select_images, or Image selections in the admin).",
+        responses={200: ImageSelectionSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        return self.paginated(
+            request, self.filtered(request, image_selection_list()), ImageSelectionSerializer
+        )
+
+
+class ImageSelectionDetailApi(ResearchApi):
+    @extend_schema_serializer(component_name="ImageSelectionDetail")
+    class OutputSerializer(ImageSelectionSerializer):
+        images = SelectedImageSerializer(
+            source="images_list", many=True, help_text="Per language in serving order, in drawing order."
+        )
+
+    @extend_schema(
+        summary="An image selection with every selected image and its level",
+        responses={200: OutputSerializer, **DETAIL_ERRORS},
+    )
+    def get(self, request, selection_id: int):
+        selection = image_selection_detail(selection_id=selection_id)
+        selection.images_list = selection_points(selection_id=selection.pk)
+        data = self.OutputSerializer(selection).data
+        return Response(data)
 
 
 # --- Campaigns ------------------------------------------------------------------------------------

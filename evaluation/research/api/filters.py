@@ -21,6 +21,7 @@ from annotation.models import (
     CampaignKind,
     CampaignState,
     CaptioningSystem,
+    ImageSelection,
     Language,
     Rating,
     SxsJudgment,
@@ -148,6 +149,14 @@ class ReferenceSetFilter(StrictFilterSet):
 
     class Meta:
         model = ReferenceSet
+        fields = []
+
+
+class ImageSelectionFilter(StrictFilterSet):
+    language = _language("languages__language__code", help_text="Selections with a set for this language.")
+
+    class Meta:
+        model = ImageSelection
         fields = []
 
 

@@ -12,6 +12,12 @@ urlpatterns = [
     path("systems/", apis.SystemListApi.as_view(), name="system-list"),
     path("reference-sets/", apis.ReferenceSetListApi.as_view(), name="reference-set-list"),
     path("image-sets/", apis.ImageSetListApi.as_view(), name="image-set-list"),
+    path("image-selections/", apis.ImageSelectionListApi.as_view(), name="image-selection-list"),
+    path(
+        "image-selections/<id:selection_id>/",
+        apis.ImageSelectionDetailApi.as_view(),
+        name="image-selection-detail",
+    ),
     path("campaigns/", apis.CampaignListApi.as_view(), name="campaign-list"),
     path("campaigns/<id:campaign_id>/", apis.CampaignDetailApi.as_view(), name="campaign-detail"),
     path("captions/", apis.CaptionListApi.as_view(), name="caption-list"),
