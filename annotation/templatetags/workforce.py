@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django import template
 
-from annotation.models import CaptionReview, Enrolment
-from annotation.workforce.selectors import onboarding_of, tutorial_required, tutorial_result
+from annotation.models import Batch, BatchStage, CaptionReview, Enrolment
+from annotation.workforce.selectors import completion_for, onboarding_of, tutorial_required, tutorial_result
 
 register = template.Library()
 
@@ -19,7 +19,17 @@ def workforce_card(context, campaign):
         enrolment = Enrolment.objects.filter(campaign=campaign, annotator=annotator).first()
         if enrolment is not None and enrolment.account_created and enrolment.skills_declared_at is None:
             state["languages"] = True
-        elif tutorial_required(campaign):
+        elif enrolment is not None:
+            # The quota is done: the completion code stays at hand on the dashboard.
+            last = (
+                Batch.objects.filter(campaign=campaign, annotator=annotator, stage=BatchStage.SUBMITTED)
+                .select_related("campaign", "annotator")
+                .order_by("-submitted_at")
+                .first()
+            )
+            done = completion_for(last) if last is not None else None
+            state["completion"] = done if done is not None and done.final else None
+        if not state.get("languages") and tutorial_required(campaign):
             result = tutorial_result(annotator, campaign)
             state["tutorial"] = result is None
             state["failed"] = result is not None and not result.passed

@@ -335,6 +335,9 @@ def test_the_completion_code_and_redirect_come_when_the_quota_is_done(campaign, 
     assert "Do another batch" not in page
     with pytest.raises(NoWorkAvailable, match="every batch of this study"):
         batch_request(annotator=annotator, campaign_id=campaign.pk)
+    # Left the page before copying the code: the dashboard still has it.
+    dashboard = client.get(reverse("annotation:dashboard")).content.decode()
+    assert "You have done every batch of this study." in dashboard and ">C0DE42<" in dashboard
 
 
 def test_without_a_quota_the_code_comes_after_every_batch_and_more_work_is_offered(campaign, german):
