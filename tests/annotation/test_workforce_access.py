@@ -16,6 +16,7 @@ from annotation.models import (
     Enrolment,
     EntryLink,
     TutorialAnswer,
+    TutorialItem,
 )
 from tests import factories as f
 from tests.annotation.workforce_helpers import (
@@ -222,3 +223,21 @@ def test_guesses_of_a_crowd_session_are_limited_like_logins(campaign):
     assert response.status_code == 429 and "Too many attempts" in response.content.decode()
     assert Enrolment.objects.count() == 1
     cache.clear()
+
+
+def test_markup_in_gold_items_and_link_labels_renders_escaped(campaign, annotator_client, annotator):
+    items = tutorial_for(campaign, expected=("good",), explanations={1: "<script>alert(1)</script>"})
+    TutorialItem.objects.filter(pk=items[0].pk).update(caption="<img src=x onerror=alert(2)>")
+    page = annotator_client.get(reverse("annotation:tutorial", args=[campaign.pk])).content.decode()
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page and "<img src=x" not in page
+    annotator_client.post(
+        reverse("annotation:tutorial", args=[campaign.pk]), {"item": items[0].pk, "answer": "bad"}
+    )
+    feedback = annotator_client.get(
+        reverse("annotation:tutorial_feedback", args=[campaign.pk])
+    ).content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in feedback and "<script>alert" not in feedback
+    assert (
+        "Content-Security-Policy"
+        in annotator_client.get(reverse("annotation:tutorial", args=[campaign.pk])).headers
+    )
