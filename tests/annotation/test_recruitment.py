@@ -440,3 +440,20 @@ def test_a_participant_who_does_not_speak_the_language_is_told_so(campaign, germ
     assert "This study needs people who speak German natively or fluently." in page
     assert response.redirect_chain[-1][0] == reverse("annotation:dashboard")
     assert f'data-campaign="{campaign.pk}"' not in page  # no work offered
+
+
+def test_an_mturk_worker_is_admitted_from_the_external_question_parameters(campaign):
+    link = link_for(campaign)
+    params = {"workerId": "A2XYZ0123456", "assignmentId": "3ASSIGN0001", "hitId": "3HIT0001"}
+    preview = Client().get(join_url(link), {**params, "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"})
+    assert preview.status_code == 400 and "Accept the HIT on MTurk first" in preview.content.decode()
+    client, response = crowd_join(link, params)
+    assert response.status_code == 302
+    enrolment = Enrolment.objects.get()
+    assert (enrolment.platform, enrolment.worker_id, enrolment.session_id, enrolment.study_id) == (
+        "mturk",
+        "A2XYZ0123456",
+        "3ASSIGN0001",
+        "3HIT0001",
+    )
+    assert "A2XYZ0123456" not in session_user(client).username
