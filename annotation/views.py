@@ -240,6 +240,7 @@ def interface_language(request):
 _catalog = JavaScriptCatalog.as_view(packages=["annotation"])
 
 
+@never_cache
 @require_GET
 def javascript_catalog(request):
     """The translated strings of the annotator pages' scripts (``djangojs`` catalogue), served as
