@@ -157,13 +157,17 @@ _KBD = re.compile(r"<kbd>.*?</kbd>")
 _TAG = re.compile(r"<[^>]+>")
 
 
-def english_fragments(language: str) -> list[tuple[str, str]]:
-    """(msgid, fragment) for every English msgid of the django catalogue: its words between
-    placeholders and markup (key names in <kbd> are not language), where they carry at least
-    three letters. Msgids that ``language`` rightly keeps as they are ("(Esc)") are left out."""
-    catalog = read_catalogue(settings.LOCALE_PATHS[0] / language / "LC_MESSAGES" / "django.po")
+def english_fragments(language: str, domains=("django",)) -> list[tuple[str, str]]:
+    """(msgid, fragment) for every English msgid of the catalogues: its words between placeholders
+    and markup (key names in <kbd> are not language), where they carry at least three letters.
+    Msgids that ``language`` rightly keeps as they are ("(Esc)") are left out."""
+    messages = [
+        message
+        for domain in domains
+        for message in read_catalogue(settings.LOCALE_PATHS[0] / language / "LC_MESSAGES" / f"{domain}.po")
+    ]
     fragments = []
-    for message in catalog:
+    for message in messages:
         if not message.id:
             continue
         ids = message.id if isinstance(message.id, tuple) else (message.id,)
@@ -180,11 +184,12 @@ def english_fragments(language: str) -> list[tuple[str, str]]:
     return fragments
 
 
-def english_left(html: str, language: str) -> list[str]:
+def english_left(html: str, language: str, domains=("django",)) -> list[str]:
+    """The English fragments (``english_fragments``) found in what a reader gets from ``html``."""
     page_lang, text = visible_text(html)
     assert page_lang == language
     left = []
-    for msgid, piece in english_fragments(language):
+    for msgid, piece in english_fragments(language, domains):
         if re.search(r"(?<!\w)" + re.escape(piece) + r"(?!\w)", text):
             left.append(f"{piece!r} (from {msgid!r})")
     return left
