@@ -564,3 +564,28 @@ def test_managers_edit_a_campaigns_guidelines_per_language_in_the_admin(pm_clien
     page = pm_client.get(url).content.decode()
     assert "guidelines in other interface languages" in page.lower()
     assert '<option value="ja">日本語</option>' in page
+
+
+def test_a_manager_sets_an_annotators_interface_language_in_the_admin(pm_client, annotator):
+    url = reverse("admin:annotation_annotator_change", args=[annotator.pk])
+    page = pm_client.get(url)
+    assert '<option value="ar">العربية</option>' in page.content.decode()
+    data = {"reads_english": "on", "interface_language": "ar"}
+    for inline in page.context["inline_admin_formsets"]:
+        formset = inline.formset
+        for name, field in formset.management_form.fields.items():
+            data[f"{formset.prefix}-{name}"] = formset.management_form.initial.get(name, field.initial)
+        for form in formset.initial_forms:
+            for name in form.fields:
+                value = form.initial.get(name)
+                if value is not None:
+                    data[form.add_prefix(name)] = getattr(value, "pk", value)
+            data[form.add_prefix("id")] = form.instance.pk
+    response = pm_client.post(url, data)
+    assert response.status_code == 302, response.context["errors"]
+    annotator.refresh_from_db()
+    assert annotator.interface_language == "ar"
+    data["interface_language"] = "tlh"
+    assert pm_client.post(url, data).status_code == 200  # the form again, with its error
+    annotator.refresh_from_db()
+    assert annotator.interface_language == "ar"
