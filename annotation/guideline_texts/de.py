@@ -24,9 +24,8 @@ def _rated(label: str) -> str:
 
 
 _RATING_INTRO = """\
-Stellen Sie sich einen Freund oder eine Freundin vor, der oder die nicht sehen kann, und \
-dass Sie ihm oder ihr statt des Bildes die Beschreibung vorlesen. Wie gut wüsste die Person \
-dann, was auf dem Bild zu sehen ist?
+Stellen Sie sich eine befreundete Person vor, die nicht sehen kann, und lesen Sie ihr in Gedanken \
+statt des Bildes die Beschreibung vor. Wie gut wüsste sie dann, was auf dem Bild zu sehen ist?
 
 Bewerten Sie jede {what} auf dieser Skala. Wenn Sie zwischen zwei Bewertungen schwanken, \
 wählen Sie die niedrigere.
@@ -72,8 +71,8 @@ k/j) wechseln das Bild, Enter sendet ab, sobald jede Beschreibung bewertet ist."
 _SXS_POINTS = [f"{point.key} {LABELS[point.label]}" for point in SXS]
 SXS_GUIDELINES = f"""\
 Zu jedem Bild gibt es zwei Beschreibungen, eine links und eine rechts. Stellen Sie sich vor, Sie \
-beschreiben das Bild einem Freund oder einer Freundin, der oder die nicht sehen kann: Welche \
-Beschreibung würde der Person besser sagen, was auf dem Bild zu sehen ist?
+beschreiben das Bild einer befreundeten Person, die nicht sehen kann: Welche Beschreibung würde \
+ihr besser sagen, was auf dem Bild zu sehen ist?
 
 Beurteilen Sie beide Beschreibungen nach denselben Kriterien wie beim Bewerten:
   • Erfasst sie das ganze Bild: die wichtigen Objekte, was sie tun und wie sie zueinander stehen?
@@ -97,8 +96,8 @@ Tasten: {SXS.first.key}–{SXS.last.key} beurteilen das ausgewählte Paar und ge
 jedes Paar beurteilt ist."""
 
 WRITING_GUIDELINES = """\
-Stellen Sie sich wieder vor, Sie beschreiben das Bild einem Freund oder einer Freundin, der oder \
-die nicht sehen kann. Schreiben Sie pro Bild eine Beschreibung in der Sprache der Kampagne, die \
+Stellen Sie sich wieder vor, Sie beschreiben das Bild einer befreundeten Person, die nicht sehen \
+kann. Schreiben Sie pro Bild eine Beschreibung in der Sprache der Kampagne, die \
 das ganze Bild erklärt: die wichtigen Objekte, die Haupttätigkeit und wie sie zueinander stehen. \
 Benennen Sie die Dinge so genau, wie es vernünftigerweise geht: „kleiner Junge“ ist besser als \
 „kleines Kind“, und das ist besser als „Person“.
