@@ -41,11 +41,7 @@ def supported(code: str | None) -> str | None:
 def annotator_default(annotator: Annotator) -> str:
     """The annotator's language when no campaign is in view: the first of their languages, native
     before fluent, that the interface has; else English."""
-    skills = (
-        AnnotatorSkill.objects.filter(annotator=annotator)
-        .order_by("level", "language__code")  # "fluent" < "native": reversed below
-        .values_list("level", "language__code")
-    )
+    skills = AnnotatorSkill.objects.filter(annotator=annotator).values_list("level", "language__code")
     ordered = sorted(skills, key=lambda s: (s[0] != SkillLevel.NATIVE, s[1]))
     for _level, code in ordered:
         found = supported(code)

@@ -625,3 +625,24 @@ def test_the_catalogues_hold_every_string_the_code_marks(tmp_path):
         assert ids(committed) - ids(fresh) == set(), (
             f"run scripts/messages.sh to drop stale msgids ({domain})"
         )
+
+
+def test_the_dashboard_default_prefers_a_native_language_the_interface_has(db):
+    french, arabic, japanese = (
+        f.LanguageFactory(code=c, name=n) for c, n in [("fr", "French"), ("ar", "Arabic"), ("ja", "Japanese")]
+    )
+    annotator = f.AnnotatorFactory(user__username="nadia", languages=[french], interface_language="")
+    from annotation.models import AnnotatorSkill, SkillLevel
+
+    AnnotatorSkill.objects.create(annotator=annotator, language=japanese, level=SkillLevel.FLUENT)
+    assert language_for(annotator) == "ja"  # French has no interface: the fluent Japanese
+    AnnotatorSkill.objects.create(annotator=annotator, language=arabic, level=SkillLevel.NATIVE)
+    assert language_for(annotator) == "ar"  # a native language the interface has comes first
+
+
+def test_the_script_catalogue_is_read_only(annotator_client):
+    url = reverse("annotation:javascript_catalog")
+    assert annotator_client.post(url + "?lang=de").status_code == 405
+    # An unknown language is no error: the page gets English.
+    response = annotator_client.get(url + "?lang=xx")
+    assert response.status_code == 200 and "Alles gespeichert" not in response.content.decode()
