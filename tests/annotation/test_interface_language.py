@@ -570,21 +570,35 @@ def test_managers_edit_a_campaigns_guidelines_per_language_in_the_admin(pm_clien
     assert '<option value="ja">日本語</option>' in page
 
 
-def test_a_manager_sets_an_annotators_interface_language_in_the_admin(pm_client, annotator):
-    url = reverse("admin:annotation_annotator_change", args=[annotator.pk])
-    page = pm_client.get(url)
-    assert '<option value="ar">العربية</option>' in page.content.decode()
-    data = {"reads_english": "on", "interface_language": "ar"}
+def _admin_change_data(page) -> dict:
+    """The POST data of an admin change page as it stands: the main form's values and every inline's."""
+    form = page.context["adminform"].form
+    data = {}
+    for name, field in form.fields.items():
+        value = form.initial.get(name, field.initial)
+        if isinstance(value, bool):
+            if value:
+                data[name] = "on"
+        elif value is not None:
+            data[name] = getattr(value, "pk", value)
     for inline in page.context["inline_admin_formsets"]:
         formset = inline.formset
         for name, field in formset.management_form.fields.items():
             data[f"{formset.prefix}-{name}"] = formset.management_form.initial.get(name, field.initial)
-        for form in formset.initial_forms:
-            for name in form.fields:
-                value = form.initial.get(name)
+        for sub in formset.initial_forms:
+            for name in sub.fields:
+                value = sub.initial.get(name)
                 if value is not None:
-                    data[form.add_prefix(name)] = getattr(value, "pk", value)
-            data[form.add_prefix("id")] = form.instance.pk
+                    data[sub.add_prefix(name)] = getattr(value, "pk", value)
+            data[sub.add_prefix("id")] = sub.instance.pk
+    return data
+
+
+def test_a_manager_sets_an_annotators_interface_language_in_the_admin(pm_client, annotator):
+    url = reverse("admin:annotation_annotator_change", args=[annotator.pk])
+    page = pm_client.get(url)
+    assert '<option value="ar">العربية</option>' in page.content.decode()
+    data = {**_admin_change_data(page), "interface_language": "ar"}
     response = pm_client.post(url, data)
     assert response.status_code == 302, response.context["errors"]
     annotator.refresh_from_db()
@@ -593,6 +607,34 @@ def test_a_manager_sets_an_annotators_interface_language_in_the_admin(pm_client,
     assert pm_client.post(url, data).status_code == 200  # the form again, with its error
     annotator.refresh_from_db()
     assert annotator.interface_language == "ar"
+
+
+def test_a_manager_adds_a_campaigns_japanese_guidelines_in_the_admin(pm_client, campaign):
+    url = reverse("admin:annotation_campaign_change", args=[campaign.pk])
+    data = _admin_change_data(pm_client.get(url))
+    prefix = "translated_guidelines"
+    data.update(
+        {
+            f"{prefix}-TOTAL_FORMS": 1,
+            f"{prefix}-0-interface_language": "ja",
+            f"{prefix}-0-rating": "このキャンペーンの評価ガイドライン。",
+            f"{prefix}-0-writing": "",
+            f"{prefix}-0-sxs": "",
+        }
+    )
+    response = pm_client.post(url, data)
+    assert response.status_code == 302, response.context["errors"]
+    assert CampaignGuidelines.objects.get(campaign=campaign).interface_language == "ja"
+    with translation.override("ja"):
+        assert guidelines.rating_guidelines(campaign) == "このキャンペーンの評価ガイドライン。"
+        assert guidelines.writing_guidelines(campaign) == guidelines.built_in("writing", "ja")
+    # A language the interface lacks is refused, and nothing more is stored.
+    data = _admin_change_data(pm_client.get(url))
+    data.update(
+        {f"{prefix}-TOTAL_FORMS": 2, f"{prefix}-1-interface_language": "tlh", f"{prefix}-1-rating": "x"}
+    )
+    assert pm_client.post(url, data).status_code == 200
+    assert CampaignGuidelines.objects.filter(campaign=campaign).count() == 1
 
 
 @pytest.mark.slow
