@@ -173,6 +173,10 @@ def test_arabic_side_by_side_keeps_left_on_the_left(live_server, page, screensho
     _nothing_overlaps(page, ".topbar > *")
     page.keyboard.press("4")
     expect(page.locator("#save-status")).to_have_text("حُفظ كل شيء.")
+    # The counter reads "1 / 2" left to right, as numbers do in Arabic text too.
+    expect(page.locator("#done-count")).to_have_text("1")
+    fraction, done = page.locator(".counter bdi").bounding_box(), page.locator("#done-count").bounding_box()
+    assert abs(done["x"] - fraction["x"]) < 1
     _shots(page, screenshot, "ar")("side-by-side")
 
 
