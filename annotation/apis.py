@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext_lazy
 from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,7 +21,7 @@ from core.bounds import counter_field, id_field, seconds_field
 
 
 class IsAnnotator(permissions.BasePermission):
-    message = "Only annotators can do this."
+    message = gettext_lazy("Only annotators can do this.")
 
     def has_permission(self, request, view):
         if not is_annotator(request.user):

@@ -280,6 +280,46 @@ def _name(code: str) -> str:
     return LANGUAGE_NAMES.get(base_language(code), code)
 
 
+# --- Messages: English text that the Django layer can show in the annotator's language ------------
+
+
+def gettext_noop(message: str) -> str:
+    """Marks ``message`` for the translation catalogue (makemessages finds it by this name) without
+    translating it: this module imports no Django. ``annotation.interface.localized_problem``
+    translates a :class:`Problem` where it is shown."""
+    return message
+
+
+class LanguageCode(str):
+    """A language code inside a message: named in whatever language the message is read in."""
+
+
+class ScriptNames(tuple):
+    """Writing systems (``regex`` script names) inside a message, named like a ``LanguageCode``."""
+
+
+def in_english(value):
+    if isinstance(value, LanguageCode):
+        return _name(value)
+    if isinstance(value, ScriptNames):
+        return " or ".join(_SCRIPT_NAMES.get(s, s) for s in value)
+    return value
+
+
+class Problem(str):
+    """A check's answer: the English text itself (a ``str``), which also keeps its message
+    template and values, so that the annotator can read it in their interface language."""
+
+    template: str
+    params: dict
+
+    def __new__(cls, template: str, **params):
+        problem = super().__new__(cls, template % {k: in_english(v) for k, v in params.items()})
+        problem.template = template
+        problem.params = params
+        return problem
+
+
 def script_problem(text: str, rules: CaptionRules) -> str | None:
     scripts = SCRIPTS.get(rules.base)
     if not scripts:
@@ -288,21 +328,32 @@ def script_problem(text: str, rules: CaptionRules) -> str | None:
     if letters and 2 * inside >= letters:
         return None
     if rules.base == "ja":
-        want = "kana or kanji"
-    else:
-        want = " or ".join(_SCRIPT_NAMES.get(s, s) for s in scripts) + " script"
-    return f"This caption is not written in {_name(rules.language)}: write it in {want}."
+        return Problem(
+            gettext_noop("This caption is not written in %(language)s: write it in kana or kanji."),
+            language=LanguageCode(rules.language),
+        )
+    return Problem(
+        gettext_noop("This caption is not written in %(language)s: write it in %(script)s script."),
+        language=LanguageCode(rules.language),
+        script=ScriptNames(scripts),
+    )
 
 
 def length_problem(text: str, rules: CaptionRules) -> str | None:
     n, minimum = length(text, per_character=rules.per_character), rules.minimum
     if n >= minimum:
         return None
-    unit = "characters" if rules.per_character else "words"
-    return (
-        f"This caption is too short ({n} of at least {minimum} {unit}). "
-        "Describe what the image shows in a full sentence."
-    )
+    if rules.per_character:
+        template = gettext_noop(
+            "This caption is too short (%(n)s of at least %(minimum)s characters). "
+            "Describe what the image shows in a full sentence."
+        )
+    else:
+        template = gettext_noop(
+            "This caption is too short (%(n)s of at least %(minimum)s words). "
+            "Describe what the image shows in a full sentence."
+        )
+    return Problem(template, n=n, minimum=minimum)
 
 
 def language_problem(text: str, rules: CaptionRules) -> str | None:
@@ -314,18 +365,22 @@ def language_problem(text: str, rules: CaptionRules) -> str | None:
     label, prob = verdict
     if prob < rules.language_threshold:
         return None
-    return (
-        f"This caption looks like {_name(label)}, not {_name(rules.language)}. "
-        f"Write it in {_name(rules.language)}."
+    return Problem(
+        gettext_noop("This caption looks like %(detected)s, not %(language)s. Write it in %(language)s."),
+        detected=LanguageCode(label),
+        language=LanguageCode(rules.language),
     )
 
 
 def near_copy_problem(text: str, prompt: str | None, rules: CaptionRules) -> str | None:
     if not prompt or similarity(text, prompt) < rules.near_copy_threshold:
         return None
-    return (
-        "This is almost the English caption from screen 1 with a few words changed. "
-        f"Describe the image in your own words, in {_name(rules.language)}."
+    return Problem(
+        gettext_noop(
+            "This is almost the English caption from screen 1 with a few words changed. "
+            "Describe the image in your own words, in %(language)s."
+        ),
+        language=LanguageCode(rules.language),
     )
 
 

@@ -1,11 +1,19 @@
 """The built-in annotator guidelines, in the project's own words, faithful to XM3600 appendices B and C.
 
-A campaign may replace any of these texts; an empty campaign field means the built-in one.
+A campaign may replace any of these texts, for every interface language (its own fields) or for one
+(``CampaignGuidelines``, an inline of the campaign's admin page); an empty text means the next in
+line (see ``_guidelines``). The built-in texts exist in every interface language (``BUILT_IN``).
 The side-by-side guidelines apply the rating criteria of appendix B to a choice between two
 captions (sec. 3.3). The keys named here come from ``core.scales``, as the page's do, so the page
 and the help agree.
 """
 
+from django.utils import translation
+
+from annotation.guideline_texts import ar as _ar
+from annotation.guideline_texts import de as _de
+from annotation.guideline_texts import ja as _ja
+from annotation.models import CampaignGuidelines
 from core.scales import RATING, SXS
 
 
@@ -98,17 +106,59 @@ Reasonable assumptions are fine as long as nothing in the image contradicts them
 when a group seems to mix children and adults; "people" is fine too)."""
 
 
+# The built-in texts per interface language; English is the reference (above), the others are
+# its translations (annotation/guideline_texts). A language missing here reads the English ones.
+BUILT_IN = {
+    "en": {
+        "rating": RATING_GUIDELINES,
+        "verification": VERIFICATION_GUIDELINES,
+        "sxs": SXS_GUIDELINES,
+        "writing": WRITING_GUIDELINES,
+    },
+}
+for _code, _module in (("de", _de), ("ar", _ar), ("ja", _ja)):
+    BUILT_IN[_code] = {
+        "rating": _module.RATING_GUIDELINES,
+        "verification": _module.VERIFICATION_GUIDELINES,
+        "sxs": _module.SXS_GUIDELINES,
+        "writing": _module.WRITING_GUIDELINES,
+    }
+
+
+def built_in(kind: str, language: str | None = None) -> str:
+    """The built-in ``kind`` text ("rating", "verification", "sxs", "writing") in ``language``
+    (default: the active interface language), else in English."""
+    language = language or translation.get_language() or "en"
+    texts = BUILT_IN.get(language) or BUILT_IN.get(language.split("-")[0]) or BUILT_IN["en"]
+    return texts[kind]
+
+
+def _guidelines(campaign, kind: str, field: str, translated_field: str) -> str:
+    """The campaign's guidelines of ``kind`` for the active interface language, in this order: the
+    campaign's own text in that language (``CampaignGuidelines``); the campaign's own text for
+    every language (its ``field``); the built-in text in that language; the built-in English."""
+    language = translation.get_language() or "en"
+    own = (
+        CampaignGuidelines.objects.filter(campaign=campaign, interface_language=language)
+        .values_list(translated_field, flat=True)
+        .first()
+    )
+    if own and own.strip():
+        return own.strip()
+    return getattr(campaign, field).strip() or built_in(kind, language)
+
+
 def rating_guidelines(campaign) -> str:
-    return campaign.rating_guidelines.strip() or RATING_GUIDELINES
+    return _guidelines(campaign, "rating", "rating_guidelines", "rating")
 
 
 def verification_guidelines(campaign) -> str:
-    return campaign.rating_guidelines.strip() or VERIFICATION_GUIDELINES
+    return _guidelines(campaign, "verification", "rating_guidelines", "rating")
 
 
 def sxs_guidelines(campaign) -> str:
-    return campaign.sxs_guidelines.strip() or SXS_GUIDELINES
+    return _guidelines(campaign, "sxs", "sxs_guidelines", "sxs")
 
 
 def writing_guidelines(campaign) -> str:
-    return campaign.writing_guidelines.strip() or WRITING_GUIDELINES
+    return _guidelines(campaign, "writing", "writing_guidelines", "writing")

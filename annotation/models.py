@@ -156,6 +156,15 @@ class SystemCaption(TimeStamped):
 class Annotator(TimeStamped):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotator")
     reads_english = models.BooleanField(default=True, help_text="Can read the English prompt captions.")
+    # The annotator's own choice of interface language (a code of settings.LANGUAGES), kept here so
+    # that it follows them to every device; empty: each page's default (annotation.interface).
+    interface_language = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="Language of the annotator screens; empty: the campaign's language where the interface "
+        "has it, else English.",
+    )
     # A stable pseudonym for exports, so research data need not carry user names.
     pseudonym = models.CharField(max_length=32, unique=True, editable=False)
 
@@ -352,6 +361,29 @@ class Campaign(TimeStamped):
 
     def __str__(self) -> str:
         return self.name
+
+
+class CampaignGuidelines(TimeStamped):
+    """A campaign's own guidelines in one interface language (annotation.guidelines picks them).
+    An empty text falls back to the campaign's text for every language, then to the built-in one."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="translated_guidelines")
+    interface_language = models.CharField(max_length=16, help_text="A code of the interface's languages.")
+    rating = models.TextField(blank=True, help_text="Screen 1 and the verification screen.")
+    writing = models.TextField(blank=True, help_text="Screen 2.")
+    sxs = models.TextField("side by side", blank=True, help_text="The side-by-side screen.")
+
+    class Meta:
+        verbose_name = "guidelines in an interface language"
+        verbose_name_plural = "guidelines in other interface languages"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "interface_language"], name="campaign_guidelines_language_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} ({self.interface_language})"
 
 
 class ControlKind(models.TextChoices):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext
 
 from annotation.models import (
     OPEN_BATCH_STAGES,
@@ -93,7 +94,7 @@ def batch_for_annotator(annotator: Annotator, batch_id: int) -> Batch:
             pk=batch_id, annotator=annotator
         )
     except Batch.DoesNotExist:
-        raise NotFound("No such batch.") from None
+        raise NotFound(gettext("No such batch.")) from None
 
 
 def batch_lease_expiry(annotator: Annotator, batch_id: int):
@@ -217,13 +218,13 @@ def image_visible_to(user, image_id: int) -> Image:
     try:
         image = Image.objects.get(pk=image_id)
     except Image.DoesNotExist:
-        raise NotFound("No such image.") from None
+        raise NotFound(gettext("No such image.")) from None
     if user.is_staff:
         return image
     annotator = annotator_for_user(user)
     if annotator and Assignment.objects.filter(annotator=annotator, item__image_id=image_id).exists():
         return image
-    raise NotFound("No such image.")
+    raise NotFound(gettext("No such image."))
 
 
 def _done_per_item() -> Subquery:

@@ -14,6 +14,9 @@ urlpatterns = [
     path("batch/<id:batch_id>/compare/", views.sxs_screen, name="sxs"),
     path("batch/<id:batch_id>/verify/", views.verification_screen, name="verify"),
     path("image/<id:image_id>/", views.image_file, name="image"),
+    path("language/", views.interface_language, name="interface_language"),
+    # The translated strings of the pages' scripts (a static-origin script: the CSP allows no inline one).
+    path("i18n.js", views.javascript_catalog, name="javascript_catalog"),
     path("api/batch/<id:batch_id>/state/", apis.BatchStateAPI.as_view(), name="api_state"),
     path("api/batch/<id:batch_id>/rating/", apis.RatingSaveAPI.as_view(), name="api_rating"),
     path("api/batch/<id:batch_id>/open-writing/", apis.WritingOpenAPI.as_view(), name="api_open_writing"),

@@ -5,15 +5,21 @@ from __future__ import annotations
 import mimetypes
 from functools import wraps
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import translation
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django.views.i18n import JavaScriptCatalog
 
-from annotation import guidelines
+from annotation import guidelines, interface
 from annotation.assignment.engine import batch_request
+from annotation.forms import InterfaceLanguageForm
 from annotation.models import BatchStage, CampaignKind
 from annotation.selectors import (
     annotator_for_user,
@@ -25,6 +31,7 @@ from annotation.selectors import (
     sxs_rows,
     verification_rows,
 )
+from annotation.services.annotators import annotator_interface_language_set
 from annotation.workforce.selectors import completion_for
 from core.access import is_annotator, role_required
 from core.errors import DomainError, NotFound
@@ -97,16 +104,13 @@ def batch_detail(request, batch_id: int):
         # Came through an entry link with a completion code or URL (annotation.workforce).
         return redirect("annotation:completion", batch_id=batch.pk)
     if batch.stage == BatchStage.SUBMITTED:
-        nouns = {CampaignKind.SIDE_BY_SIDE: "judgments", CampaignKind.RATING: "ratings"}
-        return render(
-            request,
-            "annotation/submitted.html",
-            {"batch": batch, "what": nouns.get(batch.campaign.kind, "captions")},
-        )
+        interface.use_campaign_language(request, batch.campaign)
+        return render(request, "annotation/submitted.html", {"batch": batch})
     return redirect(_screen_of(batch), batch_id=batch.pk)
 
 
 def _screen_context(request, batch):
+    interface.use_campaign_language(request, batch.campaign)
     return {
         "batch": batch,
         "campaign": batch.campaign,
@@ -129,7 +133,7 @@ def screen1(request, batch_id: int):
     context = _screen_context(request, batch)
     context.update(
         rows=screen1_rows(batch),
-        scale=RATING,
+        scale=interface.ShownScale(RATING),
         guidelines=guidelines.rating_guidelines(batch.campaign),
     )
     return render(request, "annotation/screen1.html", context)
@@ -159,7 +163,11 @@ def sxs_screen(request, batch_id: int):
     if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.SIDE_BY_SIDE:
         return redirect("annotation:batch", batch_id=batch.pk)
     context = _screen_context(request, batch)
-    context.update(rows=sxs_rows(batch), scale=SXS, guidelines=guidelines.sxs_guidelines(batch.campaign))
+    context.update(
+        rows=sxs_rows(batch),
+        scale=interface.ShownScale(SXS),
+        guidelines=guidelines.sxs_guidelines(batch.campaign),
+    )
     return render(request, "annotation/sxs.html", context)
 
 
@@ -172,7 +180,7 @@ def verification_screen(request, batch_id: int):
     context = _screen_context(request, batch)
     context.update(
         rows=verification_rows(batch),
-        scale=RATING,
+        scale=interface.ShownScale(RATING),
         guidelines=guidelines.verification_guidelines(batch.campaign),
     )
     return render(request, "annotation/verify.html", context)
@@ -193,3 +201,56 @@ def image_file(request, image_id: int):
     response["Cache-Control"] = "private, max-age=3600"
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+@never_cache
+@require_POST
+def interface_language(request):
+    """The top bar's language selector. An annotator's choice is stored on their profile (it
+    follows them to every device) and in the language cookie; a visitor not logged in (the
+    login page) gets the cookie only. Other roles work in English: 403. A language the
+    interface lacks is refused with 400, and nothing changes."""
+    user = request.user
+    annotator = annotator_for_user(user) if user.is_authenticated and is_annotator(user) else None
+    if user.is_authenticated and annotator is None:
+        return _not_annotator(request)
+    form = InterfaceLanguageForm(request.POST)
+    if not form.is_valid():
+        errors = " ".join(str(e) for errors in form.errors.values() for e in errors)
+        return render(request, "400.html", {"error": errors}, status=400)
+    language = form.cleaned_data["language"]
+    if annotator is not None:
+        annotator_interface_language_set(annotator=annotator, language=language)
+    target = form.cleaned_data["next"]
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = reverse("annotation:dashboard") if annotator is not None else reverse("login")
+    response = HttpResponseRedirect(target)
+    if language:
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            language,
+            max_age=settings.LANGUAGE_COOKIE_AGE,
+            samesite="Lax",
+            secure=settings.SESSION_COOKIE_SECURE,
+            httponly=True,
+        )
+    else:
+        response.delete_cookie(settings.LANGUAGE_COOKIE_NAME)
+    return response
+
+
+_catalog = JavaScriptCatalog.as_view(packages=["annotation"])
+
+
+@never_cache
+@require_GET
+def javascript_catalog(request):
+    """The translated strings of the annotator pages' scripts (``djangojs`` catalogue), served as
+    a script from our own origin, since the CSP allows no inline one. A page asks for it in its
+    own language (``?lang=``), which a batch screen may have taken from its campaign."""
+    language = interface.supported(request.GET.get("lang"))
+    if language:
+        translation.activate(language)
+    return _catalog(request)

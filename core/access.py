@@ -35,6 +35,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.management import create_permissions
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.db import transaction
+from django.utils.translation import gettext_lazy
 from rest_framework.permissions import BasePermission
 
 PROJECT_MANAGERS = "Project managers"
@@ -215,9 +216,9 @@ def can_use_admin(user) -> bool:
 
 
 AREAS = (
-    ("annotation:dashboard", "Work", is_annotator),
-    ("admin:index", "Admin", can_use_admin),
-    ("research-home", "Research", can_read_research),
+    ("annotation:dashboard", gettext_lazy("Work"), is_annotator),
+    ("admin:index", gettext_lazy("Admin"), can_use_admin),
+    ("research-home", gettext_lazy("Research"), can_read_research),
 )
 
 

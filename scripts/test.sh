@@ -34,6 +34,8 @@ echo "== import boundaries (import-linter contracts in pyproject.toml)"
 echo "== django checks"
 .venv/bin/python manage.py check
 .venv/bin/python manage.py makemigrations --check --dry-run
+# The committed interface catalogues (.mo) say what their .po files say (Babel; no gettext needed).
+.venv/bin/python manage.py compile_translations --check
 # Production refuses to start without its services; `check` does not connect to them, so any
 # well-formed PostgreSQL and Redis URLs do here.
 DJANGO_SETTINGS_MODULE=config.settings.production DJANGO_SECRET_KEY="$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(64))')" \

@@ -4,6 +4,7 @@ a CSV file creates many (dry run first). Neither can make staff: see annotation.
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.urls import path, reverse
 
@@ -70,8 +71,21 @@ class AnnotatorImportForm(ImportForm):
     )
 
 
+class AnnotatorChangeForm(forms.ModelForm):
+    interface_language = forms.ChoiceField(
+        required=False,
+        choices=[("", "Automatic (the campaign's language where the interface has it)"), *settings.LANGUAGES],
+        help_text="The annotator can change it from the top bar of their pages.",
+    )
+
+    class Meta:
+        model = Annotator
+        fields = ["reads_english", "interface_language"]
+
+
 @admin.register(Annotator)
 class AnnotatorAdmin(StyledModelAdmin):
+    form = AnnotatorChangeForm
     list_display = [
         "user",
         "pseudonym",
@@ -86,7 +100,7 @@ class AnnotatorAdmin(StyledModelAdmin):
     # The account as text: a read-only foreign key would be drawn as a link to the user's admin page,
     # which a researcher may not open (no view permission on accounts).
     readonly_fields = ["account", "pseudonym", "created_at"]
-    fields = ["account", "pseudonym", "reads_english", "created_at"]
+    fields = ["account", "pseudonym", "reads_english", "interface_language", "created_at"]
     inlines = [AnnotatorSkillInline]
     change_list_template = "admin/change_list_tools.html"
 

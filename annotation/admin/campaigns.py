@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.shortcuts import redirect
 from django.urls import path, reverse
@@ -27,6 +28,7 @@ from annotation.models import (
     AssignmentState,
     Batch,
     Campaign,
+    CampaignGuidelines,
     CampaignKind,
     CampaignState,
     CaptioningSystem,
@@ -205,8 +207,31 @@ class VerificationCampaignForm(_CreateForm):
         )
 
 
+class CampaignGuidelinesForm(forms.ModelForm):
+    interface_language = forms.ChoiceField(
+        choices=settings.LANGUAGES,
+        help_text="Annotators whose interface is in this language read these texts.",
+    )
+
+    class Meta:
+        model = CampaignGuidelines
+        fields = ["interface_language", "rating", "writing", "sxs"]
+        widgets = {name: forms.Textarea(attrs={"rows": 4}) for name in ["rating", "writing", "sxs"]}
+
+
+class CampaignGuidelinesInline(admin.StackedInline):
+    """The campaign's guidelines in one interface language each (annotation.guidelines picks them):
+    an empty text falls back to the campaign's own text, then to the built-in one in that language."""
+
+    model = CampaignGuidelines
+    form = CampaignGuidelinesForm
+    extra = 0
+    classes = ["collapse"]
+
+
 @admin.register(Campaign)
 class CampaignAdmin(StyledModelAdmin):
+    inlines = [CampaignGuidelinesInline]
     list_display = [
         "name",
         "kind",

@@ -27,8 +27,10 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.assignment.choice import Candidate, choose_items
+from annotation.interface import language_name
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Annotator,
@@ -69,9 +71,13 @@ def annotator_qualification_problem(annotator: Annotator, campaign: Campaign) ->
     verification screens show captions in the campaign language only.
     """
     if not annotator.skills.filter(language_id=campaign.language_id).exists():
-        return f"You are not registered as a native or fluent speaker of {campaign.language.name}."
+        return gettext("You are not registered as a native or fluent speaker of %(language)s.") % {
+            "language": language_name(campaign.language)
+        }
     if campaign.kind == CampaignKind.CAPTION and not annotator.reads_english:
-        return "This campaign asks you to rate English captions first, and you are not registered as reading English."
+        return gettext(
+            "This campaign asks you to rate English captions first, and you are not registered as reading English."
+        )
     return None
 
 
@@ -106,7 +112,7 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
         try:
             campaign = Campaign.objects.select_related("language").get(pk=campaign_id)
         except Campaign.DoesNotExist:
-            raise NotFound("No such campaign.") from None
+            raise NotFound(gettext("No such campaign.")) from None
         # Entry-link scope, language declaration, tutorial and quota (annotation.workforce).
         work_check(annotator=annotator, campaign=campaign)
         problem = annotator_qualification_problem(annotator, campaign)
@@ -126,11 +132,11 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
                 _renew_lease(existing, now)
             return existing, False
         if campaign.state != CampaignState.OPEN:
-            raise Conflict(f"The campaign “{campaign.name}” is not open.")
+            raise Conflict(gettext("The campaign “%(name)s” is not open.") % {"name": campaign.name})
 
         chosen = _lock_and_choose(campaign, annotator)
         if not chosen:
-            raise NoWorkAvailable("There is no image left for you in this campaign. Thank you!")
+            raise NoWorkAvailable(gettext("There is no image left for you in this campaign. Thank you!"))
 
         batch = Batch.objects.create(
             campaign=campaign,

@@ -21,7 +21,9 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from django.utils.translation import gettext
 
+from annotation.interface import interface_languages
 from annotation.models import Annotator, AnnotatorSkill, Language, SkillLevel
 from core.errors import ValidationFailed
 
@@ -174,3 +176,19 @@ def password_set_path(user) -> str:
     expires after PASSWORD_RESET_TIMEOUT and is void once the password has been set)."""
     uid = urlsafe_base64_encode(force_bytes(user.pk))
     return reverse("password_set", args=[uid, default_token_generator.make_token(user)])
+
+
+def annotator_interface_language_set(*, annotator: Annotator, language: str) -> Annotator:
+    """Store the annotator's choice of interface language ("" for the pages' defaults) on their
+    profile, so that it follows them to every device. Only that field is written; idempotent.
+    Raises ``ValidationFailed`` for a language the interface does not have (nothing changed)."""
+    codes = {code for code, _name in interface_languages()}
+    if language and language not in codes:
+        raise ValidationFailed(
+            gettext("This language is not available for the interface: “%(language)s”.")
+            % {"language": language}
+        )
+    with transaction.atomic():
+        Annotator.objects.filter(pk=annotator.pk).update(interface_language=language)
+    annotator.interface_language = language
+    return annotator

@@ -16,9 +16,11 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from annotation.assignment.engine import item_counters_add
 from annotation.caption_checks import CaptionRules, caption_rules_problem
+from annotation.interface import localized_problem
 from annotation.models import (
     Annotator,
     Assignment,
@@ -49,31 +51,31 @@ def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batc
     try:
         return qs.get(pk=batch_id, annotator=annotator)
     except Batch.DoesNotExist:
-        raise NotFound("No such batch.") from None
+        raise NotFound(gettext("No such batch.")) from None
 
 
 def _assignment_of(batch: Batch, assignment_id: int) -> Assignment:
     try:
         return batch.assignments.get(pk=assignment_id)
     except (Assignment.DoesNotExist, ValueError, TypeError):
-        raise NotFound("No such image in this batch.") from None
+        raise NotFound(gettext("No such image in this batch.")) from None
 
 
 def _on_screen2(batch: Batch) -> bool:
     return batch.writing_opened_at is not None
 
 
-SUBMITTED_MESSAGE = "This batch has already been submitted."
+SUBMITTED_MESSAGE = gettext_lazy("This batch has already been submitted.")
 
 
 def _check_not_submitted(batch: Batch) -> None:
     if batch.stage == BatchStage.SUBMITTED:
-        raise AlreadySubmitted(SUBMITTED_MESSAGE)
+        raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
 
 
 def _check_kind(batch: Batch, *kinds: str) -> None:
     if batch.campaign.kind not in kinds:
-        raise Conflict("This is not possible in this kind of batch.")
+        raise Conflict(gettext("This is not possible in this kind of batch."))
 
 
 def _is_late(batch: Batch, now) -> bool:
@@ -118,9 +120,9 @@ def _clean_seconds(seconds: float | None) -> float | None:
     try:
         value = float(seconds)
     except (TypeError, ValueError):
-        raise ValidationFailed("Timing must be a number of seconds.") from None
+        raise ValidationFailed(gettext("Timing must be a number of seconds.")) from None
     if not (0 <= value <= 7 * 24 * 3600):
-        raise ValidationFailed("Timing is out of range.")
+        raise ValidationFailed(gettext("Timing is out of range."))
     return round(value, 3)
 
 
@@ -135,14 +137,14 @@ def rating_save(
     or for a side-by-side batch.
     """
     if value not in RatingValue.values:
-        raise ValidationFailed(f"Unknown rating “{value}”.")
+        raise ValidationFailed(gettext("Unknown rating “%(value)s”.") % {"value": value})
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
         _check_kind(batch, CampaignKind.CAPTION, CampaignKind.RATING)
         _check_not_submitted(batch)
         if _on_screen2(batch):
-            raise Conflict("Screen 2 is open: the ratings of this batch can no longer change.")
+            raise Conflict(gettext("Screen 2 is open: the ratings of this batch can no longer change."))
         assignment = _assignment_of(batch, assignment_id)
         rating, _ = Rating.objects.update_or_create(
             assignment=assignment, defaults={"value": value, "seconds": seconds}
@@ -163,16 +165,22 @@ def _check_shown(assignments: list[Assignment], shown: dict | None, stored_of) -
         if page != stored:
             conflicts[str(a.pk)] = {
                 "position": a.position + 1,
-                "message": f"Image {a.position + 1} was judged differently in another tab or window. "
-                "This page now shows that judgment: keep it or change it, then go on.",
+                "message": gettext(
+                    "Image %(position)s was judged differently in another tab or window. "
+                    "This page now shows that judgment: keep it or change it, then go on."
+                )
+                % {"position": a.position + 1},
                 "mine": page,
                 "theirs": stored,
             }
     if conflicts:
         positions = ", ".join(str(c["position"]) for c in conflicts.values())
         raise EditConflict(
-            f"Judged differently in another tab or window: image {positions}. "
-            "Check the judgment shown, then go on again.",
+            gettext(
+                "Judged differently in another tab or window: image %(positions)s. "
+                "Check the judgment shown, then go on again."
+            )
+            % {"positions": positions},
             details=conflicts,
         )
 
@@ -202,7 +210,8 @@ def writing_open(
         if unrated:
             positions = ", ".join(str(p + 1) for p in unrated)
             raise ValidationFailed(
-                f"Rate every caption before you go on (still unrated: {positions}).",
+                gettext("Rate every caption before you go on (still unrated: %(positions)s).")
+                % {"positions": positions},
                 details={"unrated_positions": [p + 1 for p in unrated]},
             )
         _check_shown(list(batch.assignments.select_related("rating")), shown, lambda a: a.rating.value)
@@ -228,17 +237,19 @@ def _check_base_revision(base_revision) -> int:
     try:
         value = int(base_revision)
     except (TypeError, ValueError):
-        raise ValidationFailed("Bad revision number.") from None
+        raise ValidationFailed(gettext("Bad revision number.")) from None
     if value < 0:
-        raise ValidationFailed("Bad revision number.")
+        raise ValidationFailed(gettext("Bad revision number."))
     return value
 
 
 def _edit_conflict(assignment: Assignment, draft: CaptionDraft | None, mine: str) -> dict:
     return {
         "position": assignment.position + 1,
-        "message": f"Image {assignment.position + 1} was changed in another tab or window. "
-        "Choose which text to keep.",
+        "message": gettext(
+            "Image %(position)s was changed in another tab or window. Choose which text to keep."
+        )
+        % {"position": assignment.position + 1},
         "mine": mine,
         "theirs": draft.text if draft else "",
         "revision": draft.revision if draft else 0,
@@ -248,7 +259,8 @@ def _edit_conflict(assignment: Assignment, draft: CaptionDraft | None, mine: str
 def _raise_edit_conflicts(conflicts: list[dict]) -> None:
     positions = ", ".join(str(c["position"]) for c in conflicts)
     raise EditConflict(
-        f"Changed in another tab or window: image {positions}. Choose which text to keep.",
+        gettext("Changed in another tab or window: image %(positions)s. Choose which text to keep.")
+        % {"positions": positions},
         details={str(c.pop("assignment")): c for c in conflicts},
     )
 
@@ -278,9 +290,9 @@ def draft_save(
     AlreadySubmitted after submit, Conflict before screen 2, ValidationFailed for over-long text.
     """
     if not isinstance(text, str):
-        raise ValidationFailed("The caption must be text.")
+        raise ValidationFailed(gettext("The caption must be text."))
     if len(text) > CAPTION_MAX_CHARS:
-        raise ValidationFailed(f"A caption can be at most {CAPTION_MAX_CHARS} characters.")
+        raise ValidationFailed(_too_long())
     base_revision = _check_base_revision(base_revision)
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
@@ -288,7 +300,7 @@ def draft_save(
         _check_kind(batch, CampaignKind.CAPTION)
         _check_not_submitted(batch)
         if not _on_screen2(batch):
-            raise Conflict("Finish rating on screen 1 first.")
+            raise Conflict(gettext("Finish rating on screen 1 first."))
         assignment = _assignment_of(batch, assignment_id)
         draft = CaptionDraft.objects.filter(assignment=assignment).first()
         stored_text, stored_revision = (draft.text, draft.revision) if draft else ("", 0)
@@ -328,6 +340,10 @@ def caption_rules(campaign: Campaign) -> CaptionRules:
     )
 
 
+def _too_long() -> str:
+    return gettext("A caption can be at most %(n)s characters.") % {"n": CAPTION_MAX_CHARS}
+
+
 def caption_problem(text: str, prompt_text: str | None, rules: CaptionRules | None = None) -> str | None:
     """Why a written caption cannot be accepted, or None.
 
@@ -335,13 +351,15 @@ def caption_problem(text: str, prompt_text: str | None, rules: CaptionRules | No
     campaign's checks (script, language, length, near copy: annotation.caption_checks).
     """
     if not text.strip():
-        return "Write a caption for this image."
+        return gettext("Write a caption for this image.")
     if len(text) > CAPTION_MAX_CHARS:
-        return f"A caption can be at most {CAPTION_MAX_CHARS} characters."
+        return _too_long()
     if prompt_text and _comparable(text) == _comparable(prompt_text):
-        return "This repeats the English caption from screen 1. Describe the image in your own words."
+        return gettext(
+            "This repeats the English caption from screen 1. Describe the image in your own words."
+        )
     if rules is not None:
-        return caption_rules_problem(text, prompt_text, rules)
+        return localized_problem(caption_rules_problem(text, prompt_text, rules))
     return None
 
 
@@ -361,18 +379,20 @@ def _shown_by_assignment(shown, assignments: list[Assignment]) -> dict[int, Show
     by_id = {}
     for entry in shown:
         if not isinstance(entry.get("text"), str):
-            raise ValidationFailed("The caption must be text.")
+            raise ValidationFailed(gettext("The caption must be text."))
         try:
             pk = int(entry["assignment"])
         except (KeyError, TypeError, ValueError):
-            raise ValidationFailed("Each caption must name its image.") from None
+            raise ValidationFailed(gettext("Each caption must name its image.")) from None
         by_id[pk] = ShownCaption(
             text=entry["text"],
             base_revision=_check_base_revision(entry.get("base_revision")),
             seconds=_clean_seconds(entry.get("seconds")),
         )
     if set(by_id) != {a.pk for a in assignments} or len(by_id) != len(shown):
-        raise ValidationFailed("The submit must carry the caption of every image of this batch, once.")
+        raise ValidationFailed(
+            gettext("The submit must carry the caption of every image of this batch, once.")
+        )
     return by_id
 
 
@@ -402,7 +422,7 @@ def batch_submit(
     Locks the batch row, then (late work only) the item rows in id order.
     """
     if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
-        raise ValidationFailed("Missing or malformed submit key.")
+        raise ValidationFailed(gettext("Missing or malformed submit key."))
     writing_seconds = _clean_seconds(writing_seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
@@ -410,9 +430,9 @@ def batch_submit(
         if batch.stage == BatchStage.SUBMITTED:
             if batch.submit_key == submit_key:
                 return batch
-            raise AlreadySubmitted(SUBMITTED_MESSAGE)
+            raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
         if not _on_screen2(batch):
-            raise Conflict("Finish rating on screen 1 first.")
+            raise Conflict(gettext("Finish rating on screen 1 first."))
         assignments = list(
             batch.assignments.select_related("item__image", "item__prompt_caption", "draft").order_by(
                 "position"
@@ -444,7 +464,13 @@ def batch_submit(
                 problems[str(a.pk)] = {"position": a.position + 1, "message": problem}
         if problems:
             raise ValidationFailed(
-                f"{len(problems)} caption(s) need attention before you can submit.", details=problems
+                ngettext(
+                    "%(n)s caption needs attention before you can submit.",
+                    "%(n)s captions need attention before you can submit.",
+                    len(problems),
+                )
+                % {"n": len(problems)},
+                details=problems,
             )
 
         now = timezone.now()
@@ -490,7 +516,7 @@ def sxs_judgment_save(
     unknown choice, Conflict after submit or for a batch that is not side by side.
     """
     if choice not in SxsChoice.values:
-        raise ValidationFailed(f"Unknown choice “{choice}”.")
+        raise ValidationFailed(gettext("Unknown choice “%(choice)s”.") % {"choice": choice})
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
@@ -532,7 +558,7 @@ def judgment_batch_submit(
     positions still unjudged (nothing is stored), Conflict for a caption batch.
     """
     if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
-        raise ValidationFailed("Missing or malformed submit key.")
+        raise ValidationFailed(gettext("Missing or malformed submit key."))
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
@@ -540,19 +566,22 @@ def judgment_batch_submit(
         if batch.stage == BatchStage.SUBMITTED:
             if batch.submit_key == submit_key:
                 return batch
-            raise AlreadySubmitted(SUBMITTED_MESSAGE)
+            raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
         sxs = batch.campaign.kind == CampaignKind.SIDE_BY_SIDE
         result = "sxs_judgment" if sxs else "rating"
         assignments = list(batch.assignments.select_related(result).order_by("position"))
         missing = [a for a in assignments if getattr(a, result, None) is None]
         if missing:
-            noun = "pair" if sxs else "caption"
             positions = ", ".join(str(a.position + 1) for a in missing)
+            if sxs:
+                message = gettext("Judge every pair before you submit (still open: %(positions)s).")
+                each = gettext("Judge this pair.")
+            else:
+                message = gettext("Rate every caption before you submit (still open: %(positions)s).")
+                each = gettext("Rate this caption.")
             raise ValidationFailed(
-                f"Judge every {noun} before you submit (still open: {positions}).",
-                details={
-                    str(a.pk): {"position": a.position + 1, "message": f"Judge this {noun}."} for a in missing
-                },
+                message % {"positions": positions},
+                details={str(a.pk): {"position": a.position + 1, "message": each} for a in missing},
             )
         _check_shown(
             assignments, shown, (lambda a: a.sxs_judgment.choice) if sxs else (lambda a: a.rating.value)

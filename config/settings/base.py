@@ -56,6 +56,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication: the interface language is the annotator's choice, stored on their profile.
+    "annotation.middleware.InterfaceLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -78,6 +80,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.views.nav",
+                "annotation.context_processors.interface_language",
             ],
         },
     },
@@ -126,7 +129,21 @@ LOGIN_REDIRECT_URL = "home"  # sends each role to its own area (core.views.home)
 LOGOUT_REDIRECT_URL = "login"
 
 # --- i18n -------------------------------------------------------------------------------
+# The annotator interface speaks these languages (locale/<code>/LC_MESSAGES, README "Interface
+# languages"); manager and researcher pages stay in English. An annotator's choice is stored on
+# their profile; without one a batch screen speaks its campaign's language if it is listed here.
+# Adding a language: add it here, then scripts/messages.sh and translate its .po files.
 LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("ar", "العربية"),
+    ("ja", "日本語"),
+]
+# Right-to-left interface languages (Django's list already holds ar, fa, he, ur, ...): the whole
+# page is mirrored (<html dir="rtl">, CSS logical properties).
+LANGUAGES_BIDI = ["ar", "ar-dz", "ckb", "fa", "he", "ps", "ug", "ur", "yi"]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -8,9 +8,14 @@ window.Annot = (function () {
     return m ? decodeURIComponent(m[1]) : "";
   }
 
+  // The page's interface language: its JSON answers (error messages) are asked for in it.
+  function pageLanguage() {
+    return document.documentElement.lang || "en";
+  }
+
   class HttpError extends Error {
     constructor(status, body) {
-      super((body && body.message) || ("The server answered " + status));
+      super((body && body.message) || interpolate(gettext("The server answered %s"), [status]));
       this.status = status;
       this.body = body || {};
     }
@@ -26,7 +31,7 @@ window.Annot = (function () {
         response = await fetch(url, {
           method: "POST",
           credentials: "same-origin",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(), "Accept": "application/json" },
+          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(), "Accept": "application/json", "Accept-Language": pageLanguage() },
           body: JSON.stringify(data),
         });
       } catch (networkError) {
@@ -37,12 +42,12 @@ window.Annot = (function () {
         try { body = await response.json(); } catch (e) { body = null; }
         if (response.ok) { announceLease(body); return body; }
         if (response.status === 403 && body && /CSRF|credentials/i.test(body.detail || "")) {
-          throw new HttpError(403, { message: "Your session has ended. Log in again in another tab, then come back: nothing you typed is lost." });
+          throw new HttpError(403, { message: gettext("Your session has ended. Log in again in another tab, then come back: nothing you typed is lost.") });
         }
         throw new HttpError(response.status, body);
       }
       if (attempt >= retries) {
-        throw new HttpError(response ? response.status : 0, { message: "Cannot reach the server. Your work is kept on this page; it will be saved when the connection is back." });
+        throw new HttpError(response ? response.status : 0, { message: gettext("Cannot reach the server. Your work is kept on this page; it will be saved when the connection is back.") });
       }
       attempt += 1;
       if (onRetry) onRetry(attempt);
@@ -133,7 +138,7 @@ window.Annot = (function () {
   async function submitBatch(url, batchId, data) {
     const body = await postJSON(url, Object.assign({ submit_key: submitKey(batchId) }, data), {
       retries: 6,
-      onRetry: () => status("Submitting: cannot reach the server, retrying…", "warn"),
+      onRetry: () => status(gettext("Submitting: cannot reach the server, retrying…"), "warn"),
     });
     forgetSubmitKey(batchId);
     window.location.assign(body.next);
@@ -153,7 +158,7 @@ window.Annot = (function () {
 
   // --- A page whose batch moved on: submitted here or in another tab or window ---------------
 
-  const SUBMITTED = "This batch has already been submitted. This page is read-only now: nothing you do here is saved.";
+  const SUBMITTED = gettext("This batch has already been submitted. This page is read-only now: nothing you do here is saved.");
   let locked = false;
 
   function isLocked() { return locked; }
@@ -178,7 +183,7 @@ window.Annot = (function () {
       const link = document.createElement("a");
       link.href = href;
       link.className = "button primary";
-      link.textContent = linkText || "See the submitted batch";
+      link.textContent = linkText || gettext("See the submitted batch");
       banner.append(" ", link);
     }
     (document.querySelector(".topbar") || document.body).append(banner);
@@ -206,7 +211,7 @@ window.Annot = (function () {
       if (locked || !stateUrl) return;
       let state;
       try {
-        const response = await fetch(stateUrl, { credentials: "same-origin", cache: "no-store", headers: { "Accept": "application/json" } });
+        const response = await fetch(stateUrl, { credentials: "same-origin", cache: "no-store", headers: { "Accept": "application/json", "Accept-Language": pageLanguage() } });
         if (!response.ok) return;
         state = await response.json();
       } catch (e) {

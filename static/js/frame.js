@@ -16,13 +16,14 @@
   const offset = Number(lease.dataset.serverNow) * 1000 - Date.now(); // server minus this machine
 
   function leaseText(ms) {
-    if (ms <= 0) return ["Time is up: submit to keep your work", "expired"];
+    if (ms <= 0) return [gettext("Time is up: submit to keep your work"), "expired"];
     // Rounded: the server's times come in whole seconds, so a fresh 30-minute lease may be a
     // second over or under; it reads "30 min".
     const minutes = Math.round(ms / 60000);
-    if (ms >= 120000) return ["Time left: " + minutes + " min", minutes <= 5 ? "low" : ""];
+    if (ms >= 120000) return [interpolate(gettext("Time left: %(minutes)s min"), { minutes: minutes }, true), minutes <= 5 ? "low" : ""];
     const seconds = Math.floor(ms / 1000);
-    return ["Time left: " + Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0"), "low"];
+    const clock = Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
+    return [interpolate(gettext("Time left: %(time)s"), { time: clock }, true), "low"];
   }
 
   function tick() {

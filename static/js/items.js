@@ -65,17 +65,17 @@
     const body = { assignment: Number(assignment), seconds: watch.seconds(assignment) };
     body[field] = value;
     try {
-      await Annot.postJSON(saveUrl, body, { onRetry: () => Annot.status("Not saved yet, retrying…", "warn") });
+      await Annot.postJSON(saveUrl, body, { onRetry: () => Annot.status(gettext("Not saved yet, retrying…"), "warn") });
       if (pending.get(assignment) === value) {
         pending.delete(assignment);
         li.classList.remove("unsaved");
       }
-      Annot.status(pending.size ? "Saving…" : "All saved.", "ok");
+      Annot.status(pending.size ? gettext("Saving…") : gettext("All saved."), "ok");
     } catch (err) {
       // The batch moved on (submitted, or screen 2 opened, maybe in another tab): say so and stop.
       if (Annot.lockIfSubmitted(err)) return;
-      if (err.status === 409) { Annot.lockPage(err.message, Annot.batchUrl(), "Go to the batch"); return; }
-      Annot.status("Not saved: " + err.message, "error");
+      if (err.status === 409) { Annot.lockPage(err.message, Annot.batchUrl(), gettext("Go to the batch")); return; }
+      Annot.status(interpolate(gettext("Not saved: %s"), [err.message]), "error");
     }
     refresh();
     if (submitWhenSaved && pending.size === 0) submit();
@@ -94,7 +94,7 @@
       // Everything judged, the last answers still on their way: submit once they are saved.
       if (!submitting && doneCount() === items.length && pending.size > 0) {
         submitWhenSaved = true;
-        Annot.status("Saving the last answers, then going on…", "");
+        Annot.status(gettext("Saving the last answers, then going on…"), "");
       }
       return;
     }

@@ -62,8 +62,8 @@
       const choices = document.createElement("div");
       choices.className = "conflict-choices";
       for (const [side, label, button] of [
-        ["mine", "On this page", "Keep the text of this page"],
-        ["theirs", "Saved from another tab or window", "Take the other text"],
+        ["mine", gettext("On this page"), gettext("Keep the text of this page")],
+        ["theirs", gettext("Saved from another tab or window"), gettext("Take the other text")],
       ]) {
         const col = document.createElement("div");
         col.className = "conflict-side " + side;
@@ -87,7 +87,7 @@
     }
     const position = li.querySelector(".position").textContent;
     box.querySelector(".conflict-title").textContent =
-      position + " was changed in another tab or window. Which text do you keep?";
+      interpolate(gettext("%(position)s was changed in another tab or window. Which text do you keep?"), { position: position }, true);
     box.querySelector(".mine .conflict-text").textContent = textarea(li).value;
     box.querySelector(".theirs .conflict-text").textContent = theirs;
     li.classList.add("invalid", "has-conflict");
@@ -105,7 +105,7 @@
     if (side === "theirs") textarea(li).value = theirs;
     refresh();
     const open = items.filter((other) => stateOf(other).conflict).length;
-    Annot.status(open ? "Choose a text for the other images marked, too." : "Chosen. Submit again when you are ready.", open ? "warn" : "ok");
+    Annot.status(open ? gettext("Choose a text for the other images marked, too.") : gettext("Chosen. Submit again when you are ready."), open ? "warn" : "ok");
     save(li);
   }
 
@@ -129,19 +129,19 @@
   async function send(li, text) {
     const s = stateOf(li);
     const assignment = li.dataset.assignment;
-    Annot.status("Saving…", "");
+    Annot.status(gettext("Saving…"), "");
     try {
       const body = await Annot.postJSON(
         draftUrl,
         { assignment: Number(assignment), text, base_revision: s.base, seconds: watch.seconds(assignment) },
-        { retries: 6, onRetry: () => Annot.status("Not saved yet: cannot reach the server, retrying…", "warn") },
+        { retries: 6, onRetry: () => Annot.status(gettext("Not saved yet: cannot reach the server, retrying…"), "warn") },
       );
       s.base = body.revision;
       s.savedText = text;
       return true;
     } catch (err) {
       if (handleConflict(err)) return false;
-      Annot.status("Not saved: " + err.message, "error");
+      Annot.status(interpolate(gettext("Not saved: %s"), [err.message]), "error");
       // Only what can get better by waiting is retried: the connection, the session (log in again).
       if (err.status === 0 || err.status === 403 || err.status >= 500) s.timer = setTimeout(() => save(li), 5000);
       return false;
@@ -159,7 +159,7 @@
     const ok = await s.inflight;
     s.inflight = null;
     if (!ok) return;
-    if (!unsaved()) Annot.status("All changes saved.", "ok");
+    if (!unsaved()) Annot.status(gettext("All changes saved."), "ok");
     else if (textarea(li).value !== s.savedText) s.timer = setTimeout(() => save(li), 600); // typed on meanwhile
   }
 
@@ -208,13 +208,13 @@
     const open = items.findIndex((li) => stateOf(li).conflict);
     if (open >= 0) {
       focusItem(open);
-      Annot.status("Choose which text to keep for the images marked, then submit.", "error");
+      Annot.status(gettext("Choose which text to keep for the images marked, then submit."), "error");
       return;
     }
     let firstEmpty = -1;
     items.forEach((li, i) => {
       const empty = !textarea(li).value.trim();
-      fieldError(li, empty ? "Write a caption for this image." : "");
+      fieldError(li, empty ? gettext("Write a caption for this image.") : "");
       if (empty && firstEmpty < 0) firstEmpty = i;
     });
     if (firstEmpty >= 0) {
@@ -224,10 +224,10 @@
       const stillEmpty = items.findIndex((li) => !textarea(li).value.trim());
       if (stillEmpty >= 0) {
         focusItem(stillEmpty);
-        Annot.status("Some images have no caption yet.", "error");
+        Annot.status(gettext("Some images have no caption yet."), "error");
       } else {
         items.forEach((li) => fieldError(li, ""));
-        Annot.status("Texts saved in another tab or window were filled in. Check them, then submit again.", "warn");
+        Annot.status(gettext("Texts saved in another tab or window were filled in. Check them, then submit again."), "warn");
       }
       return;
     }

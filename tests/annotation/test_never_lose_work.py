@@ -414,7 +414,7 @@ def test_a_caption_repeating_the_english_prompt_is_refused(annotator_client, cam
 
     assert response.status_code == 400
     body = response.json()
-    assert body["message"] == "1 caption(s) need attention before you can submit."
+    assert body["message"] == "1 caption needs attention before you can submit."
     assert body["details"] == {
         str(ids[1]): {
             "position": 2,
