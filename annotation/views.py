@@ -15,6 +15,7 @@ from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django.views.defaults import page_not_found
 from django.views.i18n import JavaScriptCatalog
 
 from annotation import guidelines, interface
@@ -54,7 +55,11 @@ def annotator_required(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         request.annotator = annotator_for_user(request.user)
-        return view(request, *args, **kwargs)
+        try:
+            return view(request, *args, **kwargs)
+        except Http404 as exc:
+            # Rendered here, not left to Django's handler, so that never_cache marks the refusal too.
+            return page_not_found(request, exc)
 
     return wrapper
 

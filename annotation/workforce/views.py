@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
+from django.views.defaults import page_not_found
 
 from annotation.models import Batch, BatchStage, CampaignKind, Enrolment, EntryLink, SkillLevel
 from annotation.selectors import batch_for_annotator
@@ -43,7 +44,8 @@ def join(request, token: str):
     the annotator account they are signed in with. Unknown token: 404; closed link: 410 with why."""
     link = EntryLink.objects.select_related("campaign", "campaign__language").filter(token=token).first()
     if link is None:
-        raise Http404
+        # Rendered here, not raised, so that the refusal too is no-store (RELIABILITY: stale tabs).
+        return page_not_found(request, Http404())
     params = request.POST if request.method == "POST" else request.GET
     form = SignupForm(request.POST or None)
     error, status, identity = None, 200, services.CrowdIdentity()

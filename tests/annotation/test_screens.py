@@ -68,7 +68,7 @@ def test_screen1_shows_images_with_english_captions_and_scale(annotator_client, 
     for label in ["EXCELLENT", "GOOD", "MEDIUM", "BAD", "NOT-ENOUGH-INFO"]:
         assert label in page
     assert "How to rate" in page  # the guidelines are in the page, one click away
-    assert f"0</span> / {campaign.batch_size} rated" in page
+    assert f"0</span> / {campaign.batch_size}</bdi> rated" in page
 
 
 def test_going_on_needs_every_image_rated(annotator_client, campaign):

@@ -303,11 +303,18 @@ def test_state_says_submitted_and_carries_the_drafts_while_writing(annotator_cli
 
 def _every_annotation_url(batch_id, campaign_id, image_id) -> list[tuple[str, str]]:
     """Every URL pattern of annotation.urls, filled in, with the method the pages use."""
-    args = {"batch_id": batch_id, "campaign_id": campaign_id, "image_id": image_id}
+    args = {
+        "batch_id": batch_id,
+        "campaign_id": campaign_id,
+        "image_id": image_id,
+        "item_id": image_id,
+        "token": "t" * 43,  # an entry link's token (re_path: no converters to read the names from)
+    }
     out = []
     for pattern in annotation_urls.urlpatterns:
         assert isinstance(pattern, URLPattern)
-        kwargs = {k: args[k] for k in pattern.pattern.converters}
+        names = pattern.pattern.converters or pattern.pattern.regex.groupindex
+        kwargs = {k: args[k] for k in names}
         url = reverse(f"annotation:{pattern.name}", kwargs=kwargs)
         method = (
             "post"

@@ -72,7 +72,7 @@ def test_start_leads_to_the_side_by_side_screen_with_both_captions_and_the_seven
         assert label in page
     assert "<kbd>7</kbd> Right much better" in page and "<kbd>4</kbd> Similar" in page
     assert "How to compare" in page and "a friend who cannot see it" in page  # one click away
-    assert "0</span> / 4 judged" in page
+    assert "0</span> / 4</bdi> judged" in page
     assert page.count('lang="de" dir="ltr"') == 8
 
 
@@ -230,7 +230,7 @@ def test_verification_screen_shows_the_human_caption_in_its_language_without_its
     assert page.count('lang="de" dir="ltr"') == 6
     for label in ["EXCELLENT", "GOOD", "MEDIUM", "BAD", "NOT-ENOUGH-INFO"]:
         assert label in page
-    assert "How to rate" in page and "0</span> / 6 rated" in page
+    assert "How to rate" in page and "0</span> / 6</bdi> rated" in page
     assert "anna" not in page and "otto" not in page  # the authors are not shown
     for a in batch.assignments.all():
         assert (
