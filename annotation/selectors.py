@@ -111,7 +111,7 @@ def batch_state(annotator: Annotator, batch_id: int) -> dict:
     batch = batch_for_annotator(annotator, batch_id)
     drafts = {}
     if batch.writing_opened_at is not None and batch.stage != BatchStage.SUBMITTED:
-        for a in batch.assignments.select_related("draft"):
+        for a in batch.assignments.filter(item__is_control=False).select_related("draft"):
             draft = getattr(a, "draft", None)
             drafts[str(a.pk)] = {
                 "text": draft.text if draft else "",
@@ -147,18 +147,27 @@ def screen1_rows(batch: Batch) -> list[dict]:
 
 
 def screen2_rows(batch: Batch) -> list[dict]:
-    """Screen 2: each image with the draft so far. Never carries the English caption."""
+    """Screen 2: each image with the draft so far and its typing figures so far (the page counts on
+    from them). Never carries the English caption. Rated control items are on screen 1 only."""
     rows = []
-    for a in batch.assignments.select_related("item__image", "draft").order_by("position"):
+    assignments = (
+        batch.assignments.filter(item__is_control=False)
+        .select_related("item__image", "draft", "typing")
+        .order_by("position")
+    )
+    for index, a in enumerate(assignments):
         draft = getattr(a, "draft", None)
+        typing = getattr(a, "typing", None)
         rows.append(
             {
                 "assignment_id": a.pk,
-                "position": a.position + 1,
+                # Numbered on this screen (a control of screen 1 leaves no gap).
+                "position": index + 1,
                 "image_id": a.item.image_id,
                 "image": a.item.image,
                 "draft": draft.text if draft else "",
                 "revision": draft.revision if draft else 0,
+                "typing": typing,
             }
         )
     return rows
@@ -193,14 +202,19 @@ def verification_rows(batch: Batch) -> list[dict]:
     """Verification screen: each image with the human caption to rate and the rating so far.
     Carries no author (annotator) of the caption."""
     rows = []
-    for a in batch.assignments.select_related("item__written_caption", "rating").order_by("position"):
+    for a in batch.assignments.select_related(
+        "item__written_caption", "item__prompt_caption", "rating"
+    ).order_by("position"):
         rating = getattr(a, "rating", None)
+        item = a.item
+        # A reference control shows a reference caption (a system caption) where others show a human one.
+        shown = item.written_caption if item.written_caption_id else item.prompt_caption
         rows.append(
             {
                 "assignment_id": a.pk,
                 "position": a.position + 1,
                 "image_id": a.item.image_id,
-                "caption": a.item.written_caption.text if a.item.written_caption_id else "",
+                "caption": shown.text if shown is not None else "",
                 "value": rating.value if rating else "",
             }
         )

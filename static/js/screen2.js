@@ -133,7 +133,7 @@
     try {
       const body = await Annot.postJSON(
         draftUrl,
-        { assignment: Number(assignment), text, base_revision: s.base, seconds: watch.seconds(assignment) },
+        { assignment: Number(assignment), text, base_revision: s.base, seconds: watch.seconds(assignment), typing: Annot.typing(li) },
         { retries: 6, onRetry: () => Annot.status("Not saved yet: cannot reach the server, retrying…", "warn") },
       );
       s.base = body.revision;
@@ -249,6 +249,7 @@
         text: textarea(li).value,
         base_revision: stateOf(li).base,
         seconds: watch.seconds(li.dataset.assignment),
+        typing: Annot.typing(li),
       }));
       await Annot.submitBatch(submitUrl, batchId, { writing_seconds: (performance.now() - pageStart) / 1000, captions });
       return true;

@@ -57,7 +57,8 @@ def written_captions(campaign: Campaign) -> Iterator[tuple[str, str, str]]:
     """``(image key, image country, caption)`` of the campaign's submitted captions, by key then
     in the order they were stored."""
     return (
-        WrittenCaption.objects.filter(campaign=campaign)
+        WrittenCaption.objects.counted()
+        .filter(campaign=campaign)
         .order_by("image__key", "pk")
         .values_list("image__key", "image__country", "text")
         .iterator(chunk_size=CHUNK)
@@ -67,7 +68,9 @@ def written_captions(campaign: Campaign) -> Iterator[tuple[str, str, str]]:
 def caption_images(campaign: Campaign) -> Iterator[dict[str, Any]]:
     """COCO image objects of the images with a caption in the campaign, by key."""
     rows = (
-        Image.objects.filter(pk__in=WrittenCaption.objects.filter(campaign=campaign).values("image_id"))
+        Image.objects.filter(
+            pk__in=WrittenCaption.objects.counted().filter(campaign=campaign).values("image_id")
+        )
         .order_by("key")
         .values_list("key", "width", "height")
         .iterator(chunk_size=CHUNK)
@@ -82,7 +85,8 @@ def caption_images(campaign: Campaign) -> Iterator[dict[str, Any]]:
 def caption_annotations(campaign: Campaign) -> Iterator[tuple[int, int | str, str]]:
     """``(caption id, COCO image id, caption)``, in the order of :func:`written_captions`."""
     rows = (
-        WrittenCaption.objects.filter(campaign=campaign)
+        WrittenCaption.objects.counted()
+        .filter(campaign=campaign)
         .order_by("image__key", "pk")
         .values_list("pk", "image__key", "text")
         .iterator(chunk_size=CHUNK)
@@ -187,7 +191,8 @@ def ratings(campaign: Campaign) -> Iterator[dict[str, Any]]:
         *(field for field in caption_fields if field),
     ]
     rows = (
-        Rating.objects.filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
+        Rating.objects.counted()
+        .filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
         .order_by("assignment__item__image__key", "pk")
         .values_list(*fields)
         .iterator(chunk_size=CHUNK)
