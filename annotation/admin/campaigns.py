@@ -20,6 +20,7 @@ from django.utils.text import Truncator
 from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
 from annotation.admin.panels import campaign_panels
 from annotation.admin.progress import campaign_panel
+from annotation.admin.quality import campaign_controls_view
 from annotation.assignment.engine import leases_expire
 from annotation.models import (
     OPEN_BATCH_STAGES,
@@ -341,6 +342,13 @@ class CampaignAdmin(StyledModelAdmin):
                 "add-side-by-side/",
                 self.admin_site.admin_view(self.add_sxs_view),
                 name="{}_{}_add_sxs".format(*info),
+            ),
+            path(
+                "<path:object_id>/add-controls/",
+                self.admin_site.admin_view(
+                    lambda request, object_id: campaign_controls_view(self, request, object_id)
+                ),
+                name="{}_{}_add_controls".format(*info),
             ),
             path(
                 "add-verification/",

@@ -25,6 +25,7 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
+from annotation.quality.hours import annotator_hours, work_time_rows
 from core.scales import SXS
 from evaluation.human.quality import RATING_SCALE
 from evaluation.human.selectors import DONE_STATES
@@ -351,4 +352,71 @@ def judgments(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "screen_seconds": screen,
             "submitted_at": utc_iso(submitted),
             "is_late": late,
+        }
+
+
+# --- Time spent (issue 14): per item and batch, and per annotator for paying people ---------------------
+
+WORK_TIME_COLUMNS = (
+    "campaign_id",
+    "campaign",
+    "batch_id",
+    "position",
+    "image_key",
+    "is_control",
+    "annotator",
+    "item_rating_seconds",
+    "item_writing_seconds",
+    "batch_started_at",
+    "batch_submitted_at",
+    "batch_screen_seconds",
+    "batch_wall_seconds",
+    "is_late",
+)
+
+
+def work_time(campaign: Campaign) -> Iterator[dict[str, Any]]:
+    """One dict per submitted assignment (control items included and marked), by batch and position:
+    see :mod:`annotation.quality.hours` for the two measures of time."""
+    common = {"campaign_id": campaign.pk, "campaign": campaign.name}
+    for row in work_time_rows(campaign.pk):
+        yield {
+            **common,
+            **row,
+            "batch_started_at": utc_iso(row["batch_started_at"]),
+            "batch_submitted_at": utc_iso(row["batch_submitted_at"]),
+        }
+
+
+HOURS_COLUMNS = (
+    "campaign_id",
+    "campaign",
+    "annotator",
+    "batches",
+    "items",
+    "control_items",
+    "screen_hours",
+    "unmeasured_batches",
+    "wall_hours",
+    "first_submit",
+    "last_submit",
+)
+
+
+def hours(campaign: Campaign) -> Iterator[dict[str, Any]]:
+    """One dict per annotator with submitted batches in the campaign, by user name."""
+    for row in annotator_hours(campaign_id=campaign.pk):
+        yield {
+            "campaign_id": campaign.pk,
+            "campaign": campaign.name,
+            "annotator": row.pseudonym,
+            "annotator_username": row.username,
+            "batches": row.batches,
+            "items": row.items,
+            "control_items": row.control_items,
+            "screen_hours": round(row.screen_hours, 4),
+            "unmeasured_batches": row.unmeasured_batches,
+            "wall_hours": round(row.wall_hours, 4),
+            "first_submit": utc_iso(row.first_submit),
+            "last_submit": utc_iso(row.last_submit),
         }
