@@ -330,3 +330,19 @@ def test_side_by_side_campaigns_have_no_add_controls_page(pm_client):
     sxs = f.open_sxs_campaign(images=3, batch_size=2, replication=3)
     assert pm_client.get(reverse("admin:annotation_campaign_add_controls", args=[sxs.pk])).status_code == 404
     assert pm_client.get(reverse("admin:annotation_campaign_add_controls", args=[99999])).status_code == 404
+
+
+def test_the_command_adds_controls_and_its_dry_run_stores_nothing(campaign):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("add_controls", campaign.pk, "--mismatched", "2", "--dry-run", stdout=out)
+    assert "Dry run: would add 2" in out.getvalue()
+    assert not Item.objects.filter(is_control=True).exists()
+    call_command("add_controls", campaign.pk, "--mismatched", "2", "--per-batch", "1", stdout=out)
+    assert Item.objects.filter(campaign=campaign, is_control=True).count() == 2
+    with pytest.raises(CommandError, match="reference captions"):
+        call_command("add_controls", campaign.pk, "--reference", "1")
+    assert Item.objects.filter(campaign=campaign, is_control=True).count() == 2
