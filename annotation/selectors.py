@@ -126,8 +126,20 @@ def batch_state(annotator: Annotator, batch_id: int) -> dict:
     }
 
 
+def _reported_images(batch: Batch) -> set[int]:
+    """Images of ``batch`` its annotator reported (the page marks them; screen 2 lets them stay empty)."""
+    from annotation.quality.models import ImageReport
+
+    return set(
+        ImageReport.objects.filter(
+            annotator_id=batch.annotator_id, image__items__assignments__batch=batch
+        ).values_list("image_id", flat=True)
+    )
+
+
 def screen1_rows(batch: Batch) -> list[dict]:
     """Screen 1: each image with the prompt system's English caption and the rating so far."""
+    reported = _reported_images(batch)
     rows = []
     for a in batch.assignments.select_related("item__image", "item__prompt_caption", "rating").order_by(
         "position"
@@ -141,6 +153,7 @@ def screen1_rows(batch: Batch) -> list[dict]:
                 "image": a.item.image,
                 "caption": a.item.prompt_caption.text if a.item.prompt_caption_id else "",
                 "value": rating.value if rating else "",
+                "reported": a.item.image_id in reported,
             }
         )
     return rows
@@ -150,6 +163,7 @@ def screen2_rows(batch: Batch) -> list[dict]:
     """Screen 2: each image with the draft so far and its typing figures so far (the page counts on
     from them). Never carries the English caption. Rated control items are on screen 1 only."""
     rows = []
+    reported = _reported_images(batch)
     assignments = (
         batch.assignments.filter(item__is_control=False)
         .select_related("item__image", "draft", "typing")
@@ -168,6 +182,7 @@ def screen2_rows(batch: Batch) -> list[dict]:
                 "draft": draft.text if draft else "",
                 "revision": draft.revision if draft else 0,
                 "typing": typing,
+                "reported": a.item.image_id in reported,
             }
         )
     return rows

@@ -109,17 +109,7 @@ def campaign_controls_view(modeladmin: admin.ModelAdmin, request, object_id: str
 class TypingRecordAdmin(StyledModelAdmin):
     """Captions whose typing was flagged on submit: the manager keeps or excludes each one."""
 
-    list_display = [
-        "caption",
-        "annotator",
-        "campaign",
-        "flags",
-        "chars",
-        "keystrokes",
-        "pasted_chars",
-        "typing_time",
-        "review",
-    ]
+    list_display = ["caption", "flags", "review", "annotator", "keys_chars", "pasted_chars", "typing_time"]
     list_filter = ["review", "flags", "assignment__batch__campaign"]
     search_fields = ["=assignment__annotator__user__username", "=assignment__annotator__pseudonym"]
     list_select_related = [
@@ -144,15 +134,15 @@ class TypingRecordAdmin(StyledModelAdmin):
 
     @admin.display(description="caption")
     def caption(self, obj):
-        return Truncator(obj.assignment.written_caption.text).chars(100)
+        return Truncator(obj.assignment.written_caption.text).chars(80)
 
     @admin.display(description="annotator")
     def annotator(self, obj):
         return obj.assignment.annotator
 
-    @admin.display(description="campaign")
-    def campaign(self, obj):
-        return obj.assignment.batch.campaign
+    @admin.display(description="keys / chars")
+    def keys_chars(self, obj):
+        return f"{obj.keystrokes} / {obj.chars}"
 
     @admin.display(description="first to last key")
     def typing_time(self, obj):

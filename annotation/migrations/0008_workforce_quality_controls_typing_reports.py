@@ -55,6 +55,7 @@ class Migration(migrations.Migration):
                 ('review', models.CharField(blank=True, choices=[('', 'not flagged'), ('pending', 'flagged, to review'), ('kept', 'kept'), ('excluded', 'excluded')], default='', max_length=10)),
                 ('reviewed_at', models.DateTimeField(blank=True, null=True)),
             ],
+            options={'verbose_name': 'caption typing record', 'verbose_name_plural': 'caption typing (flagged captions to review)'},
         ),
         migrations.RemoveConstraint(
             model_name='item',

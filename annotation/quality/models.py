@@ -46,6 +46,8 @@ class TypingRecord(TimeStamped):
     reviewed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "caption typing record"
+        verbose_name_plural = "caption typing (flagged captions to review)"
         constraints = [
             models.CheckConstraint(
                 condition=Q(review__in=["", "pending", "kept", "excluded"]), name="typing_review_values"

@@ -33,6 +33,7 @@
       button.textContent = dialog.dataset.done;
       button.disabled = true;
       button.closest(".item").classList.add("reported");
+      document.dispatchEvent(new CustomEvent("annot:reported"));
       Annot.status(body.message, "ok");
     } catch (err) {
       error.textContent = dialog.dataset.failed + " " + err.message;

@@ -25,6 +25,8 @@
   Annot.setupGuidelines(["F1"]);
 
   const textarea = (li) => li.querySelector("textarea");
+  // An image the annotator reported (broken, offensive, private) may stay without a caption.
+  const missing = (li) => !textarea(li).value.trim() && !li.classList.contains("reported");
   const stateOf = (li) => state.get(li.dataset.assignment);
 
   function unsaved() {
@@ -35,7 +37,7 @@
   }
 
   function refresh() {
-    countEl.textContent = String(items.filter((li) => textarea(li).value.trim()).length);
+    countEl.textContent = String(items.filter((li) => !missing(li)).length);
   }
 
   function fieldError(li, message) {
@@ -213,7 +215,7 @@
     }
     let firstEmpty = -1;
     items.forEach((li, i) => {
-      const empty = !textarea(li).value.trim();
+      const empty = missing(li);
       fieldError(li, empty ? "Write a caption for this image." : "");
       if (empty && firstEmpty < 0) firstEmpty = i;
     });
@@ -221,7 +223,7 @@
       // Empty here may be written elsewhere: another tab may have saved or even submitted the batch.
       await recheck();
       if (Annot.isLocked()) return;
-      const stillEmpty = items.findIndex((li) => !textarea(li).value.trim());
+      const stillEmpty = items.findIndex(missing);
       if (stillEmpty >= 0) {
         focusItem(stillEmpty);
         Annot.status("Some images have no caption yet.", "error");
@@ -287,6 +289,7 @@
     refresh();
   });
 
+  document.addEventListener("annot:reported", refresh);
   refresh();
   const firstEmpty = items.findIndex((li) => !textarea(li).value.trim());
   focusItem(firstEmpty === -1 ? 0 : firstEmpty);
