@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.models import Annotator
 from annotation.quality.models import ImageReport, ImageWithdrawal, ReportReason
@@ -44,9 +45,9 @@ def image_report(
     from annotation.services.work import _assignment_of, batch_of
 
     if reason not in ReportReason.values:
-        raise ValidationFailed(f"Unknown reason “{reason}”.")
+        raise ValidationFailed(_("Unknown reason “%(reason)s”.") % {"reason": reason})
     if not isinstance(note, str) or len(note) > NOTE_MAX_CHARS:
-        raise ValidationFailed(f"A note can be at most {NOTE_MAX_CHARS} characters.")
+        raise ValidationFailed(_("A note can be at most %(n)d characters.") % {"n": NOTE_MAX_CHARS})
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
         assignment = _assignment_of(batch, assignment_id)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.models import Assignment
 from annotation.quality.integrity import TypingFigures, TypingRules, typing_flags
@@ -35,23 +36,23 @@ def typing_clean(raw) -> dict | None:
     if raw is None:
         return None
     if not isinstance(raw, dict) or set(raw) - set(COUNTERS + TIMES):
-        raise ValidationFailed("Bad typing record.")
+        raise ValidationFailed(_("Bad typing record."))
     clean: dict = {}
     for name in COUNTERS:
         value = raw.get(name, 0)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= COUNTER_MAX:
-            raise ValidationFailed("Bad typing record.")
+            raise ValidationFailed(_("Bad typing record."))
         clean[name] = value
     for name in TIMES:
         value = raw.get(name)
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or not MS_MIN <= value <= MS_MAX
         ):
-            raise ValidationFailed("Bad typing record.")
+            raise ValidationFailed(_("Bad typing record."))
         clean[name] = value
     first, last = clean["first_key_ms"], clean["last_key_ms"]
     if (first is None) != (last is None) or (first is not None and last < first):
-        raise ValidationFailed("Bad typing record.")
+        raise ValidationFailed(_("Bad typing record."))
     return clean
 
 
