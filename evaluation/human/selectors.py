@@ -163,10 +163,15 @@ class RatedControls:
 
 
 def rated_controls(campaign: Campaign) -> RatedControls:
-    """Pass rates of the submitted ratings of ``campaign``'s control items (one query); the rule per
-    kind is :func:`evaluation.human.controls.control_passed`."""
+    """Pass rates of the submitted results of ``campaign``'s control items (one query), for every
+    campaign kind (side by side: the same figures as :func:`sxs_results`, without its bootstrap);
+    the rule per kind is :func:`evaluation.human.controls.control_passed`."""
+    # Side by side: the judgments' scores; elsewhere the ratings' codes (control_passed takes both).
+    model, result = (
+        (SxsJudgment, "score") if campaign.kind == CampaignKind.SIDE_BY_SIDE else (Rating, "value")
+    )
     rows = list(
-        Rating.objects.filter(
+        model.objects.filter(
             assignment__item__campaign=campaign,
             assignment__item__is_control=True,
             assignment__state__in=DONE_STATES,
@@ -175,7 +180,7 @@ def rated_controls(campaign: Campaign) -> RatedControls:
         .values_list(
             "assignment__annotator_id",
             "assignment__item__control_kind",
-            "value",
+            result,
             "assignment__annotator__user__username",
             "assignment__annotator__pseudonym",
         )

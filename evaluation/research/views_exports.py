@@ -44,6 +44,8 @@ EXPORT_LABELS = {
     ("work-time", "jsonl"): "Time per image and batch (work-time), JSON lines",
     ("hours", "csv"): "Hours per annotator (hours), CSV",
     ("hours", "jsonl"): "Hours per annotator (hours), JSON lines",
+    ("controls", "csv"): "Control pass rates per annotator (controls), CSV",
+    ("controls", "jsonl"): "Control pass rates per annotator (controls), JSON lines",
 }
 
 

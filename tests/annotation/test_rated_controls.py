@@ -346,3 +346,26 @@ def test_the_command_adds_controls_and_its_dry_run_stores_nothing(campaign):
     with pytest.raises(CommandError, match="reference captions"):
         call_command("add_controls", campaign.pk, "--reference", "1")
     assert Item.objects.filter(campaign=campaign, is_control=True).count() == 2
+
+
+def test_the_controls_export_has_the_pass_rates(campaign, annotator, other_annotator):
+    _controlled(campaign, mismatched=4, per_batch=1)
+    _caption_batch_done(annotator, campaign, control_value="excellent")
+    _caption_batch_done(other_annotator, campaign, control_value="bad")
+    text = "".join(export_prepare(kind="controls", fmt="csv", campaign_id=campaign.pk).chunks())
+    lines = text.splitlines()
+    assert (
+        lines[0] == "campaign_id,campaign,annotator,control_items,passed,pass_rate,threshold,too_few,flagged"
+    )
+    assert lines[1].endswith(",1,0,0.0,0.75,false,true") and lines[2].endswith(",1,1,1.0,0.75,false,false")
+
+
+def test_side_by_side_control_rates_match_the_results_page(db):
+    from evaluation.human.selectors import sxs_results
+
+    campaign = f.open_sxs_campaign(images=6, batch_size=3, replication=3, controls_identical=2)
+    rater = f.AnnotatorFactory(languages=[campaign.language], reads_english=False)
+    f.sxs_judged_all(rater, campaign, lambda key: 0, control_score=lambda kind: 3)
+    ours = [(r.username, r.n_controls, r.n_passed) for r in rated_controls(campaign).controls]
+    theirs = [(r.username, r.n_controls, r.n_passed) for r in sxs_results(campaign, n_boot=10).controls]
+    assert ours == theirs and ours

@@ -596,7 +596,7 @@ def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: in
         else:
             kind = next(
                 k
-                for k in ("captions", "ratings", "judgments", "work-time", "hours")
+                for k in ("captions", "ratings", "judgments", "work-time", "hours", "controls")
                 if pattern.name.startswith(f"{k}-")
             )
             campaign_id = {
@@ -605,6 +605,7 @@ def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: in
                 "judgments": sxs_id,
                 "work-time": sxs_id,
                 "hours": rating_id,
+                "controls": sxs_id,
             }[kind]
             urls.append(reverse(name, args=[campaign_id]))
             if kind == "ratings":
@@ -620,8 +621,8 @@ def all_urls(captioned, judged, verification):
 
 def test_annotators_get_403_on_every_export_url_and_anonymous_users_go_to_login(client, annotator, all_urls):
     assert (
-        len(all_urls) == 27
-    )  # the page, 12 campaign exports and their sidecars (ratings twice), 1 system export
+        len(all_urls) == 31
+    )  # the page, 14 campaign exports and their sidecars (ratings twice), 1 system export
     for url in all_urls:
         response = client.get(url)
         assert response.status_code == 302 and response.url.startswith(reverse("login")), url

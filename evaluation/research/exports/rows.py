@@ -28,7 +28,7 @@ from annotation.models import (
 from annotation.quality.hours import annotator_hours, work_time_rows
 from core.scales import SXS
 from evaluation.human.quality import RATING_SCALE
-from evaluation.human.selectors import DONE_STATES
+from evaluation.human.selectors import DONE_STATES, rated_controls
 from evaluation.human.sxs import normalise_choice
 
 from .writers import coco_image_id
@@ -419,4 +419,35 @@ def hours(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "wall_hours": round(row.wall_hours, 4),
             "first_submit": utc_iso(row.first_submit),
             "last_submit": utc_iso(row.last_submit),
+        }
+
+
+CONTROL_COLUMNS = (
+    "campaign_id",
+    "campaign",
+    "annotator",
+    "control_items",
+    "passed",
+    "pass_rate",
+    "threshold",
+    "too_few",
+    "flagged",
+)
+
+
+def controls(campaign: Campaign) -> Iterator[dict[str, Any]]:
+    """One dict per annotator with submitted control items: pass rate and flag, lowest rate first."""
+    result = rated_controls(campaign)
+    for row in result.controls:
+        yield {
+            "campaign_id": campaign.pk,
+            "campaign": campaign.name,
+            "annotator": row.pseudonym,
+            "annotator_username": row.username,
+            "control_items": row.n_controls,
+            "passed": row.n_passed,
+            "pass_rate": round(row.pass_rate, 4),
+            "threshold": result.threshold,
+            "too_few": row.too_few,
+            "flagged": row.flagged,
         }

@@ -54,6 +54,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("csv", "jsonl"),
     "work-time": ("csv", "jsonl"),
     "hours": ("csv", "jsonl"),
+    "controls": ("csv", "jsonl"),
 }
 # Export kind -> the campaign kinds it applies to.
 CAMPAIGN_KINDS: dict[str, tuple[str, ...]] = {
@@ -62,6 +63,7 @@ CAMPAIGN_KINDS: dict[str, tuple[str, ...]] = {
     "judgments": (CampaignKind.SIDE_BY_SIDE,),
     "work-time": tuple(CampaignKind.values),
     "hours": tuple(CampaignKind.values),
+    "controls": tuple(CampaignKind.values),
 }
 # Table exports: kind -> (columns, rows of a campaign).
 TABLES = {
@@ -69,6 +71,7 @@ TABLES = {
     "judgments": (rows.JUDGMENT_COLUMNS, rows.judgments),
     "work-time": (rows.WORK_TIME_COLUMNS, rows.work_time),
     "hours": (rows.HOURS_COLUMNS, rows.hours),
+    "controls": (rows.CONTROL_COLUMNS, rows.controls),
 }
 # Format -> (file name ending, content type).
 FILE_TYPES: dict[str, tuple[str, str]] = {
@@ -133,6 +136,14 @@ NOTES[("hours", "csv")] = [
     "batches' screens as the pages measured them (unmeasured_batches: batches whose page could not); "
     "wall_hours: from hand-out to submit, breaks included (an upper bound).",
 ]
+NOTES[("controls", "csv")] = [
+    SUBMITTED_ONLY,
+    PSEUDONYMS,
+    "One row per annotator with submitted control items, lowest pass rate first. too_few: fewer "
+    "control results than the campaign's minimum, not judged; flagged: judged and below threshold. "
+    "Control items never enter the other exports' numbers (ratings leave them out; judgments mark them).",
+]
+NOTES[("controls", "jsonl")] = NOTES[("controls", "csv")]
 NOTES[("work-time", "jsonl")] = NOTES[("work-time", "csv")]
 NOTES[("hours", "jsonl")] = NOTES[("hours", "csv")]
 NOTES[("ratings", "jsonl")] = NOTES[("ratings", "csv")]
