@@ -377,6 +377,8 @@ class ControlKind(models.TextChoices):
 # Rated controls are not capped by K: each annotator may get each of them once, a few per batch
 # (Campaign.controls_per_batch), so their items keep no live-or-done counter.
 UNCAPPED_CONTROL_KINDS = (ControlKind.MISMATCHED, ControlKind.REFERENCE)
+# The items a campaign's progress is counted over: real items, and side-by-side controls (which have a K).
+CAPPED_KINDS = (ControlKind.NONE, ControlKind.IDENTICAL, ControlKind.WRONG_IMAGE)
 
 
 class Item(TimeStamped):

@@ -9,6 +9,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 
 from annotation.models import (
+    CAPPED_KINDS,
     OPEN_BATCH_STAGES,
     Annotator,
     Assignment,
@@ -54,8 +55,12 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
         Campaign.objects.filter(state=CampaignState.OPEN, language_id__in=language_ids)
         .select_related("language")
         .annotate(
-            items_total=Count("items", distinct=True),
-            items_full=Count("items", filter=Q(items__active_count__gte=F("replication")), distinct=True),
+            items_total=Count("items", filter=Q(items__control_kind__in=CAPPED_KINDS), distinct=True),
+            items_full=Count(
+                "items",
+                filter=Q(items__active_count__gte=F("replication"), items__control_kind__in=CAPPED_KINDS),
+                distinct=True,
+            ),
         )
         .order_by("language__code", "name")
     )
@@ -272,7 +277,8 @@ def campaign_progress(campaign: Campaign) -> dict:
     """
     done = _done_per_item()
     per_value = dict(
-        Item.objects.filter(campaign=campaign)
+        # Rated controls have no K: they are not part of the fill (see UNCAPPED_CONTROL_KINDS).
+        Item.objects.filter(campaign=campaign, control_kind__in=CAPPED_KINDS)
         .annotate(done=Coalesce(done, 0))
         .order_by()
         .values("done")
@@ -330,10 +336,13 @@ def campaigns_progress(campaign_ids: Iterable[int]) -> dict[int, CampaignProgres
         .order_by()
         .values("campaign_id")
         .annotate(
-            n_items=Count("pk"),
+            # Rated controls (no K) are counted as controls only, never towards completion.
+            n_items=Count("pk", filter=Q(control_kind__in=CAPPED_KINDS)),
             n_controls=Count("pk", filter=Q(is_control=True)),
-            n_complete=Count("pk", filter=Q(done__gte=F("campaign__replication"))),
-            n_results=Sum("done"),
+            n_complete=Count(
+                "pk", filter=Q(done__gte=F("campaign__replication"), control_kind__in=CAPPED_KINDS)
+            ),
+            n_results=Sum("done", filter=Q(control_kind__in=CAPPED_KINDS)),
         )
     )
     out = {campaign_id: CampaignProgress() for campaign_id in ids}

@@ -23,6 +23,7 @@ from annotation.admin.progress import campaign_panel
 from annotation.admin.quality import campaign_controls_view
 from annotation.assignment.engine import leases_expire
 from annotation.models import (
+    CAPPED_KINDS,
     OPEN_BATCH_STAGES,
     Assignment,
     AssignmentState,
@@ -286,9 +287,11 @@ class CampaignAdmin(StyledModelAdmin):
             super()
             .get_queryset(request)
             .annotate(
-                n_items=count_of(Item, "campaign"),
+                n_items=count_of(Item, "campaign", control_kind__in=CAPPED_KINDS),
                 n_captions=count_of(WrittenCaption, "campaign"),
-                n_done=count_of(Assignment, "batch__campaign", state__in=DONE_STATES),
+                n_done=count_of(
+                    Assignment, "batch__campaign", state__in=DONE_STATES, item__control_kind__in=CAPPED_KINDS
+                ),
                 n_live=count_of(Batch, "campaign", stage__in=OPEN_BATCH_STAGES),
             )
         )

@@ -369,3 +369,16 @@ def test_side_by_side_control_rates_match_the_results_page(db):
     ours = [(r.username, r.n_controls, r.n_passed) for r in rated_controls(campaign).controls]
     theirs = [(r.username, r.n_controls, r.n_passed) for r in sxs_results(campaign, n_boot=10).controls]
     assert ours == theirs and ours
+
+
+def test_progress_counts_real_images_only(pm_client, campaign, annotator):
+    from annotation.selectors import campaign_progress, campaigns_progress, dashboard_cards
+
+    _controlled(campaign, mismatched=4, per_batch=1)
+    progress = campaigns_progress([campaign.pk])[campaign.pk]
+    assert (progress.items, progress.control_items) == (6, 4)
+    assert campaign_progress(campaign)["items"] == 6
+    (card,) = dashboard_cards(annotator)
+    assert card.items_total == 6
+    listing = pm_client.get(reverse("admin:annotation_campaign_changelist")).content.decode()
+    assert "0 / 12 captions (0%) · 6 images" in listing
