@@ -212,3 +212,38 @@ def test_researchers_read_reports_but_cannot_restore(
     withdrawal = ImageWithdrawal.objects.get()
     researcher_client.post(url, {"action": "restore_images", "_selected_action": [withdrawal.pk]})
     assert ImageWithdrawal.objects.filter(pk=withdrawal.pk).exists()
+
+
+def test_fields_a_client_must_not_set_are_ignored(annotator_client, annotator, other_annotator, campaign):
+    batch = start_batch(annotator_client, campaign)
+    a = batch.assignments.first()
+    r = annotator_client.post(
+        reverse("annotation:api_report", args=[batch.pk]),
+        {
+            "assignment": a.pk,
+            "reason": "broken",
+            "annotator": other_annotator.pk,
+            "resolved": True,
+            "image": 1,
+            "campaign": 999,
+        },
+        content_type="application/json",
+    )
+    assert r.status_code == 200
+    (report_row,) = ImageReport.objects.all()
+    assert (report_row.annotator_id, report_row.resolved, report_row.image_id, report_row.campaign_id) == (
+        annotator.pk,
+        False,
+        a.item.image_id,
+        campaign.pk,
+    )
+
+
+def test_a_note_with_markup_is_shown_escaped_to_the_manager(settings, annotator_client, campaign, manager):
+    batch = start_batch(annotator_client, campaign)
+    report(annotator_client, batch, batch.assignments.first().pk, "private", '<script>alert("x")</script>')
+    staff = Client()
+    staff.force_login(manager)
+    page = staff.get(reverse("admin:annotation_imagereport_changelist")).content.decode()
+    assert "&lt;script&gt;alert(" in page
+    assert '<script>alert("x")</script>' not in page
