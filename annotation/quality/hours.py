@@ -30,7 +30,8 @@ def _screen_seconds(rating_seconds: float | None, writing_seconds: float | None)
 
 def work_time_rows(campaign_id: int) -> Iterator[dict]:
     """One dict per submitted assignment of the campaign (controls included, marked), by batch then
-    position: the item's seconds on each screen and its batch's times."""
+    position: the item's seconds on each screen, its batch's times, and for a written caption the
+    typing flags and the manager's review (annotation.quality.typing)."""
     rows = (
         Assignment.objects.filter(batch__campaign_id=campaign_id, state__in=DONE_STATES)
         .order_by("batch_id", "position")
@@ -49,6 +50,8 @@ def work_time_rows(campaign_id: int) -> Iterator[dict]:
             "batch__rating_seconds",
             "batch__writing_seconds",
             "batch__is_late",
+            "typing__flags",
+            "typing__review",
         )
         .iterator(chunk_size=2000)
     )
@@ -67,6 +70,8 @@ def work_time_rows(campaign_id: int) -> Iterator[dict]:
         screen1,
         screen2,
         late,
+        flags,
+        review,
     ) in rows:
         yield {
             "batch_id": batch_id,
@@ -82,6 +87,8 @@ def work_time_rows(campaign_id: int) -> Iterator[dict]:
             "batch_screen_seconds": _screen_seconds(screen1, screen2),
             "batch_wall_seconds": (submitted - started).total_seconds() if submitted else None,
             "is_late": late,
+            "typing_flags": flags or None,
+            "typing_review": review or None,
         }
 
 

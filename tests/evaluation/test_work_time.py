@@ -73,6 +73,8 @@ def test_work_time_export_has_each_item_and_its_batch(campaign, annotator):
     assert float(first["batch_screen_seconds"]) == 300.0
     assert float(first["batch_wall_seconds"]) == pytest.approx(600, abs=5)
     assert first["is_control"] == "false"
+    # The services wrote these drafts without a typing record: flagged, waiting for review.
+    assert (first["typing_flags"], first["typing_review"]) == ("unmeasured", "pending")
     assert "annotator_username" not in first  # pseudonyms only unless asked for
 
 

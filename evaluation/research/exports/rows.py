@@ -372,6 +372,8 @@ WORK_TIME_COLUMNS = (
     "batch_screen_seconds",
     "batch_wall_seconds",
     "is_late",
+    "typing_flags",
+    "typing_review",
 )
 
 

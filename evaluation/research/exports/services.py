@@ -127,7 +127,9 @@ NOTES[("work-time", "csv")] = [
     "One row per image of a submitted batch, control items included (is_control). item_rating_seconds: "
     "seconds the item was the current one on screen 1, the verification or the side-by-side screen; "
     "item_writing_seconds: on screen 2. batch_screen_seconds: the batch's screens as the page measured "
-    "them; batch_wall_seconds: from the batch being handed out to its submit (breaks included).",
+    "them; batch_wall_seconds: from the batch being handed out to its submit (breaks included). "
+    "typing_flags / typing_review: a written caption's typing flags (pasted, fast, untyped, unmeasured) "
+    "and the manager's decision (pending, kept, excluded); empty when not flagged.",
 ]
 NOTES[("hours", "csv")] = [
     SUBMITTED_ONLY,
