@@ -14,6 +14,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.quality import typing
 from annotation.selectors import annotator_for_user, batch_lease_expiry, batch_state
 from annotation.services import work
 from core.access import is_annotator
@@ -53,6 +54,21 @@ class AnnotatorAPI(APIView):
         return Response(payload)
 
 
+class TypingInput(serializers.Serializer):
+    """Screen 2's typing figures for one caption (annotation.quality.typing): counters since the
+    first draft, first and last key as the browser's epoch milliseconds."""
+
+    keystrokes = counter_field(required=False, default=0)
+    paste_count = counter_field(required=False, default=0)
+    pasted_chars = counter_field(required=False, default=0)
+    first_key_ms = serializers.IntegerField(
+        min_value=typing.MS_MIN, max_value=typing.MS_MAX, required=False, allow_null=True, default=None
+    )
+    last_key_ms = serializers.IntegerField(
+        min_value=typing.MS_MIN, max_value=typing.MS_MAX, required=False, allow_null=True, default=None
+    )
+
+
 class ShownCaptionInput(serializers.Serializer):
     """One image as the submitting page shows it (see ``work.batch_submit``), bounded like a draft."""
 
@@ -60,6 +76,7 @@ class ShownCaptionInput(serializers.Serializer):
     text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS)
     base_revision = counter_field()
     seconds = seconds_field()
+    typing = TypingInput(required=False)
 
 
 class RatingSaveAPI(AnnotatorAPI):
@@ -107,6 +124,7 @@ class DraftSaveAPI(AnnotatorAPI):
         )
         base_revision = counter_field()
         seconds = seconds_field()
+        typing = TypingInput(required=False)
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -117,6 +135,7 @@ class DraftSaveAPI(AnnotatorAPI):
             text=data["text"],
             base_revision=data["base_revision"],
             seconds=data.get("seconds"),
+            typing=dict(data["typing"]) if data.get("typing") is not None else None,
         )
         return self.saved(request, batch_id, {"revision": result.revision, "saved_at": result.saved_at})
 
@@ -129,6 +148,7 @@ class BatchSubmitAPI(AnnotatorAPI):
         )
         base_revision = serializers.IntegerField(min_value=0)
         seconds = serializers.FloatField(required=False, allow_null=True)
+        typing = serializers.DictField(required=False, allow_null=True)
 
     class Input(serializers.Serializer):
         submit_key = serializers.CharField(max_length=64)

@@ -265,7 +265,7 @@ class Campaign(TimeStamped):
     )
     control_pass_threshold = models.FloatField(
         default=0.75,
-        help_text="Side by side: annotators who pass a smaller share of control items are flagged.",
+        help_text="Annotators who pass a smaller share of control items are flagged.",
     )
     # Caption checks on submit (annotation.caption_checks; defaults measured, see the README).
     min_caption_length = models.PositiveSmallIntegerField(
@@ -298,10 +298,15 @@ class Campaign(TimeStamped):
         default=False,
         help_text="Caption campaign made from a selection of images: opening it adds no other image.",
     )
+    controls_per_batch = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Caption (screen 1) and verification campaigns: control items added to each batch, on top "
+        "of its N images, among those the annotator has not seen (add them with “Add control items”).",
+    )
     control_min_judgments = models.PositiveSmallIntegerField(
         default=SXS_CONTROL_MIN_JUDGMENTS,
         verbose_name="minimum control judgments",
-        help_text="Side by side: an annotator's pass rate is judged (and flagged) only from this many "
+        help_text="An annotator's pass rate is judged (and flagged) only from this many "
         "control judgments on; below it the results say “too few to judge”.",
     )
     rating_guidelines = models.TextField(
@@ -400,6 +405,17 @@ class ControlKind(models.TextChoices):
     NONE = "", "not a control"
     IDENTICAL = "identical", "identical captions"
     WRONG_IMAGE = "wrong_image", "caption of another image"
+    # Rated controls (screen 1 of caption campaigns, verification campaigns): see
+    # annotation.quality.controls for what passes.
+    MISMATCHED = "mismatched", "rated: caption of another image"
+    REFERENCE = "reference", "rated: human reference caption"
+
+
+# Rated controls are not capped by K: each annotator may get each of them once, a few per batch
+# (Campaign.controls_per_batch), so their items keep no live-or-done counter.
+UNCAPPED_CONTROL_KINDS = (ControlKind.MISMATCHED, ControlKind.REFERENCE)
+# The items a campaign's progress is counted over: real items, and side-by-side controls (which have a K).
+CAPPED_KINDS = (ControlKind.NONE, ControlKind.IDENTICAL, ControlKind.WRONG_IMAGE)
 
 
 class Item(TimeStamped):
@@ -443,7 +459,10 @@ class Item(TimeStamped):
             ),
             models.CheckConstraint(
                 condition=Q(is_control=False, control_kind="")
-                | (Q(is_control=True) & Q(control_kind__in=["identical", "wrong_image"])),
+                | (
+                    Q(is_control=True)
+                    & Q(control_kind__in=["identical", "wrong_image", "mismatched", "reference"])
+                ),
                 name="item_control_kind",
             ),
         ]
@@ -551,12 +570,20 @@ def _choices(name: str, scale: Scale) -> type[models.TextChoices]:
 RatingValue = _choices("RatingValue", RATING)
 
 
+class RatingQuerySet(models.QuerySet):
+    def counted(self) -> RatingQuerySet:
+        """Ratings that enter statistics, correlations and exports: never those of control items."""
+        return self.filter(assignment__item__is_control=False)
+
+
 class Rating(TimeStamped):
     """A 5-level rating: on screen 1 of the item's prompt caption (editable until screen 2
     opens); in a verification campaign of the item's written caption (editable until submit)."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="rating")
     value = models.CharField(max_length=10, choices=RatingValue.choices)
+
+    objects = RatingQuerySet.as_manager()
     # Seconds the image was in focus on screen 1, where the page could measure it.
     seconds = models.FloatField(null=True, blank=True)
 
@@ -577,8 +604,17 @@ class CaptionDraft(TimeStamped):
         return f"draft of {self.assignment}"
 
 
+class WrittenCaptionQuerySet(models.QuerySet):
+    def counted(self) -> WrittenCaptionQuerySet:
+        """Captions that enter statistics, exports, reference sets and metric runs: all but those a
+        manager excluded after reviewing their typing (annotation.quality.integrity)."""
+        return self.exclude(assignment__typing__review="excluded")
+
+
 class WrittenCaption(TimeStamped):
     """A caption written by an annotator on screen 2 and submitted."""
+
+    objects = WrittenCaptionQuerySet.as_manager()
 
     assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="written_caption")
     image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="written_captions")
@@ -741,6 +777,8 @@ class SelectedImage(TimeStamped):
 
 
 # Recruitment, onboarding and pilots live in their own module (annotation.workforce.models).
+# Workforce quality: control items' results, typing records, image reports (issue 14).
+from annotation.quality.models import ImageReport, ImageWithdrawal, TypingRecord  # noqa: E402, F401
 from annotation.workforce.models import (  # noqa: E402, F401
     CampaignOnboarding,
     CaptionReview,

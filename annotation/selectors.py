@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 from django.utils.translation import gettext
 
 from annotation.models import (
+    CAPPED_KINDS,
     OPEN_BATCH_STAGES,
     Annotator,
     Assignment,
@@ -60,8 +61,12 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
         )
         .select_related("language")
         .annotate(
-            items_total=Count("items", distinct=True),
-            items_full=Count("items", filter=Q(items__active_count__gte=F("replication")), distinct=True),
+            items_total=Count("items", filter=Q(items__control_kind__in=CAPPED_KINDS), distinct=True),
+            items_full=Count(
+                "items",
+                filter=Q(items__active_count__gte=F("replication"), items__control_kind__in=CAPPED_KINDS),
+                distinct=True,
+            ),
         )
         .order_by("language__code", "name")
     )
@@ -117,7 +122,7 @@ def batch_state(annotator: Annotator, batch_id: int) -> dict:
     batch = batch_for_annotator(annotator, batch_id)
     drafts = {}
     if batch.writing_opened_at is not None and batch.stage != BatchStage.SUBMITTED:
-        for a in batch.assignments.select_related("draft"):
+        for a in batch.assignments.filter(item__is_control=False).select_related("draft"):
             draft = getattr(a, "draft", None)
             drafts[str(a.pk)] = {
                 "text": draft.text if draft else "",
@@ -132,8 +137,20 @@ def batch_state(annotator: Annotator, batch_id: int) -> dict:
     }
 
 
+def _reported_images(batch: Batch) -> set[int]:
+    """Images of ``batch`` its annotator reported (the page marks them; screen 2 lets them stay empty)."""
+    from annotation.quality.models import ImageReport
+
+    return set(
+        ImageReport.objects.filter(
+            annotator_id=batch.annotator_id, image__items__assignments__batch=batch
+        ).values_list("image_id", flat=True)
+    )
+
+
 def screen1_rows(batch: Batch) -> list[dict]:
     """Screen 1: each image with the prompt system's English caption and the rating so far."""
+    reported = _reported_images(batch)
     rows = []
     for a in batch.assignments.select_related("item__image", "item__prompt_caption", "rating").order_by(
         "position"
@@ -147,24 +164,36 @@ def screen1_rows(batch: Batch) -> list[dict]:
                 "image": a.item.image,
                 "caption": a.item.prompt_caption.text if a.item.prompt_caption_id else "",
                 "value": rating.value if rating else "",
+                "reported": a.item.image_id in reported,
             }
         )
     return rows
 
 
 def screen2_rows(batch: Batch) -> list[dict]:
-    """Screen 2: each image with the draft so far. Never carries the English caption."""
+    """Screen 2: each image with the draft so far and its typing figures so far (the page counts on
+    from them). Never carries the English caption. Rated control items are on screen 1 only."""
     rows = []
-    for a in batch.assignments.select_related("item__image", "draft").order_by("position"):
+    reported = _reported_images(batch)
+    assignments = (
+        batch.assignments.filter(item__is_control=False)
+        .select_related("item__image", "draft", "typing")
+        .order_by("position")
+    )
+    for index, a in enumerate(assignments):
         draft = getattr(a, "draft", None)
+        typing = getattr(a, "typing", None)
         rows.append(
             {
                 "assignment_id": a.pk,
-                "position": a.position + 1,
+                # Numbered on this screen (a control of screen 1 leaves no gap).
+                "position": index + 1,
                 "image_id": a.item.image_id,
                 "image": a.item.image,
                 "draft": draft.text if draft else "",
                 "revision": draft.revision if draft else 0,
+                "typing": typing,
+                "reported": a.item.image_id in reported,
             }
         )
     return rows
@@ -199,14 +228,19 @@ def verification_rows(batch: Batch) -> list[dict]:
     """Verification screen: each image with the human caption to rate and the rating so far.
     Carries no author (annotator) of the caption."""
     rows = []
-    for a in batch.assignments.select_related("item__written_caption", "rating").order_by("position"):
+    for a in batch.assignments.select_related(
+        "item__written_caption", "item__prompt_caption", "rating"
+    ).order_by("position"):
         rating = getattr(a, "rating", None)
+        item = a.item
+        # A reference control shows a reference caption (a system caption) where others show a human one.
+        shown = item.written_caption if item.written_caption_id else item.prompt_caption
         rows.append(
             {
                 "assignment_id": a.pk,
                 "position": a.position + 1,
                 "image_id": a.item.image_id,
-                "caption": a.item.written_caption.text if a.item.written_caption_id else "",
+                "caption": shown.text if shown is not None else "",
                 "value": rating.value if rating else "",
             }
         )
@@ -249,7 +283,8 @@ def campaign_progress(campaign: Campaign) -> dict:
     """
     done = _done_per_item()
     per_value = dict(
-        Item.objects.filter(campaign=campaign)
+        # Rated controls have no K: they are not part of the fill (see UNCAPPED_CONTROL_KINDS).
+        Item.objects.filter(campaign=campaign, control_kind__in=CAPPED_KINDS)
         .annotate(done=Coalesce(done, 0))
         .order_by()
         .values("done")
@@ -307,10 +342,13 @@ def campaigns_progress(campaign_ids: Iterable[int]) -> dict[int, CampaignProgres
         .order_by()
         .values("campaign_id")
         .annotate(
-            n_items=Count("pk"),
+            # Rated controls (no K) are counted as controls only, never towards completion.
+            n_items=Count("pk", filter=Q(control_kind__in=CAPPED_KINDS)),
             n_controls=Count("pk", filter=Q(is_control=True)),
-            n_complete=Count("pk", filter=Q(done__gte=F("campaign__replication"))),
-            n_results=Sum("done"),
+            n_complete=Count(
+                "pk", filter=Q(done__gte=F("campaign__replication"), control_kind__in=CAPPED_KINDS)
+            ),
+            n_results=Sum("done", filter=Q(control_kind__in=CAPPED_KINDS)),
         )
     )
     out = {campaign_id: CampaignProgress() for campaign_id in ids}

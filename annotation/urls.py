@@ -1,6 +1,7 @@
 from django.urls import path
 
 from annotation import apis, views
+from annotation.quality.apis import ImageReportAPI
 from annotation.workforce.urls import urlpatterns as workforce_urlpatterns
 
 app_name = "annotation"
@@ -23,6 +24,7 @@ urlpatterns = [
     path("api/batch/<id:batch_id>/draft/", apis.DraftSaveAPI.as_view(), name="api_draft"),
     path("api/batch/<id:batch_id>/submit/", apis.BatchSubmitAPI.as_view(), name="api_submit"),
     path("api/batch/<id:batch_id>/judgment/", apis.SxsJudgmentSaveAPI.as_view(), name="api_sxs_judgment"),
+    path("api/batch/<id:batch_id>/report/", ImageReportAPI.as_view(), name="api_report"),
     path(
         "api/batch/<id:batch_id>/submit-judgments/",
         apis.JudgmentSubmitAPI.as_view(),

@@ -18,7 +18,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.models import Campaign, CaptioningSystem, Image, Language
+from annotation.models import Annotator, Campaign, CaptioningSystem, Image, Language
 from core.models import TimeStamped
 
 
@@ -392,6 +392,16 @@ class LanguageStatistics(Language):
         proxy = True
         verbose_name = "language statistics"
         verbose_name_plural = "language statistics"
+
+
+class AnnotatorHours(Annotator):
+    """A read-only admin page: per annotator, submitted batches and the time they took, for paying
+    people (annotation.quality.hours; no table of its own)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "annotator hours"
+        verbose_name_plural = "annotator hours"
 
 
 # --- Retrieval checks: per-language trust in a CLIP model -------------------------------------

@@ -21,8 +21,10 @@ from django.utils.text import Truncator
 from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
 from annotation.admin.panels import campaign_panels
 from annotation.admin.progress import campaign_panel
+from annotation.admin.quality import campaign_controls_view
 from annotation.assignment.engine import leases_expire
 from annotation.models import (
+    CAPPED_KINDS,
     OPEN_BATCH_STAGES,
     Assignment,
     AssignmentState,
@@ -312,9 +314,11 @@ class CampaignAdmin(StyledModelAdmin):
             super()
             .get_queryset(request)
             .annotate(
-                n_items=count_of(Item, "campaign"),
+                n_items=count_of(Item, "campaign", control_kind__in=CAPPED_KINDS),
                 n_captions=count_of(WrittenCaption, "campaign"),
-                n_done=count_of(Assignment, "batch__campaign", state__in=DONE_STATES),
+                n_done=count_of(
+                    Assignment, "batch__campaign", state__in=DONE_STATES, item__control_kind__in=CAPPED_KINDS
+                ),
                 n_live=count_of(Batch, "campaign", stage__in=OPEN_BATCH_STAGES),
             )
         )
@@ -370,6 +374,13 @@ class CampaignAdmin(StyledModelAdmin):
                 "add-side-by-side/",
                 self.admin_site.admin_view(self.add_sxs_view),
                 name="{}_{}_add_sxs".format(*info),
+            ),
+            path(
+                "<path:object_id>/add-controls/",
+                self.admin_site.admin_view(
+                    lambda request, object_id: campaign_controls_view(self, request, object_id)
+                ),
+                name="{}_{}_add_controls".format(*info),
             ),
             path(
                 "add-verification/",

@@ -15,6 +15,7 @@ from django.db.models import Count
 
 from annotation.admin.common import seconds_display
 from annotation.models import (
+    CAPPED_KINDS,
     Assignment,
     AssignmentState,
     Batch,
@@ -96,7 +97,9 @@ def campaign_panel(campaign: Campaign) -> dict:
     else:
         # Side by side and verification: the judged items of submitted batches.
         results = Assignment.objects.filter(
-            batch__campaign=campaign, state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE]
+            batch__campaign=campaign,
+            state__in=[AssignmentState.SUBMITTED, AssignmentState.LATE],
+            item__control_kind__in=CAPPED_KINDS,
         )
     for annotator_id, n in (
         results.order_by().values("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")

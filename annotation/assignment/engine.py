@@ -44,6 +44,7 @@ from annotation.models import (
     Item,
     Side,
 )
+from annotation.models import UNCAPPED_CONTROL_KINDS as UNCAPPED
 from annotation.workforce.selectors import work_check
 from core.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 
@@ -137,19 +138,66 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
         chosen = _lock_and_choose(campaign, annotator)
         if not chosen:
             raise NoWorkAvailable(gettext("There is no image left for you in this campaign. Thank you!"))
+        controls = _rated_controls_choose(campaign, annotator, chosen)
 
         batch = Batch.objects.create(
             campaign=campaign,
             annotator=annotator,
             lease_expires_at=now + timedelta(minutes=campaign.lease_minutes),
         )
-        sides = _m2_sides(campaign, len(chosen))
+        ordered = chosen
+        if controls:
+            # Controls sit among the real images, at random places: nothing on the page tells them apart.
+            ordered = list(chosen) + controls
+            random.SystemRandom().shuffle(ordered)
+        sides = _m2_sides(campaign, len(ordered))
         Assignment.objects.bulk_create(
             Assignment(batch=batch, item_id=item_id, annotator=annotator, position=pos, m2_side=side)
-            for pos, (item_id, side) in enumerate(zip(chosen, sides))
+            for pos, (item_id, side) in enumerate(zip(ordered, sides))
         )
         Item.objects.filter(pk__in=chosen).update(active_count=F("active_count") + 1)
         return batch, True
+
+
+def _seen_images(campaign: Campaign, annotator: Annotator) -> list[int]:
+    """Images already shown to ``annotator`` in ``campaign`` (as a real item or a control): with rated
+    controls an image can stand behind two items. A plain list (one indexed query, as long as the
+    annotator's own work): a correlated EXISTS per candidate row made the locked pool scan 4x slower
+    on PostgreSQL (benchmarks/bench_controls.py)."""
+    return list(
+        Assignment.objects.filter(annotator=annotator, item__campaign=campaign)
+        .values_list("item__image_id", flat=True)
+        .distinct()
+    )
+
+
+def _rated_controls_choose(campaign: Campaign, annotator: Annotator, chosen: list[int]) -> list[int]:
+    """Up to ``campaign.controls_per_batch`` rated control items (caption and verification
+    campaigns) the annotator has not had, on images neither seen before nor in this batch, at
+    random. Not locked and not counted: a control has no K (see ``UNCAPPED_CONTROL_KINDS``)."""
+    if campaign.kind == CampaignKind.SIDE_BY_SIDE or not campaign.controls_per_batch:
+        return []
+    in_batch = Item.objects.filter(pk__in=chosen).values("image_id")
+    controls = (
+        Item.objects.filter(campaign=campaign, is_control=True, control_kind__in=UNCAPPED)
+        .exclude(image__file="")
+        .filter(image__withdrawal__isnull=True)
+        .exclude(image_id__in=in_batch)
+        .exclude(image_id__in=_seen_images(campaign, annotator))
+    )
+    if campaign.kind == CampaignKind.RATING:
+        controls = controls.exclude(written_caption__annotator=annotator)  # nobody rates their own caption
+    candidates = list(controls.values_list("pk", "image_id"))
+    rng = random.SystemRandom()
+    rng.shuffle(candidates)
+    picked, images = [], set()
+    for pk, image_id in candidates:
+        if image_id not in images:
+            picked.append(pk)
+            images.add(image_id)
+        if len(picked) == campaign.controls_per_batch:
+            break
+    return picked
 
 
 def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
@@ -157,9 +205,17 @@ def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
     pool = (
         Item.objects.filter(campaign=campaign, active_count__lt=campaign.replication)
         .exclude(image__file="")
+        # An image withdrawn after reports (annotation.quality.reports) goes to nobody.
+        .filter(image__withdrawal__isnull=True)
         .filter(~Exists(already))
         .order_by("active_count", "shuffle_key", "pk")
     )
+    if campaign.kind != CampaignKind.SIDE_BY_SIDE:
+        # Rated controls live in the same campaign (never in this pool): an image shown as a
+        # control is not shown again as real work, nor twice in one batch.
+        pool = pool.filter(is_control=False)
+        if campaign.controls_per_batch:
+            pool = pool.exclude(image_id__in=_seen_images(campaign, annotator))
     if campaign.kind == CampaignKind.RATING:
         # Nobody verifies their own caption. Excluded here, in the pool itself, so that an
         # item only its author could still take is not fillable for them: they are told
@@ -205,7 +261,9 @@ def leases_expire(*, now: datetime | None = None, limit: int = 500) -> int:
             if not batch_ids:
                 return total
             live = Assignment.objects.filter(batch_id__in=batch_ids, state=AssignmentState.LIVE)
-            per_item = Counter(live.values_list("item_id", flat=True))
+            per_item = Counter(
+                live.exclude(item__control_kind__in=UNCAPPED).values_list("item_id", flat=True)
+            )
             live.update(state=AssignmentState.EXPIRED)
             item_counters_add(per_item, sign=-1)
             Batch.objects.filter(pk__in=batch_ids).update(stage=BatchStage.EXPIRED, expired_at=now)

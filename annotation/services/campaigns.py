@@ -471,7 +471,8 @@ def rating_campaign_create(
         by_image: dict[int, list[int]] = defaultdict(list)
         keys: dict[int, str] = {}
         for caption_id, image_id, key in (
-            WrittenCaption.objects.filter(campaign=source)
+            WrittenCaption.objects.counted()
+            .filter(campaign=source)
             .exclude(image__file="")
             .order_by("pk")
             .values_list("pk", "image_id", "image__key")

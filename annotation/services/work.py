@@ -22,6 +22,7 @@ from annotation.assignment.engine import item_counters_add
 from annotation.caption_checks import CaptionRules, caption_rules_problem
 from annotation.interface import localized_problem
 from annotation.models import (
+    UNCAPPED_CONTROL_KINDS,
     Annotator,
     Assignment,
     AssignmentState,
@@ -30,12 +31,15 @@ from annotation.models import (
     Campaign,
     CampaignKind,
     CaptionDraft,
+    Item,
     Rating,
     RatingValue,
     SxsChoice,
     SxsJudgment,
     WrittenCaption,
 )
+from annotation.quality.reports import reported_image_ids
+from annotation.quality.typing import typing_clean, typing_flag, typing_merge
 from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
 from core.scales import choice_to_score
 from core.tokenisation import counts_characters
@@ -56,7 +60,7 @@ def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batc
 
 def _assignment_of(batch: Batch, assignment_id: int) -> Assignment:
     try:
-        return batch.assignments.get(pk=assignment_id)
+        return batch.assignments.select_related("item").get(pk=assignment_id)
     except (Assignment.DoesNotExist, ValueError, TypeError):
         raise NotFound(gettext("No such image in this batch.")) from None
 
@@ -92,7 +96,12 @@ def _batch_finish(
     """
     expired = [a for a in assignments if a.state == AssignmentState.EXPIRED]
     if expired:
-        item_counters_add({a.item_id: 1 for a in expired}, sign=+1)
+        uncapped = set(
+            Item.objects.filter(
+                pk__in=[a.item_id for a in expired], control_kind__in=UNCAPPED_CONTROL_KINDS
+            ).values_list("pk", flat=True)
+        )
+        item_counters_add({a.item_id: 1 for a in expired if a.item_id not in uncapped}, sign=+1)
         Assignment.objects.filter(pk__in=[a.pk for a in expired]).update(state=AssignmentState.LATE)
     Assignment.objects.filter(batch=batch, state=AssignmentState.LIVE).update(state=AssignmentState.SUBMITTED)
     batch.stage = BatchStage.SUBMITTED
@@ -273,6 +282,7 @@ def draft_save(
     text: str,
     base_revision: int,
     seconds: float | None = None,
+    typing: dict | None = None,
 ) -> DraftResult:
     """Save what the annotator has typed for one image: a compare-and-set on the draft's revision.
 
@@ -286,9 +296,14 @@ def draft_save(
     - otherwise another tab or window saved in between (or a slow save was overtaken):
       EditConflict (409) with both texts and the stored revision, and nothing changes.
 
+    ``typing``: the page's typing figures for this caption (annotation.quality.typing), merged
+    whatever happens to the text. A control item (screen 1 only) has no caption: NotFound.
+
     Works after the lease ran out too (late work is kept). Locks the batch row. Raises
-    AlreadySubmitted after submit, Conflict before screen 2, ValidationFailed for over-long text.
+    AlreadySubmitted after submit, Conflict before screen 2, ValidationFailed for over-long text
+    or a bad typing record.
     """
+    typing = typing_clean(typing)
     if not isinstance(text, str):
         raise ValidationFailed(gettext("The caption must be text."))
     if len(text) > CAPTION_MAX_CHARS:
@@ -302,6 +317,9 @@ def draft_save(
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
         assignment = _assignment_of(batch, assignment_id)
+        if assignment.item.is_control:
+            raise NotFound("No such image in this batch.")
+        typing_merge(assignment=assignment, figures=typing)
         draft = CaptionDraft.objects.filter(assignment=assignment).first()
         stored_text, stored_revision = (draft.text, draft.revision) if draft else ("", 0)
         if text != stored_text:
@@ -371,6 +389,7 @@ class ShownCaption:
     text: str
     base_revision: int
     seconds: float | None = None
+    typing: dict | None = None
 
 
 def _shown_by_assignment(shown, assignments: list[Assignment]) -> dict[int, ShownCaption] | None:
@@ -388,6 +407,7 @@ def _shown_by_assignment(shown, assignments: list[Assignment]) -> dict[int, Show
             text=entry["text"],
             base_revision=_check_base_revision(entry.get("base_revision")),
             seconds=_clean_seconds(entry.get("seconds")),
+            typing=typing_clean(entry.get("typing")),
         )
     if set(by_id) != {a.pk for a in assignments} or len(by_id) != len(shown):
         raise ValidationFailed(
@@ -419,7 +439,10 @@ def batch_submit(
     lease ran out is still accepted: kept and flagged late (its expired items count again,
     so the image may end above K, as in the paper). On any validation error nothing is
     stored, the drafts stay as they are, and ValidationFailed lists the problem per image.
-    Locks the batch row, then (late work only) the item rows in id order.
+    Rated control items of the batch get no caption (they are on screen 1 only); an image the
+    annotator reported may stay empty and then gets none either. Each stored caption's typing
+    record is flagged here (annotation.quality.typing). Locks the batch row, then (late work
+    only) the item rows in id order.
     """
     if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
         raise ValidationFailed(gettext("Missing or malformed submit key."))
@@ -433,11 +456,13 @@ def batch_submit(
             raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
-        assignments = list(
+        every = list(
             batch.assignments.select_related("item__image", "item__prompt_caption", "draft").order_by(
                 "position"
             )
         )
+        # Rated control items are on screen 1 only: no caption is written for them.
+        assignments = [a for a in every if not a.item.is_control]
         shown = _shown_by_assignment(captions, assignments)
         texts, seconds, conflicts = {}, {}, []
         rules = caption_rules(batch.campaign)
@@ -454,14 +479,21 @@ def batch_submit(
             texts[a.pk] = page.text
             if page.seconds is not None:
                 seconds[a.pk] = page.seconds
+            typing_merge(assignment=a, figures=page.typing)
         if conflicts:
             _raise_edit_conflicts(conflicts)
+        # An image the annotator reported (broken, offensive, private) may be left without a caption.
+        reported = reported_image_ids(annotator, [a.item.image_id for a in assignments])
+        skipped = {a.pk for a in assignments if a.item.image_id in reported and not texts[a.pk].strip()}
         problems = {}
-        for a in assignments:
+        for index, a in enumerate(assignments):
+            if a.pk in skipped:
+                continue
             prompt = a.item.prompt_caption.text if a.item.prompt_caption_id else None
             problem = caption_problem(texts[a.pk], prompt, rules)
             if problem:
-                problems[str(a.pk)] = {"position": a.position + 1, "message": problem}
+                # Numbered as screen 2 numbers its images (controls are not on it).
+                problems[str(a.pk)] = {"position": index + 1, "message": problem}
         if problems:
             raise ValidationFailed(
                 ngettext(
@@ -488,11 +520,13 @@ def batch_submit(
                 is_late=late,
             )
             for a in assignments
+            if a.pk not in skipped
         )
+        for a in assignments:
+            if a.pk not in skipped:
+                typing_flag(assignment=a, text=texts[a.pk].strip())
         batch.writing_seconds = writing_seconds
-        _batch_finish(
-            batch, assignments, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",)
-        )
+        _batch_finish(batch, every, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",))
         return batch
 
 

@@ -338,3 +338,14 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="WARNING")},
 }
+
+# Workforce quality (issue 14; README "Quality control on every campaign kind").
+# Reports of a problem with an image ("broken", "offensive", "private") by this many different
+# annotators take the image out of every pool until a manager puts it back.
+IMAGE_REPORT_THRESHOLD = env.int("IMAGE_REPORT_THRESHOLD", default=2)
+# Screen 2 typing checks: a caption is flagged when pasted text makes up at least this share of it,
+# or when it was typed faster than this many characters a second (from the first key to the last),
+# for captions of at least TYPING_MIN_CHARS characters.
+TYPING_PASTED_SHARE = env.float("TYPING_PASTED_SHARE", default=0.5)
+TYPING_MAX_CHARS_PER_SECOND = env.float("TYPING_MAX_CHARS_PER_SECOND", default=15.0)
+TYPING_MIN_CHARS = env.int("TYPING_MIN_CHARS", default=20)

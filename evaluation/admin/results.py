@@ -11,7 +11,7 @@ from dataclasses import asdict, fields
 
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.human.quality import QualityRow
-from evaluation.human.selectors import LanguageTables, RatingResults, SxsResults
+from evaluation.human.selectors import LanguageTables, RatedControls, RatingResults, SxsResults
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import SxsSummary
 from evaluation.research.tables import SXS_PAGE_COLUMNS, html_table
@@ -108,6 +108,32 @@ def sxs_panel(results: SxsResults) -> dict:
     }
 
 
+def rated_controls_panel(results: RatedControls) -> dict:
+    """Control items of a caption (screen 1) or verification campaign: pass rate per annotator."""
+    campaign = results.campaign
+    return {
+        "campaign_id": campaign.pk,
+        "n_control_items": campaign.items.filter(is_control=True).count(),
+        "per_batch": campaign.controls_per_batch,
+        "threshold": f"{results.threshold:.0%}",
+        "minimum": results.minimum,
+        "n_control_ratings": results.n_control_ratings,
+        "controls": [
+            {
+                "username": row.username,
+                "pseudonym": row.pseudonym,
+                "n_controls": row.n_controls,
+                "n_passed": row.n_passed,
+                "pass_rate": f"{row.pass_rate:.0%}",
+                "flagged": row.flagged,
+                "verdict": _control_verdict(row, results.minimum),
+            }
+            for row in results.controls
+        ],
+        "flagged": [row.username for row in results.flagged],
+    }
+
+
 def rating_panel(results: RatingResults) -> dict:
     return {
         "language": results.campaign.language.code,
@@ -154,7 +180,7 @@ def campaign_panels_register() -> None:
     """Add the Results panels to annotation's campaign page (see ``annotation.admin.panels``)."""
     from annotation.admin.panels import campaign_panel_register
     from annotation.models import CampaignKind
-    from evaluation.human.selectors import rating_results, sxs_results
+    from evaluation.human.selectors import rated_controls, rating_results, sxs_results
 
     campaign_panel_register(
         name="sxs-results",
@@ -167,4 +193,10 @@ def campaign_panels_register() -> None:
         kinds=[CampaignKind.RATING],
         template="admin/evaluation/campaign/rating_results.html",
         build=lambda campaign: rating_panel(rating_results(campaign)),
+    )
+    campaign_panel_register(
+        name="rated-controls",
+        kinds=[CampaignKind.CAPTION, CampaignKind.RATING],
+        template="admin/evaluation/campaign/rated_controls.html",
+        build=lambda campaign: rated_controls_panel(rated_controls(campaign)),
     )

@@ -12,6 +12,15 @@ A side-by-side campaign can mix in control pairs that look like any other pair:
   MUCH-BETTER for it, i.e. a score from m2's side <= -2. SLIGHTLY-BETTER is not enough: a
   caption of another picture is not "slightly" worse.
 
+Rated controls (screen 1 of a caption campaign, verification campaigns; issue 14) are judged on
+the 5-level rating scale, their "score" is the rating's stored code:
+
+* ``mismatched``: a caption of ANOTHER image shown as this image's caption. It PASSES when rated
+  BAD or MEDIUM (a caption of another picture may share a word or two with this one; GOOD,
+  EXCELLENT and NOT-ENOUGH-INFO fail: the picture is visible, the mismatch can be judged).
+* ``reference``: a human reference caption of the image. It PASSES unless rated BAD (the issue's
+  rule, taken literally: NOT-ENOUGH-INFO passes, it is not a judgment against the caption).
+
 Scores are from m2's side (−3 … +3) as everywhere in :mod:`.sxs`, so which side the annotator
 saw each caption on does not matter here.
 
@@ -27,23 +36,38 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.scales import SXS_CONTROL_MIN_JUDGMENTS
+from core.scales import RATING, SXS_CONTROL_MIN_JUDGMENTS
 
 __all__ = [
     "CONTROL_KINDS",
+    "RATED_CONTROL_KINDS",
     "DEFAULT_MIN_JUDGMENTS",
     "ControlPassRow",
     "control_pass_rates",
     "control_passed",
 ]
 
-CONTROL_KINDS = ("identical", "wrong_image")
+SXS_CONTROL_KINDS = ("identical", "wrong_image")
+RATED_CONTROL_KINDS = ("mismatched", "reference")
+CONTROL_KINDS = (*SXS_CONTROL_KINDS, *RATED_CONTROL_KINDS)
+# The rating codes (core.scales.RATING) each rated control kind passes with.
+RATED_CONTROL_PASS = {
+    "mismatched": frozenset({"bad", "medium"}),
+    "reference": frozenset({"excellent", "good", "medium", "nei"}),
+}
 DEFAULT_MIN_JUDGMENTS = SXS_CONTROL_MIN_JUDGMENTS
+RATING_CODES = frozenset(point.code for point in RATING)
 
 
-def control_passed(kind: str, score: int) -> bool:
-    """Whether one judgment of a control item of ``kind`` passes (see the module docstring).
-    Raises ``ValueError`` for an unknown kind or a score outside −3..+3."""
+def control_passed(kind: str, score: int | str) -> bool:
+    """Whether one judgment of a control item of ``kind`` passes (see the module docstring): a
+    side-by-side score (−3..+3) for ``identical`` and ``wrong_image``, a rating code for
+    ``mismatched`` and ``reference``. Raises ``ValueError`` for an unknown kind, a score outside
+    −3..+3 or an unknown rating code."""
+    if kind in RATED_CONTROL_PASS:
+        if score not in RATING_CODES:
+            raise ValueError(f"a rating is one of {', '.join(sorted(RATING_CODES))}, not {score!r}")
+        return score in RATED_CONTROL_PASS[kind]
     if isinstance(score, bool) or not isinstance(score, int) or not -3 <= score <= 3:
         raise ValueError(f"a side-by-side score is an integer from -3 to +3, not {score!r}")
     if kind == "identical":

@@ -6,6 +6,9 @@ functions of :mod:`evaluation.human`. What counts:
   still open can change, and one in a batch never submitted was never confirmed;
 * side by side: control items never enter ΔS×S, the interval, the tests or alpha; pairs whose
   two captions are the same text are summarised separately ("identical pairs");
+* control items of caption and verification campaigns (rated controls) never enter any
+  number but their own pass rates (:func:`rated_controls`); captions a manager excluded after
+  reviewing their typing never enter Table 1;
 * Table 2 (quality) uses the ratings of verification campaigns only: the screen-1 ratings of
   caption campaigns rate model captions, not the human captions.
 """
@@ -143,13 +146,83 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
     )
 
 
+@dataclass(frozen=True)
+class RatedControls:
+    """The control items of a caption campaign (screen 1) or a verification campaign: pass rate per
+    annotator against the campaign's threshold, judged from ``minimum`` control ratings on."""
+
+    campaign: Campaign
+    controls: list[AnnotatorControls]
+    threshold: float
+    minimum: int
+    n_control_ratings: int
+
+    @property
+    def flagged(self) -> list[AnnotatorControls]:
+        return [row for row in self.controls if row.flagged]
+
+
+def rated_controls(campaign: Campaign) -> RatedControls:
+    """Pass rates of the submitted results of ``campaign``'s control items (one query), for every
+    campaign kind (side by side: the same figures as :func:`sxs_results`, without its bootstrap);
+    the rule per kind is :func:`evaluation.human.controls.control_passed`."""
+    # Side by side: the judgments' scores; elsewhere the ratings' codes (control_passed takes both).
+    model, result = (
+        (SxsJudgment, "score") if campaign.kind == CampaignKind.SIDE_BY_SIDE else (Rating, "value")
+    )
+    rows = list(
+        model.objects.filter(
+            assignment__item__campaign=campaign,
+            assignment__item__is_control=True,
+            assignment__state__in=DONE_STATES,
+        )
+        .order_by("pk")
+        .values_list(
+            "assignment__annotator_id",
+            "assignment__item__control_kind",
+            result,
+            "assignment__annotator__user__username",
+            "assignment__annotator__pseudonym",
+        )
+    )
+    names = {annotator_id: (username, pseudonym) for annotator_id, _, _, username, pseudonym in rows}
+    table = control_pass_rates(
+        [(annotator_id, kind, value) for annotator_id, kind, value, _, _ in rows],
+        threshold=campaign.control_pass_threshold,
+        minimum=campaign.control_min_judgments,
+    )
+    return RatedControls(
+        campaign=campaign,
+        controls=[
+            AnnotatorControls(
+                username=names[row.rater_id][0],
+                pseudonym=names[row.rater_id][1],
+                n_controls=row.n_controls,
+                n_passed=row.n_passed,
+                pass_rate=row.pass_rate,
+                flagged=row.flagged,
+                too_few=row.too_few,
+            )
+            for row in table
+        ],
+        threshold=campaign.control_pass_threshold,
+        minimum=campaign.control_min_judgments,
+        n_control_ratings=len(rows),
+    )
+
+
 def _verification_ratings(**filters) -> QuerySet:
-    return Rating.objects.filter(
-        assignment__item__campaign__kind=CampaignKind.RATING,
-        assignment__state__in=DONE_STATES,
-        assignment__item__written_caption__isnull=False,
-        **filters,
-    ).order_by()
+    # counted(): ratings of control items never enter Table 2 or alpha.
+    return (
+        Rating.objects.counted()
+        .filter(
+            assignment__item__campaign__kind=CampaignKind.RATING,
+            assignment__state__in=DONE_STATES,
+            assignment__item__written_caption__isnull=False,
+            **filters,
+        )
+        .order_by()
+    )
 
 
 @dataclass(frozen=True)
@@ -185,7 +258,7 @@ def caption_statistics_rows(
 ) -> list[CaptionStatsRow]:
     """Table 1 rows, one per language, over the submitted written captions (of every caption
     campaign, or of one), with each language's own tokeniser setting."""
-    captions = WrittenCaption.objects.order_by()
+    captions = WrittenCaption.objects.counted().order_by()
     if language_code:
         captions = captions.filter(language__code=language_code)
     if campaign_id is not None:

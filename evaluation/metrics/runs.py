@@ -171,7 +171,7 @@ class RunPlan:
 
 def reference_image_ids(reference_set: ReferenceSet) -> set[int]:
     if reference_set.kind == ReferenceSetKind.CAMPAIGN:
-        rows = WrittenCaption.objects.filter(campaign_id=reference_set.campaign_id).exclude(text="")
+        rows = WrittenCaption.objects.counted().filter(campaign_id=reference_set.campaign_id).exclude(text="")
     else:
         rows = Reference.objects.filter(reference_set=reference_set)
     return set(rows.values_list("image_id", flat=True).distinct())

@@ -41,7 +41,11 @@ def reference_texts(
     submitted; an imported set reads its references by position.
     """
     if reference_set.kind == ReferenceSetKind.CAMPAIGN:
-        base = WrittenCaption.objects.filter(campaign_id=reference_set.campaign_id).order_by("image_id", "pk")
+        base = (
+            WrittenCaption.objects.counted()
+            .filter(campaign_id=reference_set.campaign_id)
+            .order_by("image_id", "pk")
+        )
     else:
         base = Reference.objects.filter(reference_set=reference_set).order_by("image_id", "position")
     out: dict[int, list[str]] = defaultdict(list)

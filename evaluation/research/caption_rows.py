@@ -83,11 +83,15 @@ def per_caption_rows(
     runs = metric_runs_for_report(metric_run_ids)
     wanted = metrics_parse(metrics) if metrics else list(ALL_METRICS)
     codes = languages_check(language_codes)
-    ratings = Rating.objects.filter(
-        assignment__item__campaign__kind=CampaignKind.CAPTION,
-        assignment__item__prompt_caption__isnull=False,
-        assignment__state__in=DONE_STATES,
-    ).order_by("pk")
+    ratings = (
+        Rating.objects.counted()
+        .filter(
+            assignment__item__campaign__kind=CampaignKind.CAPTION,
+            assignment__item__prompt_caption__isnull=False,
+            assignment__state__in=DONE_STATES,
+        )
+        .order_by("pk")
+    )
     if codes:
         ratings = ratings.filter(assignment__item__campaign__language__code__in=codes)
     by_caption: dict[tuple[int, int], list[tuple]] = defaultdict(list)

@@ -40,6 +40,12 @@ EXPORT_LABELS = {
     ("ratings", "jsonl"): "Ratings, JSON lines",
     ("judgments", "csv"): "Side-by-side judgments, CSV",
     ("judgments", "jsonl"): "Side-by-side judgments, JSON lines",
+    ("work-time", "csv"): "Time per image and batch (work-time), CSV",
+    ("work-time", "jsonl"): "Time per image and batch (work-time), JSON lines",
+    ("hours", "csv"): "Hours per annotator (hours), CSV",
+    ("hours", "jsonl"): "Hours per annotator (hours), JSON lines",
+    ("controls", "csv"): "Control pass rates per annotator (controls), CSV",
+    ("controls", "jsonl"): "Control pass rates per annotator (controls), JSON lines",
 }
 
 

@@ -25,6 +25,8 @@
   Annot.setupGuidelines(["F1"]);
 
   const textarea = (li) => li.querySelector("textarea");
+  // An image the annotator reported (broken, offensive, private) may stay without a caption.
+  const missing = (li) => !textarea(li).value.trim() && !li.classList.contains("reported");
   const stateOf = (li) => state.get(li.dataset.assignment);
 
   function unsaved() {
@@ -35,7 +37,7 @@
   }
 
   function refresh() {
-    countEl.textContent = String(items.filter((li) => textarea(li).value.trim()).length);
+    countEl.textContent = String(items.filter((li) => !missing(li)).length);
   }
 
   function fieldError(li, message) {
@@ -133,7 +135,7 @@
     try {
       const body = await Annot.postJSON(
         draftUrl,
-        { assignment: Number(assignment), text, base_revision: s.base, seconds: watch.seconds(assignment) },
+        { assignment: Number(assignment), text, base_revision: s.base, seconds: watch.seconds(assignment), typing: Annot.typing(li) },
         { retries: 6, onRetry: () => Annot.status(gettext("Not saved yet: cannot reach the server, retrying…"), "warn") },
       );
       s.base = body.revision;
@@ -213,7 +215,7 @@
     }
     let firstEmpty = -1;
     items.forEach((li, i) => {
-      const empty = !textarea(li).value.trim();
+      const empty = missing(li);
       fieldError(li, empty ? gettext("Write a caption for this image.") : "");
       if (empty && firstEmpty < 0) firstEmpty = i;
     });
@@ -221,7 +223,7 @@
       // Empty here may be written elsewhere: another tab may have saved or even submitted the batch.
       await recheck();
       if (Annot.isLocked()) return;
-      const stillEmpty = items.findIndex((li) => !textarea(li).value.trim());
+      const stillEmpty = items.findIndex(missing);
       if (stillEmpty >= 0) {
         focusItem(stillEmpty);
         Annot.status(gettext("Some images have no caption yet."), "error");
@@ -249,6 +251,7 @@
         text: textarea(li).value,
         base_revision: stateOf(li).base,
         seconds: watch.seconds(li.dataset.assignment),
+        typing: Annot.typing(li),
       }));
       await Annot.submitBatch(submitUrl, batchId, { writing_seconds: (performance.now() - pageStart) / 1000, captions });
       return true;
@@ -286,6 +289,7 @@
     refresh();
   });
 
+  document.addEventListener("annot:reported", refresh);
   refresh();
   const firstEmpty = items.findIndex((li) => !textarea(li).value.trim());
   focusItem(firstEmpty === -1 ? 0 : firstEmpty);

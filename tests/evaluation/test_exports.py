@@ -594,8 +594,19 @@ def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: in
         elif pattern.name.startswith("system-captions"):
             urls.append(reverse(name, args=[system_id, "de"]))
         else:
-            kind = pattern.name.split("-")[0]
-            campaign_id = {"captions": caption_id, "ratings": caption_id, "judgments": sxs_id}[kind]
+            kind = next(
+                k
+                for k in ("captions", "ratings", "judgments", "work-time", "hours", "controls")
+                if pattern.name.startswith(f"{k}-")
+            )
+            campaign_id = {
+                "captions": caption_id,
+                "ratings": caption_id,
+                "judgments": sxs_id,
+                "work-time": sxs_id,
+                "hours": rating_id,
+                "controls": sxs_id,
+            }[kind]
             urls.append(reverse(name, args=[campaign_id]))
             if kind == "ratings":
                 urls.append(reverse(name, args=[rating_id]))
@@ -610,8 +621,8 @@ def all_urls(captioned, judged, verification):
 
 def test_annotators_get_403_on_every_export_url_and_anonymous_users_go_to_login(client, annotator, all_urls):
     assert (
-        len(all_urls) == 19
-    )  # the page, 8 campaign exports and their sidecars (ratings twice), 1 system export
+        len(all_urls) == 31
+    )  # the page, 14 campaign exports and their sidecars (ratings twice), 1 system export
     for url in all_urls:
         response = client.get(url)
         assert response.status_code == 302 and response.url.startswith(reverse("login")), url

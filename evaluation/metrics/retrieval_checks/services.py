@@ -74,7 +74,8 @@ def _lookup(model, values, what: str, **filters):
 def _campaign_captions(campaigns: list[Campaign]) -> dict[str, list[tuple[int, str]]]:
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
     rows = (
-        WrittenCaption.objects.filter(campaign__in=campaigns)
+        WrittenCaption.objects.counted()
+        .filter(campaign__in=campaigns)
         .order_by("language__code", "image_id", "pk")
         .values_list("language__code", "image_id", "text")
     )

@@ -114,9 +114,11 @@ def campaign_detail(*, campaign_id: int) -> Campaign:
 
 def written_caption_list() -> QuerySet[WrittenCaption]:
     """Submitted written captions (a WrittenCaption only exists once its batch is submitted)."""
-    return WrittenCaption.objects.select_related(
-        "image", "language", "annotator", "assignment__batch"
-    ).order_by("pk")
+    return (
+        WrittenCaption.objects.counted()
+        .select_related("image", "language", "annotator", "assignment__batch")
+        .order_by("pk")
+    )
 
 
 def written_caption_get(*, caption_id: int) -> WrittenCaption:
@@ -150,7 +152,8 @@ def rating_list() -> QuerySet[Rating]:
     """Ratings of submitted batches: ``verification`` (a human caption, rating campaigns) and
     ``prompt`` (screen 1 of a caption campaign: the prompt system's English caption)."""
     return (
-        Rating.objects.filter(assignment__state__in=DONE_STATES)
+        Rating.objects.counted()
+        .filter(assignment__state__in=DONE_STATES)
         .select_related(
             "assignment__annotator",
             "assignment__batch",

@@ -25,9 +25,10 @@ from annotation.models import (
     SystemCaption,
     WrittenCaption,
 )
+from annotation.quality.hours import annotator_hours, work_time_rows
 from core.scales import SXS
 from evaluation.human.quality import RATING_SCALE
-from evaluation.human.selectors import DONE_STATES
+from evaluation.human.selectors import DONE_STATES, rated_controls
 from evaluation.human.sxs import normalise_choice
 
 from .writers import coco_image_id
@@ -57,7 +58,8 @@ def written_captions(campaign: Campaign) -> Iterator[tuple[str, str, str]]:
     """``(image key, image country, caption)`` of the campaign's submitted captions, by key then
     in the order they were stored."""
     return (
-        WrittenCaption.objects.filter(campaign=campaign)
+        WrittenCaption.objects.counted()
+        .filter(campaign=campaign)
         .order_by("image__key", "pk")
         .values_list("image__key", "image__country", "text")
         .iterator(chunk_size=CHUNK)
@@ -67,7 +69,9 @@ def written_captions(campaign: Campaign) -> Iterator[tuple[str, str, str]]:
 def caption_images(campaign: Campaign) -> Iterator[dict[str, Any]]:
     """COCO image objects of the images with a caption in the campaign, by key."""
     rows = (
-        Image.objects.filter(pk__in=WrittenCaption.objects.filter(campaign=campaign).values("image_id"))
+        Image.objects.filter(
+            pk__in=WrittenCaption.objects.counted().filter(campaign=campaign).values("image_id")
+        )
         .order_by("key")
         .values_list("key", "width", "height")
         .iterator(chunk_size=CHUNK)
@@ -82,7 +86,8 @@ def caption_images(campaign: Campaign) -> Iterator[dict[str, Any]]:
 def caption_annotations(campaign: Campaign) -> Iterator[tuple[int, int | str, str]]:
     """``(caption id, COCO image id, caption)``, in the order of :func:`written_captions`."""
     rows = (
-        WrittenCaption.objects.filter(campaign=campaign)
+        WrittenCaption.objects.counted()
+        .filter(campaign=campaign)
         .order_by("image__key", "pk")
         .values_list("pk", "image__key", "text")
         .iterator(chunk_size=CHUNK)
@@ -187,7 +192,8 @@ def ratings(campaign: Campaign) -> Iterator[dict[str, Any]]:
         *(field for field in caption_fields if field),
     ]
     rows = (
-        Rating.objects.filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
+        Rating.objects.counted()
+        .filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
         .order_by("assignment__item__image__key", "pk")
         .values_list(*fields)
         .iterator(chunk_size=CHUNK)
@@ -346,4 +352,104 @@ def judgments(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "screen_seconds": screen,
             "submitted_at": utc_iso(submitted),
             "is_late": late,
+        }
+
+
+# --- Time spent (issue 14): per item and batch, and per annotator for paying people ---------------------
+
+WORK_TIME_COLUMNS = (
+    "campaign_id",
+    "campaign",
+    "batch_id",
+    "position",
+    "image_key",
+    "is_control",
+    "annotator",
+    "item_rating_seconds",
+    "item_writing_seconds",
+    "batch_started_at",
+    "batch_submitted_at",
+    "batch_screen_seconds",
+    "batch_wall_seconds",
+    "is_late",
+    "typing_flags",
+    "typing_review",
+)
+
+
+def work_time(campaign: Campaign) -> Iterator[dict[str, Any]]:
+    """One dict per submitted assignment (control items included and marked), by batch and position:
+    see :mod:`annotation.quality.hours` for the two measures of time."""
+    common = {"campaign_id": campaign.pk, "campaign": campaign.name}
+    for row in work_time_rows(campaign.pk):
+        yield {
+            **common,
+            **row,
+            "batch_started_at": utc_iso(row["batch_started_at"]),
+            "batch_submitted_at": utc_iso(row["batch_submitted_at"]),
+        }
+
+
+HOURS_COLUMNS = (
+    "campaign_id",
+    "campaign",
+    "annotator",
+    "batches",
+    "items",
+    "control_items",
+    "screen_hours",
+    "unmeasured_batches",
+    "wall_hours",
+    "first_submit",
+    "last_submit",
+)
+
+
+def hours(campaign: Campaign) -> Iterator[dict[str, Any]]:
+    """One dict per annotator with submitted batches in the campaign, by user name."""
+    for row in annotator_hours(campaign_id=campaign.pk):
+        yield {
+            "campaign_id": campaign.pk,
+            "campaign": campaign.name,
+            "annotator": row.pseudonym,
+            "annotator_username": row.username,
+            "batches": row.batches,
+            "items": row.items,
+            "control_items": row.control_items,
+            "screen_hours": round(row.screen_hours, 4),
+            "unmeasured_batches": row.unmeasured_batches,
+            "wall_hours": round(row.wall_hours, 4),
+            "first_submit": utc_iso(row.first_submit),
+            "last_submit": utc_iso(row.last_submit),
+        }
+
+
+CONTROL_COLUMNS = (
+    "campaign_id",
+    "campaign",
+    "annotator",
+    "control_items",
+    "passed",
+    "pass_rate",
+    "threshold",
+    "too_few",
+    "flagged",
+)
+
+
+def controls(campaign: Campaign) -> Iterator[dict[str, Any]]:
+    """One dict per annotator with submitted control items: pass rate and flag, lowest rate first."""
+    result = rated_controls(campaign)
+    for row in result.controls:
+        yield {
+            "campaign_id": campaign.pk,
+            "campaign": campaign.name,
+            "annotator": row.pseudonym,
+            "annotator_username": row.username,
+            "control_items": row.n_controls,
+            "passed": row.n_passed,
+            "pass_rate": round(row.pass_rate, 4),
+            "threshold": result.threshold,
+            "too_few": row.too_few,
+            "flagged": row.flagged,
         }

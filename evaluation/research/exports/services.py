@@ -52,12 +52,26 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "system-captions": ("coco-results",),
     "ratings": ("csv", "jsonl"),
     "judgments": ("csv", "jsonl"),
+    "work-time": ("csv", "jsonl"),
+    "hours": ("csv", "jsonl"),
+    "controls": ("csv", "jsonl"),
 }
 # Export kind -> the campaign kinds it applies to.
 CAMPAIGN_KINDS: dict[str, tuple[str, ...]] = {
     "captions": (CampaignKind.CAPTION,),
     "ratings": (CampaignKind.CAPTION, CampaignKind.RATING),
     "judgments": (CampaignKind.SIDE_BY_SIDE,),
+    "work-time": tuple(CampaignKind.values),
+    "hours": tuple(CampaignKind.values),
+    "controls": tuple(CampaignKind.values),
+}
+# Table exports: kind -> (columns, rows of a campaign).
+TABLES = {
+    "ratings": (rows.RATING_COLUMNS, rows.ratings),
+    "judgments": (rows.JUDGMENT_COLUMNS, rows.judgments),
+    "work-time": (rows.WORK_TIME_COLUMNS, rows.work_time),
+    "hours": (rows.HOURS_COLUMNS, rows.hours),
+    "controls": (rows.CONTROL_COLUMNS, rows.controls),
 }
 # Format -> (file name ending, content type).
 FILE_TYPES: dict[str, tuple[str, str]] = {
@@ -107,6 +121,33 @@ NOTES: dict[tuple[str, str], list[str]] = {
         "Control items (is_control) never enter ΔS×S; identical pairs are reported apart.",
     ],
 }
+NOTES[("work-time", "csv")] = [
+    SUBMITTED_ONLY,
+    PSEUDONYMS,
+    "One row per image of a submitted batch, control items included (is_control). item_rating_seconds: "
+    "seconds the item was the current one on screen 1, the verification or the side-by-side screen; "
+    "item_writing_seconds: on screen 2. batch_screen_seconds: the batch's screens as the page measured "
+    "them; batch_wall_seconds: from the batch being handed out to its submit (breaks included). "
+    "typing_flags / typing_review: a written caption's typing flags (pasted, fast, untyped, unmeasured) "
+    "and the manager's decision (pending, kept, excluded); empty when not flagged.",
+]
+NOTES[("hours", "csv")] = [
+    SUBMITTED_ONLY,
+    PSEUDONYMS,
+    "One row per annotator: submitted batches, their images and control items; screen_hours: the "
+    "batches' screens as the pages measured them (unmeasured_batches: batches whose page could not); "
+    "wall_hours: from hand-out to submit, breaks included (an upper bound).",
+]
+NOTES[("controls", "csv")] = [
+    SUBMITTED_ONLY,
+    PSEUDONYMS,
+    "One row per annotator with submitted control items, lowest pass rate first. too_few: fewer "
+    "control results than the campaign's minimum, not judged; flagged: judged and below threshold. "
+    "Control items never enter the other exports' numbers (ratings leave them out; judgments mark them).",
+]
+NOTES[("controls", "jsonl")] = NOTES[("controls", "csv")]
+NOTES[("work-time", "jsonl")] = NOTES[("work-time", "csv")]
+NOTES[("hours", "jsonl")] = NOTES[("hours", "csv")]
 NOTES[("ratings", "jsonl")] = NOTES[("ratings", "csv")]
 NOTES[("judgments", "jsonl")] = NOTES[("judgments", "csv")]
 TABLE_NOTES = {
@@ -398,9 +439,8 @@ def export_prepare(
             )
 
     else:
-        base = rows.RATING_COLUMNS if kind == "ratings" else rows.JUDGMENT_COLUMNS
+        base, source = TABLES[kind]
         columns = rows.with_username_columns(base, with_usernames)
-        source = rows.ratings if kind == "ratings" else rows.judgments
         write = csv_lines if fmt == "csv" else jsonl_lines
 
         def pieces(counts: Counts) -> Iterator[str]:
@@ -412,7 +452,7 @@ def export_prepare(
         filename=filename,
         content_type=content_type,
         exported_at=exported_at,
-        with_usernames=with_usernames and kind in ("ratings", "judgments"),
+        with_usernames=with_usernames and kind in TABLES,
         subject={"campaign": campaign_settings(campaign), **extra},
         notes=notes,
         pieces=pieces,

@@ -1,0 +1,235 @@
+"""Admin of workforce quality: adding rated control items to a campaign, reviewing flagged captions
+(keep / exclude), image reports and withdrawn images (put back in the pool)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.utils.text import Truncator
+
+from annotation.admin.common import StyledModelAdmin, run_service
+from annotation.models import Campaign, CampaignKind, CaptioningSystem
+from annotation.quality.models import ImageReport, ImageWithdrawal, TypingRecord, TypingReview
+from annotation.quality.reports import image_restore
+from annotation.quality.typing import typing_review
+from annotation.services.controls import MAX_CONTROLS_PER_BATCH, campaign_controls_add
+from core.errors import DomainError
+from core.scales import SXS_CONTROL_MIN_JUDGMENTS
+
+
+class CampaignControlsForm(forms.Form):
+    mismatched = forms.IntegerField(
+        min_value=0,
+        initial=10,
+        label="Caption-of-another-image controls",
+        help_text="Each shows an image with the caption of another image; passes when rated BAD or MEDIUM.",
+    )
+    reference = forms.IntegerField(
+        min_value=0,
+        initial=0,
+        label="Reference-caption controls",
+        help_text="Each shows an image with a human reference caption; passes unless rated BAD.",
+    )
+    reference_system = forms.ModelChoiceField(
+        queryset=CaptioningSystem.objects.all(),
+        required=False,
+        help_text="The system holding the human reference captions (English for a caption campaign's "
+        "screen 1, the campaign language for a verification campaign).",
+    )
+    controls_per_batch = forms.IntegerField(
+        min_value=1, max_value=MAX_CONTROLS_PER_BATCH, initial=1, help_text="Added to each batch's N images."
+    )
+    control_pass_threshold = forms.FloatField(
+        min_value=0, max_value=1, initial=0.75, help_text="Annotators passing a smaller share are flagged."
+    )
+    control_min_judgments = forms.IntegerField(
+        min_value=1,
+        initial=SXS_CONTROL_MIN_JUDGMENTS,
+        label="Minimum control ratings",
+        help_text="An annotator is judged (and flagged) only from this many control ratings on.",
+    )
+    seed = forms.IntegerField(required=False, min_value=0, help_text="Empty: drawn at random.")
+
+
+def campaign_controls_view(modeladmin: admin.ModelAdmin, request, object_id: str):
+    """The "Add control items" page of a caption or verification campaign (change permission)."""
+    campaign = Campaign.objects.filter(pk=object_id if str(object_id).isdigit() else None).first()
+    if campaign is None or campaign.kind == CampaignKind.SIDE_BY_SIDE:
+        raise Http404
+    if not modeladmin.has_change_permission(request, campaign):
+        raise PermissionDenied
+    initial = {
+        "control_pass_threshold": campaign.control_pass_threshold,
+        "control_min_judgments": campaign.control_min_judgments,
+        "controls_per_batch": campaign.controls_per_batch or 1,
+    }
+    form = CampaignControlsForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                items = campaign_controls_add(
+                    campaign_id=campaign.pk,
+                    mismatched=data["mismatched"],
+                    reference=data["reference"],
+                    reference_system=data["reference_system"],
+                    controls_per_batch=data["controls_per_batch"],
+                    control_pass_threshold=data["control_pass_threshold"],
+                    control_min_judgments=data["control_min_judgments"],
+                    seed=data.get("seed"),
+                )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            modeladmin.log_change(request, campaign, f"Added {len(items)} control items.")
+            modeladmin.message_user(
+                request,
+                f"Added {len(items)} control items to “{campaign.name}”; "
+                f"{data['controls_per_batch']} go into each new batch.",
+                level=messages.SUCCESS,
+            )
+            return redirect("admin:annotation_campaign_change", campaign.pk)
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": f"Add control items to “{campaign.name}”",
+        "form": form,
+        "opts": modeladmin.opts,
+        "media": modeladmin.media + form.media,
+        "submit_label": "Add control items",
+    }
+    return TemplateResponse(request, "admin/service_form.html", context)
+
+
+@admin.register(TypingRecord)
+class TypingRecordAdmin(StyledModelAdmin):
+    """Captions whose typing was flagged on submit: the manager keeps or excludes each one."""
+
+    list_display = ["caption", "flags", "review", "annotator", "keys_chars", "pasted_chars", "typing_time"]
+    list_filter = ["review", "flags", "assignment__batch__campaign"]
+    search_fields = ["=assignment__annotator__user__username", "=assignment__annotator__pseudonym"]
+    list_select_related = [
+        "assignment__written_caption",
+        "assignment__annotator__user",
+        "assignment__batch__campaign",
+    ]
+    actions = ["keep_captions", "exclude_captions"]
+    show_full_result_count = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(assignment__written_caption__isnull=False)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
+
+    @admin.display(description="caption")
+    def caption(self, obj):
+        return Truncator(obj.assignment.written_caption.text).chars(80)
+
+    @admin.display(description="annotator")
+    def annotator(self, obj):
+        return obj.assignment.annotator
+
+    @admin.display(description="keys / chars")
+    def keys_chars(self, obj):
+        return f"{obj.keystrokes} / {obj.chars}"
+
+    @admin.display(description="first to last key")
+    def typing_time(self, obj):
+        seconds = obj.typing_seconds
+        if seconds is None:
+            return "–"
+        rate = f", {obj.chars / seconds:.1f} chars/s" if seconds > 0 else ""
+        return f"{seconds:.1f} s{rate}"
+
+    def _review(self, request, queryset, decision: str):
+        n = run_service(
+            self,
+            request,
+            typing_review,
+            record_ids=queryset.values_list("pk", flat=True),
+            decision=decision,
+            user=request.user,
+        )
+        if n is not None:
+            self.message_user(request, f"{n} flagged caption(s) marked {decision}.", level=messages.SUCCESS)
+
+    @admin.action(description="Keep the selected flagged captions", permissions=["change"])
+    def keep_captions(self, request, queryset):
+        self._review(request, queryset, TypingReview.KEPT)
+
+    @admin.action(
+        description="Exclude the selected flagged captions from exports and metric runs",
+        permissions=["change"],
+    )
+    def exclude_captions(self, request, queryset):
+        self._review(request, queryset, TypingReview.EXCLUDED)
+
+
+@admin.register(ImageReport)
+class ImageReportAdmin(StyledModelAdmin):
+    list_display = ["image", "reason", "note_short", "annotator", "campaign", "created_at", "resolved"]
+    list_filter = ["reason", "resolved", "campaign"]
+    list_select_related = ["image", "annotator__user", "campaign"]
+    search_fields = ["=image__key"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="note")
+    def note_short(self, obj):
+        return Truncator(obj.note).chars(80)
+
+
+@admin.register(ImageWithdrawal)
+class ImageWithdrawalAdmin(StyledModelAdmin):
+    list_display = ["image", "reports", "reasons", "created_at"]
+    list_select_related = ["image"]
+    search_fields = ["=image__key"]
+    actions = ["restore_images"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="reasons")
+    def reasons(self, obj):
+        return ", ".join(
+            sorted(
+                set(
+                    ImageReport.objects.filter(image=obj.image, resolved=False).values_list(
+                        "reason", flat=True
+                    )
+                )
+            )
+        )
+
+    @admin.action(description="Put the selected images back in the pool", permissions=["restore"])
+    def restore_images(self, request, queryset):
+        n = run_service(self, request, image_restore, image_ids=queryset.values_list("image_id", flat=True))
+        if n is not None:
+            self.message_user(request, f"{n} image(s) back in the pool.", level=messages.SUCCESS)
+
+    def has_restore_permission(self, request):
+        return request.user.has_perm("annotation.delete_imagewithdrawal")

@@ -1,0 +1,114 @@
+"""Screen 2's typing record: stored as the page saves drafts, flagged on submit, reviewed by a manager.
+
+The page (``static/js/typing.js``) counts, per caption, keystrokes, paste events and pasted characters
+and notes the first and last key time, in hidden fields that start from the stored figures (a
+reload carries on counting). Each draft save and the submit send them; they only grow, so an older
+save arriving late never lowers them. On submit the pure rules of
+:mod:`annotation.quality.integrity` flag the caption; a flagged caption is stored and kept like any
+other, waits for the manager's review, and leaves exports, reference sets and metric runs only when
+the manager excludes it (``WrittenCaption.objects.counted()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.models import Assignment
+from annotation.quality.integrity import TypingFigures, TypingRules, typing_flags
+from annotation.quality.models import TypingRecord, TypingReview
+from core.errors import ValidationFailed
+
+COUNTERS = ("keystrokes", "paste_count", "pasted_chars")
+TIMES = ("first_key_ms", "last_key_ms")
+COUNTER_MAX = 10_000_000
+# Epoch milliseconds a browser clock can plausibly give (2001 .. 2286).
+MS_MIN, MS_MAX = 10**12, 10**13
+
+
+def typing_clean(raw) -> dict | None:
+    """The typing record sent by the page, checked: None when absent; raises ValidationFailed
+    (nothing stored by the caller) for anything but small whole numbers and ordered key times."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - set(COUNTERS + TIMES):
+        raise ValidationFailed(_("Bad typing record."))
+    clean: dict = {}
+    for name in COUNTERS:
+        value = raw.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= COUNTER_MAX:
+            raise ValidationFailed(_("Bad typing record."))
+        clean[name] = value
+    for name in TIMES:
+        value = raw.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not MS_MIN <= value <= MS_MAX
+        ):
+            raise ValidationFailed(_("Bad typing record."))
+        clean[name] = value
+    first, last = clean["first_key_ms"], clean["last_key_ms"]
+    if (first is None) != (last is None) or (first is not None and last < first):
+        raise ValidationFailed(_("Bad typing record."))
+    return clean
+
+
+def typing_merge(*, assignment: Assignment, figures: dict | None) -> TypingRecord | None:
+    """Store the page's figures for one assignment, keeping the larger counters and the wider key
+    span (figures only grow). Call inside the caller's transaction, with the batch row locked."""
+    if figures is None:
+        return None
+    record, _ = TypingRecord.objects.get_or_create(assignment=assignment)
+    for name in COUNTERS:
+        setattr(record, name, max(getattr(record, name), figures[name]))
+    if figures["first_key_ms"] is not None:
+        record.first_key_ms = min(filter(None, (record.first_key_ms, figures["first_key_ms"])))
+        record.last_key_ms = max(filter(None, (record.last_key_ms, figures["last_key_ms"])))
+    record.save()
+    return record
+
+
+def typing_rules() -> TypingRules:
+    return TypingRules(
+        pasted_share=settings.TYPING_PASTED_SHARE,
+        max_chars_per_second=settings.TYPING_MAX_CHARS_PER_SECOND,
+        min_chars=settings.TYPING_MIN_CHARS,
+    )
+
+
+def typing_flag(*, assignment: Assignment, text: str) -> list[str]:
+    """On submit: the caption's flags from its stored record (``unmeasured`` without one); a flagged
+    caption waits for review. Call inside the submit's transaction."""
+    record, created = TypingRecord.objects.get_or_create(assignment=assignment)
+    figures = TypingFigures(
+        chars=len(text),
+        keystrokes=record.keystrokes,
+        paste_count=record.paste_count,
+        pasted_chars=record.pasted_chars,
+        seconds=record.typing_seconds,
+        measured=not created,
+    )
+    flags = typing_flags(figures, typing_rules())
+    record.chars = len(text)
+    record.flags = ",".join(flags)
+    record.review = TypingReview.PENDING if flags else TypingReview.NOT_FLAGGED
+    record.save()
+    return flags
+
+
+def typing_review(*, record_ids: Iterable[int], decision: str, user) -> int:
+    """A manager's decision on flagged captions: ``kept`` (stays in every export and run, the
+    default meanwhile) or ``excluded`` (leaves exports, reference sets, metric runs and Table 1).
+    Can be changed later. Only records of submitted, flagged captions are touched. Returns how
+    many. Raises ValidationFailed for another decision."""
+    if decision not in (TypingReview.KEPT, TypingReview.EXCLUDED):
+        raise ValidationFailed("Decide “kept” or “excluded”.")
+    with transaction.atomic():
+        return (
+            TypingRecord.objects.filter(pk__in=list(record_ids), assignment__written_caption__isnull=False)
+            .exclude(flags="")
+            .update(review=decision, reviewed_by=user, reviewed_at=timezone.now())
+        )

@@ -1,0 +1,36 @@
+"""The admin index's notice of workforce-quality work waiting for a manager."""
+
+from __future__ import annotations
+
+from django import template
+from django.urls import reverse
+
+from annotation.quality.models import ImageWithdrawal, TypingRecord, TypingReview
+
+register = template.Library()
+
+
+@register.inclusion_tag("admin/annotation/quality_notice.html", takes_context=True)
+def quality_notice(context):
+    """Withdrawn images and flagged captions waiting for review, for users who can view them."""
+    user = context["request"].user
+    items = []
+    if user.has_perm("annotation.view_imagewithdrawal"):
+        n = ImageWithdrawal.objects.count()
+        if n:
+            items.append(
+                (
+                    f"{n} image{'s' if n != 1 else ''} withdrawn after reports",
+                    reverse("admin:annotation_imagewithdrawal_changelist"),
+                )
+            )
+    if user.has_perm("annotation.view_typingrecord"):
+        n = TypingRecord.objects.filter(review=TypingReview.PENDING).count()
+        if n:
+            items.append(
+                (
+                    f"{n} flagged caption{'s' if n != 1 else ''} to review (pasted or typed implausibly fast)",
+                    reverse("admin:annotation_typingrecord_changelist") + "?review__exact=pending",
+                )
+            )
+    return {"items": items}

@@ -1,0 +1,127 @@
+"""The read-only "Annotator hours" page: per annotator, submitted batches, images and time, over a
+period and one campaign or all, on the page and as CSV (for paying people)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, time, timedelta
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from annotation.admin.common import StyledModelAdmin, seconds_display
+from annotation.models import Campaign
+from annotation.quality.hours import annotator_hours
+from evaluation.models import AnnotatorHours
+from evaluation.research.exports.rows import utc_iso
+from evaluation.research.exports.writers import csv_lines
+
+CSV_COLUMNS = (
+    "annotator",
+    "annotator_username",
+    "batches",
+    "items",
+    "control_items",
+    "screen_hours",
+    "unmeasured_batches",
+    "wall_hours",
+    "first_submit",
+    "last_submit",
+)
+
+
+class HoursFilter(forms.Form):
+    campaign = forms.ModelChoiceField(
+        queryset=Campaign.objects.order_by("name"), required=False, empty_label="all campaigns"
+    )
+    since = forms.DateField(required=False, help_text="First day (UTC), included.")
+    until = forms.DateField(required=False, help_text="Last day (UTC), included.")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["until"] < data["since"]:
+            raise forms.ValidationError("The last day comes before the first day.")
+        return data
+
+
+def _moment(day, *, next_day: bool = False):
+    if day is None:
+        return None
+    return datetime.combine(day + timedelta(days=int(next_day)), time.min, tzinfo=UTC)
+
+
+@admin.register(AnnotatorHours)
+class AnnotatorHoursAdmin(StyledModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        form = HoursFilter(request.GET or None)
+        rows = []
+        if form.is_bound and not form.is_valid():
+            rows = None
+        else:
+            data = form.cleaned_data if form.is_bound else {}
+            campaign = data.get("campaign")
+            rows = annotator_hours(
+                campaign_id=campaign.pk if campaign else None,
+                since=_moment(data.get("since")),
+                until=_moment(data.get("until"), next_day=True),
+            )
+        if rows is not None and request.GET.get("format") == "csv":
+            records = (
+                {
+                    "annotator": r.pseudonym,
+                    "annotator_username": r.username,
+                    "batches": r.batches,
+                    "items": r.items,
+                    "control_items": r.control_items,
+                    "screen_hours": round(r.screen_hours, 4),
+                    "unmeasured_batches": r.unmeasured_batches,
+                    "wall_hours": round(r.wall_hours, 4),
+                    "first_submit": utc_iso(r.first_submit),
+                    "last_submit": utc_iso(r.last_submit),
+                }
+                for r in rows
+            )
+            response = StreamingHttpResponse(
+                csv_lines(CSV_COLUMNS, records, counts=Counter()),
+                content_type="text/csv; charset=utf-8; header=present",
+            )
+            response["Content-Disposition"] = 'attachment; filename="annotator-hours.csv"'
+            return response
+        query = request.GET.copy()
+        query["format"] = "csv"
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Annotator hours",
+            "opts": self.opts,
+            "media": self.media + form.media,
+            "form": form,
+            "rows": [
+                {
+                    "row": r,
+                    "screen": seconds_display(r.screen_seconds),
+                    "wall": seconds_display(r.wall_seconds),
+                }
+                for r in rows or []
+            ],
+            "csv_url": f"?{query.urlencode()}",
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, "admin/evaluation/annotatorhours/change_list.html", context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        return HttpResponseRedirect(reverse("admin:evaluation_annotatorhours_changelist"))

@@ -1,0 +1,249 @@
+"""Issue 14: "report a problem with this image".
+
+Only for images of the annotator's own batches, idempotent; after IMAGE_REPORT_THRESHOLD
+different annotators the image leaves every pool and the manager is told (admin list, admin
+index, log); the manager can put it back. A reported image may stay without a caption.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation.assignment.engine import batch_request
+from annotation.models import Item, WrittenCaption
+from annotation.quality.models import ImageReport, ImageWithdrawal
+from tests import factories as f
+from tests.annotation.test_screens import open_writing, rate_all, start_batch
+
+pytestmark = pytest.mark.django_db
+
+
+def report(client, batch, assignment_id, reason="broken", note=""):
+    return client.post(
+        reverse("annotation:api_report", args=[batch.pk]),
+        {"assignment": assignment_id, "reason": reason, "note": note},
+        content_type="application/json",
+    )
+
+
+def test_reporting_an_image_of_my_batch_is_stored_once(annotator_client, annotator, campaign):
+    batch = start_batch(annotator_client, campaign)
+    a = batch.assignments.order_by("position").first()
+    first = report(annotator_client, batch, a.pk, "offensive", "<b>bad</b>")
+    assert first.status_code == 200, first.content
+    assert first.json()["created"] is True and "manager" in first.json()["message"]
+    again = report(annotator_client, batch, a.pk, "private")
+    assert again.status_code == 200 and again.json()["created"] is False
+    (stored,) = ImageReport.objects.all()
+    assert (stored.image_id, stored.annotator_id, stored.reason, stored.note) == (
+        a.item.image_id,
+        annotator.pk,
+        "offensive",
+        "<b>bad</b>",
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"reason": "ugly"},
+        {"reason": ""},
+        {"note": "x" * 501},
+        {"assignment": "one"},
+        {"assignment": 0},
+    ],
+)
+def test_bad_reports_are_refused_and_store_nothing(annotator_client, campaign, body):
+    batch = start_batch(annotator_client, campaign)
+    a = batch.assignments.first()
+    data = {"assignment": a.pk, "reason": "broken", **body}
+    r = annotator_client.post(
+        reverse("annotation:api_report", args=[batch.pk]), data, content_type="application/json"
+    )
+    assert r.status_code == 400
+    assert r.json()["message"]
+    assert not ImageReport.objects.exists()
+
+
+def test_nobody_reports_through_another_annotators_batch_or_image(
+    client, annotator, other_annotator, campaign
+):
+    theirs, _ = batch_request(annotator=other_annotator, campaign_id=campaign.pk)
+    mine, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    client.force_login(annotator.user)
+    their_assignment = theirs.assignments.first()
+    # Their batch, their assignment in my batch's URL, sequential ids: all 404, nothing stored.
+    assert report(client, theirs, their_assignment.pk).status_code == 404
+    assert report(client, mine, their_assignment.pk).status_code == 404
+    for probe in range(1, 40):
+        r = client.post(
+            reverse("annotation:api_report", args=[probe]),
+            {"assignment": their_assignment.pk, "reason": "broken"},
+            content_type="application/json",
+        )
+        assert r.status_code in (404, 400)
+    assert not ImageReport.objects.exists()
+
+
+def test_reports_need_an_annotator_and_a_csrf_token(db, campaign, annotator, manager):
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    a = batch.assignments.first()
+    anonymous = Client()
+    assert report(anonymous, batch, a.pk).status_code in (401, 403)
+    staff = Client()
+    staff.force_login(manager)
+    assert report(staff, batch, a.pk).status_code == 403
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(annotator.user)
+    assert report(strict, batch, a.pk).status_code == 403
+    owner = Client()
+    owner.force_login(annotator.user)
+    assert owner.get(reverse("annotation:api_report", args=[batch.pk])).status_code == 405
+    assert not ImageReport.objects.exists()
+
+
+def test_enough_reports_take_the_image_out_of_every_pool_until_the_manager_puts_it_back(
+    settings, campaign, annotator, other_annotator, pm_client, caplog
+):
+    settings.IMAGE_REPORT_THRESHOLD = 2
+    language = campaign.language
+    from annotation.quality.reports import image_report
+    from annotation.services.work import batch_of  # noqa: F401  (the report goes through the batch)
+
+    b1, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    image_id = b1.assignments.first().item.image_id
+    # The other images are full for a moment, so that the second annotator gets the same ones.
+    others = Item.objects.filter(campaign=campaign).exclude(assignments__batch=b1)
+    others.update(active_count=campaign.replication)
+    b2, _ = batch_request(annotator=other_annotator, campaign_id=campaign.pk)
+    others.update(active_count=0)
+    a2 = b2.assignments.get(item__image_id=image_id)
+    first = image_report(
+        annotator=annotator, batch_id=b1.pk, assignment_id=b1.assignments.first().pk, reason="broken"
+    )
+    assert not first.withdrawn
+    second = image_report(annotator=other_annotator, batch_id=b2.pk, assignment_id=a2.pk, reason="private")
+    assert second.withdrawn
+    assert ImageWithdrawal.objects.filter(image_id=image_id, reports=2).exists()
+    assert "withdrawn from every pool" in caplog.text
+    # Nobody else gets it now (its K is not reached: only the withdrawal keeps it out).
+    Item.objects.filter(campaign=campaign, image_id=image_id).update(active_count=0)
+    for i in range(2):  # until the campaign's other images are full
+        newcomer = f.AnnotatorFactory(user__username=f"new{i}", languages=[language])
+        batch, _ = batch_request(annotator=newcomer, campaign_id=campaign.pk)
+        assert image_id not in batch.assignments.values_list("item__image_id", flat=True)
+    # The manager is told, and puts it back.
+    index = pm_client.get(reverse("admin:index")).content.decode()
+    assert "1 image withdrawn after reports" in index
+    url = reverse("admin:annotation_imagewithdrawal_changelist")
+    page = pm_client.get(url).content.decode()
+    assert "broken, private" in page
+    withdrawal = ImageWithdrawal.objects.get()
+    r = pm_client.post(url, {"action": "restore_images", "_selected_action": [withdrawal.pk]})
+    assert r.status_code == 302
+    assert not ImageWithdrawal.objects.exists()
+    assert set(ImageReport.objects.values_list("resolved", flat=True)) == {True}
+
+
+def test_one_report_below_the_threshold_withdraws_nothing(settings, annotator_client, campaign):
+    settings.IMAGE_REPORT_THRESHOLD = 3
+    batch = start_batch(annotator_client, campaign)
+    report(annotator_client, batch, batch.assignments.first().pk)
+    assert not ImageWithdrawal.objects.exists()
+
+
+def test_a_reported_image_may_stay_without_a_caption(annotator_client, annotator, campaign):
+    batch = start_batch(annotator_client, campaign)
+    rate_all(annotator_client, batch)
+    open_writing(annotator_client, batch)
+    broken, *others = batch.assignments.order_by("position")
+    assert report(annotator_client, batch, broken.pk).status_code == 200
+    for i, a in enumerate(others):
+        annotator_client.post(
+            reverse("annotation:api_draft", args=[batch.pk]),
+            {"assignment": a.pk, "text": f"Ein Hund im Park {i}", "base_revision": 0},
+            content_type="application/json",
+        )
+    r = annotator_client.post(
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {"submit_key": "report-key-1"},
+        content_type="application/json",
+    )
+    assert r.status_code == 200, r.content
+    assert not WrittenCaption.objects.filter(assignment=broken).exists()
+    assert WrittenCaption.objects.filter(assignment__batch=batch).count() == len(others)
+
+
+def test_an_unreported_empty_caption_is_still_refused(annotator_client, campaign):
+    batch = start_batch(annotator_client, campaign)
+    rate_all(annotator_client, batch)
+    open_writing(annotator_client, batch)
+    r = annotator_client.post(
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {"submit_key": "report-key-2"},
+        content_type="application/json",
+    )
+    assert r.status_code == 400
+    assert not WrittenCaption.objects.exists()
+
+
+def test_the_report_button_and_dialog_are_on_every_screen(annotator_client, campaign):
+    batch = start_batch(annotator_client, campaign)
+    page = annotator_client.get(reverse("annotation:screen1", args=[batch.pk])).content.decode()
+    assert page.count('class="linklike report-open"') == campaign.batch_size
+    assert 'id="report-dialog"' in page and "js/report.js" in page
+    assert "<script>" not in page  # CSP: static scripts only
+
+
+def test_researchers_read_reports_but_cannot_restore(
+    researcher_client, settings, annotator, other_annotator, campaign
+):
+    settings.IMAGE_REPORT_THRESHOLD = 1
+    from annotation.quality.reports import image_report
+
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    image_report(
+        annotator=annotator, batch_id=batch.pk, assignment_id=batch.assignments.first().pk, reason="broken"
+    )
+    assert researcher_client.get(reverse("admin:annotation_imagereport_changelist")).status_code == 200
+    url = reverse("admin:annotation_imagewithdrawal_changelist")
+    withdrawal = ImageWithdrawal.objects.get()
+    researcher_client.post(url, {"action": "restore_images", "_selected_action": [withdrawal.pk]})
+    assert ImageWithdrawal.objects.filter(pk=withdrawal.pk).exists()
+
+
+def test_fields_a_client_must_not_set_are_ignored(annotator_client, annotator, other_annotator, campaign):
+    batch = start_batch(annotator_client, campaign)
+    a = batch.assignments.first()
+    r = annotator_client.post(
+        reverse("annotation:api_report", args=[batch.pk]),
+        {
+            "assignment": a.pk,
+            "reason": "broken",
+            "annotator": other_annotator.pk,
+            "resolved": True,
+            "image": 1,
+            "campaign": 999,
+        },
+        content_type="application/json",
+    )
+    assert r.status_code == 200
+    (report_row,) = ImageReport.objects.all()
+    assert (report_row.annotator_id, report_row.resolved, report_row.image_id, report_row.campaign_id) == (
+        annotator.pk,
+        False,
+        a.item.image_id,
+        campaign.pk,
+    )
+
+
+def test_a_note_with_markup_is_shown_escaped_to_the_manager(settings, annotator_client, campaign, manager):
+    batch = start_batch(annotator_client, campaign)
+    report(annotator_client, batch, batch.assignments.first().pk, "private", '<script>alert("x")</script>')
+    staff = Client()
+    staff.force_login(manager)
+    page = staff.get(reverse("admin:annotation_imagereport_changelist")).content.decode()
+    assert "&lt;script&gt;alert(" in page
+    assert '<script>alert("x")</script>' not in page

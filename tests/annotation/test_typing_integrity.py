@@ -1,0 +1,270 @@
+"""Issue 14: integrity of the blind writing screen.
+
+Screen 2 records per caption whether text was pasted and how it was typed; the server flags
+captions pasted in whole or typed implausibly fast; flagged captions are kept, shown to the
+manager, and leave exports and metric runs only when the manager excludes them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import WrittenCaption
+from annotation.quality.integrity import TypingFigures, TypingRules, typing_flags
+from annotation.quality.models import TypingRecord
+from evaluation.human.selectors import caption_statistics_rows
+from evaluation.metrics.selectors import reference_texts
+from evaluation.models import ReferenceSet
+from evaluation.research.exports import export_prepare
+from tests import factories as f
+from tests.annotation.test_screens import open_writing, rate_all, start_batch
+
+T0 = 1_763_900_000_000  # an epoch millisecond of November 2025
+
+# --- The pure rules --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("figures", "flags"),
+    [
+        (TypingFigures(chars=40, keystrokes=45, seconds=12.0), []),
+        (TypingFigures(chars=40, keystrokes=0, paste_count=1, pasted_chars=40, seconds=None), ["pasted"]),
+        (TypingFigures(chars=40, keystrokes=30, paste_count=1, pasted_chars=10, seconds=10.0), []),
+        (TypingFigures(chars=60, keystrokes=60, seconds=2.0), ["fast"]),
+        (TypingFigures(chars=60, keystrokes=3, seconds=30.0), ["untyped"]),
+        (TypingFigures(chars=10, keystrokes=1, seconds=0.2), []),  # short captions: only pasting counts
+        (TypingFigures(chars=30, measured=False), ["unmeasured"]),
+        (TypingFigures(chars=0), []),
+    ],
+)
+def test_typing_flags(figures, flags):
+    assert typing_flags(figures, TypingRules()) == flags
+
+
+# --- Through the screen's endpoints ---------------------------------------------------------------------
+
+
+def _on_screen2(client, campaign):
+    batch = start_batch(client, campaign)
+    rate_all(client, batch)
+    open_writing(client, batch)
+    return batch
+
+
+def _draft(client, batch, assignment, text, typing=None, revision=0):
+    body = {"assignment": assignment.pk, "text": text, "base_revision": revision}
+    if typing is not None:
+        body["typing"] = typing
+    return client.post(
+        reverse("annotation:api_draft", args=[batch.pk]), body, content_type="application/json"
+    )
+
+
+def _submit(client, batch, key="submit-key-1"):
+    return client.post(
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {"submit_key": key},
+        content_type="application/json",
+    )
+
+
+TYPED = "Zwei Kinder spielen im Sand am Meer"
+
+
+def typed(n, seconds):
+    return {
+        "keystrokes": n,
+        "paste_count": 0,
+        "pasted_chars": 0,
+        "first_key_ms": T0,
+        "last_key_ms": T0 + int(seconds * 1000),
+    }
+
+
+def test_drafts_carry_the_typing_record_and_it_only_grows(annotator_client, campaign):
+    batch = _on_screen2(annotator_client, campaign)
+    a = batch.assignments.order_by("position").first()
+    assert _draft(annotator_client, batch, a, TYPED[:10], typed(10, 3)).status_code == 200
+    # A late, older save cannot lower the counters or narrow the span.
+    assert (
+        _draft(
+            annotator_client, batch, a, TYPED, {**typed(5, 1), "first_key_ms": T0 + 500}, revision=1
+        ).status_code
+        == 200
+    )
+    record = TypingRecord.objects.get(assignment=a)
+    assert (record.keystrokes, record.first_key_ms, record.last_key_ms) == (10, T0, T0 + 3000)
+    # The page counts on from what is stored.
+    page = annotator_client.get(reverse("annotation:screen2", args=[batch.pk])).content.decode()
+    assert 'class="typing-keystrokes" value="10"' in page
+    assert f'class="typing-first-key" value="{T0}"' in page
+    assert "js/typing.js" in page
+
+
+@pytest.mark.parametrize(
+    "typing",
+    [
+        {"keystrokes": -1},
+        {"keystrokes": "many"},
+        {"first_key_ms": T0, "last_key_ms": T0 - 1},
+        {"first_key_ms": T0},
+        {"first_key_ms": 5, "last_key_ms": 6},
+        {"keystrokes": 2**40},
+    ],
+)
+def test_a_bad_typing_record_is_refused_and_nothing_changes(annotator_client, campaign, typing):
+    batch = _on_screen2(annotator_client, campaign)
+    a = batch.assignments.order_by("position").first()
+    r = _draft(annotator_client, batch, a, TYPED, typing)
+    assert r.status_code == 400
+    assert not TypingRecord.objects.filter(assignment=a).exists()
+    assert not hasattr(a, "draft") or a.draft is None
+
+
+def test_submit_flags_pasted_and_fast_captions_and_keeps_them(annotator_client, campaign):
+    batch = _on_screen2(annotator_client, campaign)
+    pasted, fast, fine = batch.assignments.order_by("position")
+    _draft(
+        annotator_client,
+        batch,
+        pasted,
+        TYPED,
+        {"keystrokes": 1, "paste_count": 1, "pasted_chars": len(TYPED)},
+    )
+    _draft(annotator_client, batch, fast, TYPED + " 2", typed(len(TYPED) + 2, 0.8))
+    _draft(annotator_client, batch, fine, TYPED + " 3", typed(40, 14))
+    assert _submit(annotator_client, batch).status_code == 200
+    records = {r.assignment_id: r for r in TypingRecord.objects.filter(assignment__batch=batch)}
+    assert records[pasted.pk].flags == "pasted" and records[pasted.pk].review == "pending"
+    assert records[fast.pk].flags == "fast" and records[fast.pk].review == "pending"
+    assert records[fine.pk].flags == "" and records[fine.pk].review == ""
+    # Flagged captions are kept and counted until a manager decides.
+    assert WrittenCaption.objects.counted().filter(assignment__batch=batch).count() == 3
+
+
+def test_a_caption_sent_without_any_typing_record_is_flagged_unmeasured(annotator_client, campaign):
+    batch = _on_screen2(annotator_client, campaign)
+    for i, a in enumerate(batch.assignments.order_by("position")):
+        _draft(annotator_client, batch, a, f"{TYPED} {i}")
+    assert _submit(annotator_client, batch).status_code == 200
+    assert set(TypingRecord.objects.filter(assignment__batch=batch).values_list("flags", flat=True)) == {
+        "unmeasured"
+    }
+
+
+def test_typing_sent_with_the_submit_is_stored(annotator_client, campaign):
+    batch = _on_screen2(annotator_client, campaign)
+    assignments = list(batch.assignments.order_by("position"))
+    captions = [
+        {"assignment": a.pk, "text": f"{TYPED} {i}", "base_revision": 0, "typing": typed(40, 12)}
+        for i, a in enumerate(assignments)
+    ]
+    r = annotator_client.post(
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {"submit_key": "submit-key-2", "captions": captions},
+        content_type="application/json",
+    )
+    assert r.status_code == 200, r.content
+    assert list(TypingRecord.objects.filter(assignment__batch=batch).values_list("flags", flat=True)) == [
+        "",
+        "",
+        "",
+    ]
+
+
+# --- The manager's review -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def flagged(annotator_client, campaign):
+    batch = _on_screen2(annotator_client, campaign)
+    a, b, c = batch.assignments.order_by("position")
+    _draft(
+        annotator_client,
+        batch,
+        a,
+        "Maschinell übersetzter Text über ein Bild",
+        {"paste_count": 1, "pasted_chars": 41},
+    )
+    _draft(annotator_client, batch, b, TYPED + " b", typed(40, 12))
+    _draft(annotator_client, batch, c, TYPED + " c", typed(40, 12))
+    assert _submit(annotator_client, batch).status_code == 200
+    return TypingRecord.objects.get(assignment=a)
+
+
+@pytest.fixture
+def manager_client(manager):
+    """A client of its own: ``annotator_client`` (in ``flagged``) holds the shared one."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(manager)
+    return client
+
+
+def test_the_manager_sees_flagged_captions_and_excludes_one(flagged, manager_client, campaign):
+    pm_client = manager_client
+    url = reverse("admin:annotation_typingrecord_changelist")
+    page = pm_client.get(url + "?review__exact=pending").content.decode()
+    assert "Maschinell übersetzter Text" in page and "pasted" in page
+    r = pm_client.post(url, {"action": "exclude_captions", "_selected_action": [flagged.pk]})
+    assert r.status_code == 302
+    flagged.refresh_from_db()
+    assert flagged.review == "excluded" and flagged.reviewed_by is not None
+    # Gone from the caption exports, reference sets, Table 1; the other two stay.
+    exported = "".join(export_prepare(kind="captions", fmt="xm3600", campaign_id=campaign.pk).chunks())
+    assert "Maschinell" not in exported and TYPED in exported
+    reference_set = ReferenceSet.objects.create(
+        name="r", kind="campaign", campaign=campaign, language=campaign.language
+    )
+    texts = [t for ts in reference_texts(reference_set).values() for t in ts]
+    assert len(texts) == 2 and not any("Maschinell" in t for t in texts)
+    (row,) = caption_statistics_rows(campaign_id=campaign.pk)
+    assert row.n_captions == 2
+    # The caption itself is kept: the manager can change their mind.
+    assert WrittenCaption.objects.filter(assignment=flagged.assignment).exists()
+    pm_client.post(url, {"action": "keep_captions", "_selected_action": [flagged.pk]})
+    assert WrittenCaption.objects.counted().filter(campaign=campaign).count() == 3
+
+
+def test_researchers_see_the_review_but_cannot_decide(researcher_client, flagged):
+    url = reverse("admin:annotation_typingrecord_changelist")
+    assert researcher_client.get(url).status_code == 200
+    r = researcher_client.post(url, {"action": "exclude_captions", "_selected_action": [flagged.pk]})
+    flagged.refresh_from_db()
+    assert flagged.review == "pending"
+    assert r.status_code in (200, 302, 403)
+
+
+def test_annotators_reach_no_review_page(annotator_client, flagged):
+    r = annotator_client.get(reverse("admin:annotation_typingrecord_changelist"))
+    assert r.status_code == 302 and "/login/" in r["Location"]
+
+
+def test_unknown_decisions_are_refused(flagged):
+    from annotation.quality.typing import typing_review
+    from core.errors import ValidationFailed
+
+    with pytest.raises(ValidationFailed):
+        typing_review(record_ids=[flagged.pk], decision="delete", user=None)
+    flagged.refresh_from_db()
+    assert flagged.review == "pending"
+
+
+def test_a_record_of_another_annotators_caption_is_not_reachable_by_id(client, flagged, other_annotator):
+    # Typing figures travel only inside the owner's batch: another annotator's batch id is a 404.
+    client.force_login(other_annotator.user)
+    batch = flagged.assignment.batch
+    r = client.post(
+        reverse("annotation:api_draft", args=[batch.pk]),
+        {"assignment": flagged.assignment_id, "text": "x", "base_revision": 0, "typing": {"keystrokes": 1}},
+        content_type="application/json",
+    )
+    assert r.status_code == 404
+    flagged.refresh_from_db()
+    assert flagged.keystrokes == 0
+
+
+def test_factories_still_work(db):
+    assert f.LanguageFactory()
