@@ -350,5 +350,7 @@ def test_list_pages_do_not_grow_queries_with_rows(
     assert many == few
     with django_assert_max_num_queries(12):
         pm_client.get(admin_url(Campaign, "changelist"))
-    with django_assert_max_num_queries(20):
+    # The change page's panels each cost a fixed few queries (recruitment and onboarding 3, control
+    # items 2), whatever the rows.
+    with django_assert_max_num_queries(22):
         pm_client.get(admin_url(Campaign, "change", Campaign.objects.first().pk))

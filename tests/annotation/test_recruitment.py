@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from annotation.assignment.engine import batch_request
 from annotation.models import Annotator, AnnotatorSkill, CampaignState, Enrolment, EntryLink
@@ -321,11 +321,19 @@ def _submit_a_batch(annotator, campaign):
     return batch
 
 
+def _reads_english(annotator):
+    # A participant of a German campaign sees German pages by default; these tests read the English.
+    annotator.interface_language = "en"
+    annotator.save(update_fields=["interface_language"])
+    translation.activate("en")
+
+
 def test_the_completion_code_and_redirect_come_when_the_quota_is_done(campaign, german):
     link = link_for(campaign, quota_batches=1)
     client, _ = crowd_join(link)
     declare(client, campaign, german)
     annotator = session_user(client).annotator
+    _reads_english(annotator)
     batch = _submit_a_batch(annotator, campaign)
     response = client.get(reverse("annotation:batch", args=[batch.pk]))
     assert response["Location"] == reverse("annotation:completion", args=[batch.pk])
@@ -344,7 +352,9 @@ def test_without_a_quota_the_code_comes_after_every_batch_and_more_work_is_offer
     link = link_for(campaign)
     client, _ = crowd_join(link)
     declare(client, campaign, german)
-    batch = _submit_a_batch(session_user(client).annotator, campaign)
+    annotator = session_user(client).annotator
+    _reads_english(annotator)
+    batch = _submit_a_batch(annotator, campaign)
     page = client.get(reverse("annotation:completion", args=[batch.pk])).content.decode()
     assert "C0DE42" in page and "data-redirect" not in page and "Do another batch" in page
 

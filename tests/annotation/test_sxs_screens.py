@@ -131,6 +131,10 @@ def test_no_system_name_and_no_side_reach_the_page_or_the_api(annotator_client, 
         "expires",
         "server-now",
         "minutes",
+        # The image-report dialog: its endpoint and two translated messages.
+        "url",
+        "done",
+        "failed",
     }
     script = annotator_client.get("/static/js/items.js")
     body = b"".join(script.streaming_content) if script.streaming else script.content

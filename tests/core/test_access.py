@@ -75,8 +75,9 @@ def test_the_url_list_covers_the_api_the_report_page_and_the_exports():
     assert "/reports/scatter/CIDEr-D.png" in urls
     assert "/exports/" in urls and "/exports/campaigns/1/ratings.csv.provenance.json" in urls
     assert (
-        len([url for url in urls if url.startswith("/exports/")]) == 15
-    )  # index, 6 exports, 1 system export, sidecars
+        len([url for url in urls if url.startswith("/exports/")]) == 27
+    )  # index, 12 campaign exports (captions 2, ratings 2, judgments 2, work time 2, hours 2, controls 2),
+    # 1 system export, and each export's provenance sidecar
 
 
 def test_the_predicates(accounts):
