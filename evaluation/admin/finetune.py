@@ -17,6 +17,7 @@ from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
 from evaluation.metrics.finetune.services import (
     DEMO_MODEL_NAME,
     clip_model_demo_register,
+    demo_data_files,
     fine_tune_is_orphaned,
     fine_tune_plan,
     fine_tune_resume,
@@ -37,6 +38,7 @@ class ClipFineTuneStartForm(forms.ModelForm):
         queryset=Campaign.objects.filter(kind__in=[CampaignKind.CAPTION, CampaignKind.RATING])
         .select_related("language")
         .order_by("name"),
+        required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="Caption campaigns give (image, human caption) pairs and their screen-1 ratings; "
         "verification campaigns give ratings of human captions.",
@@ -53,6 +55,12 @@ class ClipFineTuneStartForm(forms.ModelForm):
         label="Start from the demo's tiny model",
         required=False,
         help_text="Registers a tiny random CLIP built offline, for trying the workflow; its numbers mean nothing.",
+    )
+    demo_data = forms.BooleanField(
+        label="Add the demo's data",
+        required=False,
+        help_text="The demo photographs' hand-written references and SIMULATED ratings of the simulated systems' "
+        "captions (evaluation/demo): for trying the workflow, never for results.",
     )
     register_as = forms.CharField(help_text="The name metric runs will choose the fine-tuned model by.")
     learning_rate = forms.FloatField(initial=1e-5)
@@ -78,9 +86,12 @@ class ClipFineTuneStartForm(forms.ModelForm):
             if base is not None:
                 raise forms.ValidationError("Choose a base model or the demo's tiny model, not both.")
             base = ClipModel.objects.filter(name=DEMO_MODEL_NAME).first() or clip_model_demo_register()
+        captions_files, ratings_file = demo_data_files() if data.get("demo_data") else ({}, None)
         try:
             self.plan = fine_tune_plan(
                 campaigns=[str(c.pk) for c in data.get("campaigns") or []],
+                captions_files=captions_files,
+                ratings_file=ratings_file,
                 languages=(data.get("language_codes") or "").replace(",", " ").split(),
                 base=base.name if base else None,
                 name=data.get("name") or "",
@@ -194,6 +205,7 @@ class ClipFineTuneAdmin(StyledModelAdmin):
                 "language_codes",
                 "base",
                 "demo_base",
+                "demo_data",
                 "register_as",
                 "learning_rate",
                 "batch_size",

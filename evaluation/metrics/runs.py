@@ -373,6 +373,7 @@ def metric_run_create(
     image_orientation: str | None = None,
     cider_df: str = CIDER_DF_TEST,
     scheme: str | None = None,
+    clip_model_name: str | None = None,
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
@@ -391,6 +392,7 @@ def metric_run_create(
         image_orientation=image_orientation,
         cider_df=cider_df,
         scheme=scheme,
+        clip_model_name=clip_model_name,
     )
     return metric_run_store(plan=plan, user=user, enqueue=enqueue)
 

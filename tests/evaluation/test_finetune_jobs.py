@@ -306,6 +306,18 @@ def test_a_metric_run_can_choose_the_fine_tuned_model_under_its_own_id(
     sha = run.model.model_id.rsplit("sha256-", 1)[1]
     assert f"ckpt:sha256-{sha[:16]}" in metric_run.signatures["CLIPScore"]
     assert sha not in run.model.base_model_id
+    # The report of that metric run shows the model's before/after table, labelled as the demo's.
+    from evaluation.research.reports.report import report_from_db
+
+    report = report_from_db(metric_run_ids=[metric_run.pk], n_boot=50, sxs_n_boot=50, n_permutations=50)
+    assert [s.model for s in report.fine_tunes] == ["bilder-ft"] and report.fine_tunes[0].run_id == run.pk
+    assert "en" in report.fine_tunes[0].table and "not results" in report.fine_tunes[0].text
+    researcher = f.RoleUserFactory(username="reader")
+    client = Client()
+    client.force_login(researcher)
+    html = client.get(reverse("reports:report") + f"?runs={metric_run.pk}").content.decode()
+    assert f'id="finetune-{run.pk}"' in html and "before and after, on its test split" in html
+    assert "These numbers show the workflow; they are not results." in html
     with pytest.raises(NotFound, match="no registered CLIP model “nope”"):
         metric_run_plan(
             name="x",
@@ -403,3 +415,20 @@ def test_a_manager_starts_a_run_in_the_admin_and_sees_its_table_a_researcher_onl
     assert model_page.status_code == 200 and "finetune-before-after" in model_page.content.decode()
     for target in (url, reverse("admin:evaluation_clipfinetune_change", args=[run.pk])):
         assert annotator_client.get(target).status_code == 302  # to the admin login: not staff
+
+
+def test_the_demo_fine_tunes_its_tiny_model_on_its_own_data_labelled_as_such(db, capsys, settings):
+    from evaluation.demo.captions import CAPTIONS
+
+    for code, name in (("de", "German"), ("ar", "Arabic"), ("ja", "Japanese")):
+        f.LanguageFactory(code=code, name=name)
+    for key in sorted(CAPTIONS["de"]):
+        f.ImageFactory(key=key)
+    call_command("finetune_clip", "--demo", "--register-as", "demo-ft", "--epochs", "1", "--batch-size", "16")
+    out = capsys.readouterr().out
+    run = ClipFineTune.objects.get()
+    assert run.status == RunStatus.SUCCEEDED and run.is_demo and run.model.is_demo
+    assert run.selection["rated_per_language"] == {"ar": 68, "de": 68, "ja": 68}
+    assert run.selection["pairs_per_language"] == {"ar": 34, "de": 34, "ja": 34}
+    assert "DEMO: a tiny random model on demo data. These numbers are not results." in out
+    assert str(ClipModel.objects.get(name=DEMO_MODEL_NAME)) == "demo-tiny-clip (tiny demo model)"

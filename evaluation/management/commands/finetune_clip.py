@@ -3,7 +3,7 @@
     manage.py finetune_clip --campaigns "Captions de" "Verification de" --register-as clip-de-ft
     manage.py finetune_clip --campaigns 3 --captions-file sw=xm3600_sw.jsonl --ratings-file ratings.csv \
         --base my-clip --lr 1e-5 --batch-size 32 --epochs 5 --seed 0 --split-seed 0 --trainable text
-    manage.py finetune_clip --demo-base --campaigns "Demo captions" --register-as demo-ft   # the demo's tiny model
+    manage.py finetune_clip --demo --register-as demo-ft    # the demo's tiny model on the demo's data
     manage.py finetune_clip --resume 4      # continue a killed or failed run from its last checkpoint
     manage.py finetune_clip --show 4        # the before/after table of a finished run
 
@@ -22,6 +22,7 @@ from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
 from evaluation.metrics.finetune.jobs import fine_tune_train
 from evaluation.metrics.finetune.services import (
     clip_model_demo_register,
+    demo_data_files,
     fine_tune_plan,
     fine_tune_resume,
     fine_tune_store,
@@ -70,6 +71,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--demo-base", action="store_true", help="start from the demo's tiny random model (registers it)"
         )
+        parser.add_argument(
+            "--demo",
+            action="store_true",
+            help="the demo's tiny model on the demo's data (references and SIMULATED ratings of evaluation/demo)",
+        )
         parser.add_argument("--name", default="")
         parser.add_argument(
             "--register-as", default="", help="name the fine-tuned model gets for metric runs"
@@ -111,6 +117,13 @@ class Command(BaseCommand):
                 run = fine_tune_resume(run_id=options["resume"], enqueue=options["queue"])
             else:
                 base = options["base"]
+                captions_files = _captions_files(options["captions_file"])
+                ratings_file = options["ratings_file"]
+                if options["demo"]:
+                    demo_captions, demo_ratings = demo_data_files()
+                    captions_files = demo_captions | captions_files
+                    ratings_file = ratings_file or demo_ratings
+                    options["demo_base"] = not base
                 if options["demo_base"]:
                     if base:
                         raise CommandError("--base and --demo-base exclude each other")
@@ -118,8 +131,8 @@ class Command(BaseCommand):
                 plan = fine_tune_plan(
                     campaigns=options["campaigns"],
                     languages=options["languages"],
-                    captions_files=_captions_files(options["captions_file"]),
-                    ratings_file=options["ratings_file"],
+                    captions_files=captions_files,
+                    ratings_file=ratings_file,
                     base=base if not (options["dry_run"] and options["demo_base"]) else None,
                     name=options["name"],
                     register_as=options["register_as"],

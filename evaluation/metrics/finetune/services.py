@@ -87,6 +87,14 @@ def clip_model_demo_register() -> ClipModel:
     return model
 
 
+def demo_data_files() -> tuple[dict[str, str], str]:
+    """The demo's fine-tuning data (references as XM3600 files, SIMULATED ratings as CSV; see
+    :mod:`evaluation.demo.finetune_data`), written under ``CLIP_FINETUNE_DIR/demo-data``."""
+    from evaluation.demo.finetune_data import demo_finetune_files
+
+    return demo_finetune_files(Path(settings.CLIP_FINETUNE_DIR) / "demo-data")
+
+
 # --- planning -------------------------------------------------------------------------------------
 
 
