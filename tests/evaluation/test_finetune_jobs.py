@@ -318,6 +318,16 @@ def test_a_metric_run_can_choose_the_fine_tuned_model_under_its_own_id(
     html = client.get(reverse("reports:report") + f"?runs={metric_run.pk}").content.decode()
     assert f'id="finetune-{run.pk}"' in html and "before and after, on its test split" in html
     assert "These numbers show the workflow; they are not results." in html
+    body = {"language": "de", "systems": ["sys"], "reference_set": refs.pk, "metrics": ["CLIPScore"]}
+    refused = client.post(
+        "/api/metric-runs/", {**body, "clip_model": "nope"}, content_type="application/json"
+    )
+    assert refused.status_code == 404 and "no registered CLIP model “nope”" in refused.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        made = client.post(
+            "/api/metric-runs/", {**body, "clip_model": "bilder-ft"}, content_type="application/json"
+        )
+    assert made.status_code == 201 and made.json()["params"]["clip_registered"] == "bilder-ft"
     with pytest.raises(NotFound, match="no registered CLIP model “nope”"):
         metric_run_plan(
             name="x",
@@ -432,3 +442,37 @@ def test_the_demo_fine_tunes_its_tiny_model_on_its_own_data_labelled_as_such(db,
     assert run.selection["pairs_per_language"] == {"ar": 34, "de": 34, "ja": 34}
     assert "DEMO: a tiny random model on demo data. These numbers are not results." in out
     assert str(ClipModel.objects.get(name=DEMO_MODEL_NAME)) == "demo-tiny-clip (tiny demo model)"
+
+
+def test_the_api_reads_runs_and_models_for_research_roles_only(
+    rated_campaign, demo_model, researcher_client, annotator, django_capture_on_commit_callbacks
+):
+    run = start(django_capture_on_commit_callbacks)
+    listed = researcher_client.get("/api/fine-tunes/").json()
+    assert listed["count"] == 1 and listed["results"][0]["model"] == "bilder-ft"
+    detail = researcher_client.get(f"/api/fine-tunes/{run.pk}/").json()
+    assert detail["is_demo"] is True and detail["config"]["epochs"] == 1
+    assert set(detail["before_after"]) == {"en"} and "delta_tau_b" in detail["before_after"]["en"]
+    assert "data" not in detail  # the frozen data stays in the database
+    models = researcher_client.get("/api/clip-models/").json()
+    assert {m["name"] for m in models["results"]} == {DEMO_MODEL_NAME, "bilder-ft"}
+    model = researcher_client.get(f"/api/clip-models/{run.model.pk}/").json()
+    assert model["fine_tune_run"] == run.pk and model["provenance"]["split_seed"] == 0
+    assert researcher_client.get("/api/clip-models/?is_demo=false").json()["count"] == 0
+    assert researcher_client.get("/api/fine-tunes/?status=failed").json()["count"] == 0
+    assert researcher_client.get("/api/fine-tunes/?bogus=1").status_code == 400
+    for url in (f"/api/fine-tunes/{run.pk + 1}/", f"/api/clip-models/{run.model.pk + 10}/"):
+        assert researcher_client.get(url).status_code == 404
+    for url in (f"/api/fine-tunes/{run.pk}/", "/api/fine-tunes/", f"/api/clip-models/{run.model.pk}/"):
+        assert researcher_client.post(url, {}).status_code == 405
+        assert researcher_client.delete(url).status_code == 405
+    outsider = Client()
+    outsider.force_login(annotator.user)
+    for url in (
+        "/api/fine-tunes/",
+        f"/api/fine-tunes/{run.pk}/",
+        "/api/clip-models/",
+        f"/api/clip-models/{run.model.pk}/",
+    ):
+        assert outsider.get(url).status_code == 403
+        assert Client().get(url).status_code in (401, 403)
