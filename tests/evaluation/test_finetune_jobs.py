@@ -274,7 +274,7 @@ def test_an_unreachable_broker_fails_the_run_visibly_and_it_stays_resumable(
 
 
 def test_a_metric_run_can_choose_the_fine_tuned_model_under_its_own_id(
-    rated_campaign, demo_model, django_capture_on_commit_callbacks
+    rated_campaign, demo_model, django_capture_on_commit_callbacks, tmp_path
 ):
     from annotation.models import Image, Language
 
@@ -312,6 +312,11 @@ def test_a_metric_run_can_choose_the_fine_tuned_model_under_its_own_id(
     report = report_from_db(metric_run_ids=[metric_run.pk], n_boot=50, sxs_n_boot=50, n_permutations=50)
     assert [s.model for s in report.fine_tunes] == ["bilder-ft"] and report.fine_tunes[0].run_id == run.pk
     assert "en" in report.fine_tunes[0].table and "not results" in report.fine_tunes[0].text
+    from evaluation.research.reports.render import report_write
+
+    written = {path.name: path for path in report_write(report, tmp_path / "report")}
+    assert "not results" in written["finetune.txt"].read_text(encoding="utf-8")
+    assert "finetune.txt" in written["index.txt"].read_text(encoding="utf-8")
     researcher = f.RoleUserFactory(username="reader")
     client = Client()
     client.force_login(researcher)
@@ -476,3 +481,54 @@ def test_the_api_reads_runs_and_models_for_research_roles_only(
     ):
         assert outsider.get(url).status_code == 403
         assert Client().get(url).status_code in (401, 403)
+
+
+def test_verification_ratings_of_human_captions_join_the_pearson_data(rated_campaign, demo_model, german):
+    from annotation.assignment.engine import batch_request
+    from annotation.services import work
+    from annotation.services.campaigns import campaign_open, rating_campaign_create
+    from evaluation.metrics.finetune.services import fine_tune_plan
+
+    verification = rating_campaign_create(name="Prüfung", source_campaign_id=rated_campaign.pk, batch_size=20)
+    verification = campaign_open(campaign_id=verification.pk)
+    for n in range(3):
+        rater = f.AnnotatorFactory(languages=[german], reads_english=False)
+        batch, _ = batch_request(annotator=rater, campaign_id=verification.pk)
+        for a in batch.assignments.all():
+            value = VALUES[(a.item.image_id + n) % len(VALUES)]
+            work.rating_save(annotator=rater, batch_id=batch.pk, assignment_id=a.pk, value=value)
+        work.judgment_batch_submit(annotator=rater, batch_id=batch.pk, submit_key=uuid.uuid4().hex)
+    plan = fine_tune_plan(**SMALL, campaigns=["Bilder", "Prüfung"], base=DEMO_MODEL_NAME, register_as="x")
+    # 20 captions × 3 raters, NOT-ENOUGH-INFO (one in five) left out: 48 ratings of German human captions.
+    assert plan.selection["rated_by_source"] == {"screen1": 32, "verification": 48}
+    assert plan.selection["rated_per_language"] == {"de": 48, "en": 32}
+    texts = {row[1] for row in plan.data["rated"] if row[4] == "verification"}
+    assert all(text.startswith("Ein Bild") for text in texts)  # the human captions, not the prompt captions
+
+
+def test_a_rolled_back_start_queues_nothing_and_the_sweep_requeues_a_silent_run(
+    rated_campaign, demo_model, django_capture_on_commit_callbacks
+):
+    from django.db import transaction
+
+    from evaluation.metrics.finetune.tasks import requeue_orphaned_fine_tunes
+
+    with (
+        django_capture_on_commit_callbacks(execute=True) as sent,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        fine_tune_create(**SMALL, campaigns=["Bilder"], base=DEMO_MODEL_NAME, register_as="gone")
+        raise RuntimeError("rolled back")
+    assert sent == [] and ClipFineTune.objects.count() == 0
+    with django_capture_on_commit_callbacks(execute=False):
+        run = fine_tune_create(**SMALL, campaigns=["Bilder"], base=DEMO_MODEL_NAME, register_as="swept")
+    # A worker that claimed the run and died: running, silent for longer than the orphan timeout.
+    ClipFineTune.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, heartbeat_at=timezone.now() - timedelta(hours=2)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert requeue_orphaned_fine_tunes() == 1
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert requeue_orphaned_fine_tunes() == 0
