@@ -187,8 +187,10 @@ def test_a_killed_run_resumes_from_its_checkpoint(
             {"min_ratings": 50},
             "Too few rated captions to fine-tune and judge on (NOT-ENOUGH-INFO left out; at least 50 per language): en has 32",
         ),
-        ({"languages": ["de"]}, "de has 0"),
+        ({"languages": ["de"]}, "There are no rated captions in Bilder"),
+        ({"languages": ["de", "fr"]}, "No captions or ratings in fr in Bilder"),
         ({"languages": ["xx"]}, "Unknown language(s): xx"),
+        ({"languages": ["de", "en"], "min_ratings": 40}, "en has 32"),
         ({"base": "missing"}, "There is no registered CLIP model “missing”"),
         ({"batch_size": 2}, "Batch size must be at least 3"),
         ({"trainable": "vision"}, "Trainable must be one of"),
@@ -198,6 +200,7 @@ def test_a_killed_run_resumes_from_its_checkpoint(
 def test_bad_requests_are_refused_with_the_reason_and_store_nothing(
     rated_campaign, demo_model, kwargs, message
 ):
+    f.LanguageFactory(code="fr", name="French")
     with pytest.raises((ValidationFailed, NotFound)) as caught:
         fine_tune_create(
             **{**SMALL, "campaigns": ["Bilder"], "base": DEMO_MODEL_NAME, "register_as": "x", **kwargs}

@@ -231,7 +231,7 @@ def fine_tune_plan(
 
     ``base``: a registered CLIP model's name (None: the ``CLIP_*`` settings). Raises ValidationFailed
     (NotFound for an unknown base) when: no data source is named; a campaign is unknown or a
-    side-by-side campaign; a language code is unknown; a file is malformed or names images the
+    side-by-side campaign; a language code is unknown or named without data; a file is malformed or names images the
     platform lacks; the data holds no image with a file; a language has rated captions but fewer than
     ``min_ratings`` (default ``CLIP_FINETUNE_MIN_RATINGS``; the counts are in the message); no language
     has enough; the name to register is taken; or a hyperparameter is out of range.
@@ -310,11 +310,19 @@ def fine_tune_plan(
 
     rated_counts = Counter(r[2] for r in rated)
     pair_counts = Counter(p[2] for p in pairs)
+    # A language with some ratings needs enough of them to train on and to judge on its test split; one
+    # with captions only (e.g. the target language of screen 1, whose ratings are of English captions)
+    # trains the contrastive loss and is not judged.
     too_few = [
-        f"{code} has {rated_counts.get(code, 0)}"
-        for code in sorted(set(wanted) | set(rated_counts))
-        if rated_counts.get(code, 0) < min_ratings and (rated_counts.get(code, 0) or code in wanted)
+        f"{code} has {rated_counts[code]}"
+        for code in sorted(rated_counts)
+        if rated_counts[code] < min_ratings
     ]
+    no_data = [code for code in wanted if not rated_counts.get(code) and not pair_counts.get(code)]
+    if no_data:
+        raise ValidationFailed(
+            f"No captions or ratings in {', '.join(no_data)} in {where} (images with files only)."
+        )
     if too_few:
         raise ValidationFailed(
             f"Too few rated captions to fine-tune and judge on (NOT-ENOUGH-INFO left out; at least {min_ratings} "
