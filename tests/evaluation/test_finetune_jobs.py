@@ -431,6 +431,9 @@ def test_a_manager_starts_a_run_in_the_admin_and_sees_its_table_a_researcher_onl
     assert researcher_client.get(url).status_code == 403
     model_page = researcher_client.get(reverse("admin:evaluation_clipmodel_change", args=[run.model.pk]))
     assert model_page.status_code == 200 and "finetune-before-after" in model_page.content.decode()
+    # The fine-tuned model is a choice of the metric-run form.
+    choice = pm_client.get(reverse("admin:evaluation_metricrun_add")).content.decode()
+    assert f'<option value="{run.model.pk}">admin-ft (tiny demo model)</option>' in choice
     for target in (url, reverse("admin:evaluation_clipfinetune_change", args=[run.pk])):
         assert annotator_client.get(target).status_code == 302  # to the admin login: not staff
 
