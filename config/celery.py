@@ -11,4 +11,6 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # Each app's tasks.py, and the metric-run tasks, which live with the metrics (evaluation/metrics/tasks.py).
 # Task names are explicit on each task, so moving a module never renames a queued task.
 app.autodiscover_tasks()
-app.autodiscover_tasks(["evaluation.metrics", "evaluation.metrics.retrieval_checks"])
+app.autodiscover_tasks(
+    ["evaluation.metrics", "evaluation.metrics.retrieval_checks", "evaluation.metrics.finetune"]
+)

@@ -322,6 +322,18 @@ if CLIP_TORCH_THREADS < 0 or CLIP_IMAGE_LOADER_THREADS < 0 or CLIP_TEXT_BATCH_SI
     )
 # Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
 METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
+# CLIP fine-tuning (README "Fine-tuning CLIPScore on the platform's judgments"): run folders (resumable
+# training state, data snapshot, the fine-tuned weights) live here, on a disk every training worker
+# shares; not under MEDIA_ROOT, which may be served. A language needs CLIP_FINETUNE_MIN_RATINGS rated
+# captions (NOT-ENOUGH-INFO aside) before a run will train on it.
+CLIP_FINETUNE_DIR = env.str("CLIP_FINETUNE_DIR", default=str(BASE_DIR / "var" / "clip-finetune"))
+CLIP_FINETUNE_MIN_RATINGS = env.int("CLIP_FINETUNE_MIN_RATINGS", default=30)
+# Seconds a training worker may stay silent before its run counts as orphaned (resumable).
+CLIP_FINETUNE_ORPHAN_SECONDS = env.int("CLIP_FINETUNE_ORPHAN_SECONDS", default=900)
+CELERY_BEAT_SCHEDULE["requeue-orphaned-fine-tunes"] = {
+    "task": "evaluation.tasks.requeue_orphaned_fine_tunes",
+    "schedule": 60.0,
+}
 # METEOR runs the METEOR 1.5 jar under Java (README "METEOR"). Empty METEOR_JAR: the jar that ships
 # with pycocoevalcap. METEOR_JAVA: the java executable (name on the PATH or a path). One scoring call
 # (one system's text chunk) is stopped after METEOR_TIMEOUT_SECONDS; the other metrics are kept.

@@ -12,6 +12,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 MEDIA_ROOT = tempfile.mkdtemp(prefix="captioneval-test-media-")
 STATIC_ROOT = tempfile.mkdtemp(prefix="captioneval-test-static-")
+CLIP_FINETUNE_DIR = tempfile.mkdtemp(prefix="captioneval-test-finetune-")
 IMPORT_STAGING_DIR = tempfile.mkdtemp(prefix="captioneval-test-staging-")
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 STORAGES = {

@@ -24,7 +24,7 @@ from evaluation.metrics.runs import (
 )
 from evaluation.metrics.selectors import corpus_table, metric_run_queryset
 from evaluation.metrics.signatures import group_signatures
-from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun, RunStatus
+from evaluation.models import ALL_METRICS, TEXT_METRICS, ClipModel, MetricChunk, MetricRun, RunStatus
 
 # Metrics the run list shows per system, when the run has them (all of a run's scores are on its page).
 HEADLINE_METRICS = ("CIDEr-D", "BLEU-4", "CLIPScore", "RefCLIPScore")
@@ -70,6 +70,14 @@ class MetricRunStartForm(forms.ModelForm):
         help_text="For the text metrics of this run only; the language's own setting is left as it is.",
     )
 
+    clip_model = forms.ModelChoiceField(
+        label="CLIP model",
+        queryset=ClipModel.objects.all(),
+        required=False,
+        help_text="CLIP metrics: a registered model (e.g. fine-tuned on this platform's ratings); empty: the CLIP_* "
+        "settings. Its scores carry its own model id in their signature.",
+    )
+
     class Meta:
         model = MetricRun
         fields = ["name", "language", "systems", "reference_set", "image_set"]
@@ -89,6 +97,7 @@ class MetricRunStartForm(forms.ModelForm):
                 image_orientation=data["image_orientation"],
                 cider_df=data.get("cider_df") or CIDER_DF_TEST,
                 scheme=data.get("scheme") or None,
+                clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -205,6 +214,7 @@ class MetricRunAdmin(StyledModelAdmin):
                 "image_set",
                 "metric_names",
                 "scheme",
+                "clip_model",
                 "cider_df",
                 "image_orientation",
             ]

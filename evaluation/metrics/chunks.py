@@ -186,6 +186,7 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         model=params["clip_model"],
         pretrained=params.get("clip_pretrained", ""),
         checkpoint=params.get("clip_checkpoint", ""),
+        config=params.get("clip_model_config"),
         autocast=autocast,
         threads=settings.CLIP_TORCH_THREADS,
     )

@@ -12,6 +12,7 @@ from evaluation.metrics.clip import (
     LoadedClip,
     autocast_check,
     load_clip,
+    register_model_config,
     set_torch_threads,
 )
 
@@ -30,16 +31,26 @@ def _checkpoint_stamp(checkpoint: str) -> tuple | None:
 
 
 def clip_model_get(
-    *, model: str, pretrained: str = "", checkpoint: str = "", autocast: str = "", threads: int = 0
+    *,
+    model: str,
+    pretrained: str = "",
+    checkpoint: str = "",
+    autocast: str = "",
+    threads: int = 0,
+    config: dict | None = None,
 ) -> LoadedClip:
     """The CLIP model of these settings, loaded on first use in this process, computing in ``autocast``.
 
     ``threads``: torch's CPU threads for this process (0 leaves torch's default), applied on every
     call so a worker always runs with the current setting. Raises
     :class:`evaluation.metrics.clip.ClipUnavailable` (not cached: the files may appear later) and
-    ValueError for an unknown autocast or a negative thread count.
+    ValueError for an unknown autocast or a negative thread count. ``config``: an open_clip architecture
+    config registered under ``model`` first (a registered ``ClipModel`` of an architecture open_clip does
+    not ship, such as the demo's tiny model).
     """
     set_torch_threads(threads)
+    if config:
+        register_model_config(model, config)
     key = (
         model,
         pretrained or None,

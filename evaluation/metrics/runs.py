@@ -33,6 +33,7 @@ from evaluation.models import (
     TEXT_METRICS,
     ChunkKind,
     ChunkStatus,
+    ClipModel,
     ImageSet,
     MetricChunk,
     MetricRun,
@@ -188,6 +189,7 @@ def metric_run_plan(
     image_orientation: str | None = None,
     cider_df: str = CIDER_DF_TEST,
     scheme: str | None = None,
+    clip_model_name: str | None = None,
 ) -> RunPlan:
     """Check everything a run needs and decide the images per system; stores nothing.
 
@@ -198,6 +200,8 @@ def metric_run_plan(
     records its CLIP settings in ``params``, ``image_orientation`` among them (``"exif"`` or
     ``"stored"``; None: the ``CLIP_IMAGE_ORIENTATION`` setting). ``cider_df`` is a key of
     :data:`CIDER_DF_CHOICES`; the params record it as ``test`` or ``refset:<reference set name>``.
+    ``clip_model_name`` names a registered CLIP model (``ClipModel``, e.g. a fine-tuned one) whose
+    weights the CLIP metrics use instead of the ``CLIP_*`` settings.
     Raises ValidationFailed / NotFound with the reason, also when the scheme is unknown, is for
     another language or its library is not installed here.
     """
@@ -324,10 +328,18 @@ def metric_run_plan(
                 f"CLIP metrics need the image files: {len(without_file)} images have none "
                 f"({_examples(without_file)}). Import the files or leave out {', '.join(plan.clip_metrics)}."
             )
+        if clip_model_name:
+            registered = ClipModel.objects.filter(name=clip_model_name.strip()).first()
+            if registered is None:
+                raise NotFound(f"There is no registered CLIP model “{clip_model_name}”.")
+            plan.params |= registered.clip_params
+        else:
+            plan.params |= {
+                "clip_model": settings.CLIP_MODEL,
+                "clip_pretrained": settings.CLIP_PRETRAINED,
+                "clip_checkpoint": settings.CLIP_CHECKPOINT,
+            }
         plan.params |= {
-            "clip_model": settings.CLIP_MODEL,
-            "clip_pretrained": settings.CLIP_PRETRAINED,
-            "clip_checkpoint": settings.CLIP_CHECKPOINT,
             "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX,
             "clip_chunk_size": settings.METRIC_CLIP_CHUNK_SIZE,
             "image_orientation": orientation,
@@ -361,6 +373,7 @@ def metric_run_create(
     image_orientation: str | None = None,
     cider_df: str = CIDER_DF_TEST,
     scheme: str | None = None,
+    clip_model_name: str | None = None,
     user=None,
     enqueue: bool = True,
 ) -> MetricRun:
@@ -379,6 +392,7 @@ def metric_run_create(
         image_orientation=image_orientation,
         cider_df=cider_df,
         scheme=scheme,
+        clip_model_name=clip_model_name,
     )
     return metric_run_store(plan=plan, user=user, enqueue=enqueue)
 

@@ -28,6 +28,7 @@ from evaluation.metrics.retrieval_checks.selectors import clip_trust_for_runs
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import ComparisonList, comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
+from evaluation.research.finetune_tables import HEADERS as FINETUNE_HEADERS
 from evaluation.research.meta_evaluation import trust_table
 from evaluation.research.reports.heatmap import runs_source, trust_heatmap
 from evaluation.research.reports.plots import metric_names, scatter
@@ -179,6 +180,8 @@ def report_page(request):
             clip_trust=list(report.clip_trust.values()),
             clip_notes=report.clip_notes(),
             clip_ratio=settings.CLIP_UNRELIABLE_R1_RATIO,
+            fine_tunes=report.fine_tunes,
+            fine_tune_headers=FINETUNE_HEADERS,
         )
     return render(request, "evaluation/report.html", context)
 

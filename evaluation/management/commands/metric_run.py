@@ -56,6 +56,11 @@ class Command(BaseCommand):
         )
         start.add_argument("--name", default="", help="A name for the run (default: systems vs references).")
         start.add_argument(
+            "--clip-model",
+            default=None,
+            help="CLIP metrics: a registered CLIP model (e.g. one made by finetune_clip) instead of the CLIP_* settings.",
+        )
+        start.add_argument(
             "--image-orientation",
             choices=IMAGE_ORIENTATIONS,
             help="CLIP metrics: exif (upright by the EXIF tag, as annotators see it) or stored (as the "
@@ -103,6 +108,7 @@ class Command(BaseCommand):
             image_orientation=options["image_orientation"],
             cider_df=options["cider_df"],
             scheme=options["scheme"],
+            clip_model_name=options["clip_model"],
         )
         run.refresh_from_db()
         self.say(

@@ -67,6 +67,7 @@ def _loaded(check: RetrievalCheck) -> LoadedClip:
         model=params["clip_model"],
         pretrained=params.get("clip_pretrained", ""),
         checkpoint=params.get("clip_checkpoint", ""),
+        config=params.get("clip_model_config"),
     )
 
 

@@ -32,6 +32,12 @@ from core.bounds import id_field
 from core.errors import ValidationFailed
 from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
+from evaluation.metrics.finetune.selectors import (
+    clip_model_detail,
+    clip_model_queryset,
+    fine_tune_get,
+    fine_tune_queryset,
+)
 from evaluation.metrics.retrieval_checks.selectors import (
     clip_trust_for_runs,
     retrieval_check_get,
@@ -43,6 +49,8 @@ from evaluation.research.api import filters, selectors
 from evaluation.research.api.filters import ResearchFilterBackend, StrictFilterSet
 from evaluation.research.api.serializers import (
     CampaignSerializer,
+    ClipFineTuneSerializer,
+    ClipModelSerializer,
     ComparisonFilterSerializer,
     CorrelationsSerializer,
     MetricRunSerializer,
@@ -109,6 +117,11 @@ API_INDEX = (
     ("api:judgment-list", "side-by-side judgments"),
     ("api:rating-list", "ratings"),
     ("api:metric-run-list", "metric runs (POST starts one)"),
+    (
+        "api:clip-model-list",
+        "registered CLIP models metric runs can choose (fine-tuned ones with provenance)",
+    ),
+    ("api:fine-tune-list", "CLIP fine-tuning runs with their before/after table per language"),
     ("api:correlations", "correlation of metrics with ΔS×S (?runs=1,2)"),
     ("api:trust", "which metric to trust: acc23 per language with significance clusters (?runs=1,2)"),
     ("api:schema", "the OpenAPI schema"),
@@ -506,6 +519,14 @@ class MetricRunCreateApi(ResearchApi):
             default=None,
             help_text="Tokenisation scheme of the text metrics for this run; empty: the language's setting.",
         )
+        clip_model = serializers.CharField(
+            required=False,
+            allow_null=True,
+            default=None,
+            max_length=100,
+            help_text="CLIP metrics: the name of a registered CLIP model (/api/clip-models/, e.g. a fine-tuned "
+            "one); empty: the CLIP_* settings.",
+        )
 
     @extend_schema(
         summary="Start a metric run",
@@ -517,7 +538,7 @@ class MetricRunCreateApi(ResearchApi):
         responses={
             201: MetricRunSerializer,
             **ERRORS,
-            404: OpenApiResponse(description="No such reference set or image set."),
+            404: OpenApiResponse(description="No such reference set, image set or registered CLIP model."),
             503: OpenApiResponse(description="The job broker is unreachable."),
         },
     )
@@ -533,6 +554,7 @@ class MetricRunCreateApi(ResearchApi):
             image_orientation=data["image_orientation"],
             cider_df=data["cider_df"],
             scheme=data["scheme"],
+            clip_model_name=data["clip_model"] or None,
             user=request.user,
         )
         run = selectors.metric_run_detail(run_id=run.pk)
@@ -547,6 +569,40 @@ class MetricRunDetailApi(ResearchApi):
     @extend_schema(summary="A metric run", responses={200: MetricRunSerializer, **DETAIL_ERRORS})
     def get(self, request, run_id: int):
         return Response(MetricRunSerializer(selectors.metric_run_detail(run_id=run_id)).data)
+
+
+class ClipModelListApi(ResearchListApi):
+    filterset_class = filters.ClipModelFilter
+
+    @extend_schema(
+        summary="Registered CLIP models (fine-tuned ones with their provenance)",
+        responses={200: ClipModelSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        return self.paginated(request, self.filtered(request, clip_model_queryset()), ClipModelSerializer)
+
+
+class ClipModelDetailApi(ResearchApi):
+    @extend_schema(summary="A registered CLIP model", responses={200: ClipModelSerializer, **DETAIL_ERRORS})
+    def get(self, request, model_id: int):
+        return Response(ClipModelSerializer(clip_model_detail(model_id=model_id)).data)
+
+
+class ClipFineTuneListApi(ResearchListApi):
+    filterset_class = filters.ClipFineTuneFilter
+
+    @extend_schema(
+        summary="CLIP fine-tuning runs: data, settings, progress, before/after per language",
+        responses={200: ClipFineTuneSerializer(many=True), **LIST_ERRORS},
+    )
+    def get(self, request):
+        return self.paginated(request, self.filtered(request, fine_tune_queryset()), ClipFineTuneSerializer)
+
+
+class ClipFineTuneDetailApi(ResearchApi):
+    @extend_schema(summary="A CLIP fine-tuning run", responses={200: ClipFineTuneSerializer, **DETAIL_ERRORS})
+    def get(self, request, run_id: int):
+        return Response(ClipFineTuneSerializer(fine_tune_get(run_id=run_id)).data)
 
 
 class RetrievalCheckListApi(ResearchListApi):

@@ -31,6 +31,8 @@ from annotation.models import (
 from core.bounds import BIGINT_MAX
 from evaluation.models import (
     CaptionScore,
+    ClipFineTune,
+    ClipModel,
     ImageSet,
     Metric,
     MetricRun,
@@ -265,6 +267,22 @@ class RetrievalCheckFilter(StrictFilterSet):
 
     class Meta:
         model = RetrievalCheck
+        fields = []
+
+
+class ClipModelFilter(StrictFilterSet):
+    is_demo = django_filters.BooleanFilter()
+
+    class Meta:
+        model = ClipModel
+        fields = []
+
+
+class ClipFineTuneFilter(StrictFilterSet):
+    status = django_filters.ChoiceFilter(choices=RunStatus.choices)
+
+    class Meta:
+        model = ClipFineTune
         fields = []
 
 

@@ -249,6 +249,81 @@ class RetrievalCheckSerializer(serializers.Serializer):
         return settings.CLIP_UNRELIABLE_R1_RATIO
 
 
+@extend_schema_serializer(component_name="ClipModel")
+class ClipModelSerializer(serializers.Serializer):
+    """A CLIP model metric runs can choose by name (``clip_model`` of a metric run); a fine-tuned one
+    carries its provenance (base model, data, hyperparameters, seeds, versions, dev history)."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    model_name = serializers.CharField(help_text="open_clip architecture.")
+    pretrained = serializers.CharField()
+    model_id = serializers.CharField(help_text="The model as loaded, with its weights' hash.")
+    base_model_id = serializers.CharField()
+    is_demo = serializers.BooleanField(
+        help_text="The demo's tiny random model: its numbers are never results."
+    )
+    description = serializers.CharField()
+    provenance = serializers.DictField()
+    fine_tune_run = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+
+    def get_fine_tune_run(self, model) -> int | None:
+        run = getattr(model, "fine_tune", None)
+        return run.pk if run is not None else None
+
+
+@extend_schema_serializer(component_name="ClipFineTune")
+class ClipFineTuneSerializer(serializers.Serializer):
+    """A CLIP fine-tuning run: its data selection, settings, progress, and per language the before/after
+    agreement with people on its test split (τ_b, τ_c, ρ, acc23 with intervals, base and fine-tuned)."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    status = serializers.CharField()
+    error = serializers.CharField()
+    is_demo = serializers.BooleanField()
+    base = serializers.SerializerMethodField()
+    base_params = serializers.DictField()
+    campaigns = serializers.SerializerMethodField()
+    languages = serializers.ListField(child=serializers.CharField())
+    selection = serializers.DictField(help_text="Counts per language and split, files, what was left out.")
+    config = serializers.DictField(
+        help_text="Learning rate, batch size, epochs, seed, trainable, patience, …"
+    )
+    split_seed = serializers.IntegerField()
+    register_as = serializers.CharField()
+    model = serializers.SerializerMethodField()
+    epoch = serializers.IntegerField()
+    step = serializers.IntegerField()
+    loss_contrastive = serializers.FloatField(allow_null=True)
+    loss_pearson = serializers.FloatField(allow_null=True)
+    dev_score = serializers.FloatField(allow_null=True)
+    history = serializers.ListField(child=serializers.DictField())
+    before_after = serializers.SerializerMethodField(
+        help_text="{language: {n, base: {...}, fine_tuned: {...}, delta_tau_b, delta_tau_b_ci}}; empty until it succeeds."
+    )
+    device = serializers.CharField()
+    versions = serializers.DictField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_base(self, run) -> str | None:
+        return run.base.name if run.base_id else None
+
+    def get_campaigns(self, run) -> list[str]:
+        return [c.name for c in run.campaigns.all()]
+
+    def get_model(self, run) -> str | None:
+        return run.model.name if run.model_id else None
+
+    def get_before_after(self, run) -> dict:
+        from evaluation.research.finetune_tables import before_after
+
+        return before_after(run.results.get("test", [])) if run.status == "succeeded" else {}
+
+
 @extend_schema_serializer(component_name="SxsSummary")
 class SxsSummarySerializer(serializers.Serializer):
     """ΔS×S and what goes with it (percentages 0..100, ΔS×S and its interval in points)."""

@@ -77,6 +77,9 @@ FILE_DESCRIPTIONS = {
     "clip_trust.txt": "can the CLIP model of the CLIP runs be trusted per language: its latest retrieval "
     "check (text→image R@1 against English's; 'CLIP-based scores unreliable here' below "
     "CLIP_UNRELIABLE_R1_RATIO × English), or 'not checked'",
+    "finetune.txt": "the fine-tuned CLIP models of the CLIP runs: per language, on the test split of their "
+    "fine-tuning run, τ_b, τ_c, ρ and acc23 of the base and the fine-tuned model, with 95% bootstrap "
+    "intervals and Δτ_b",
     HEATMAP_FILENAME.format(
         fmt="png"
     ): "the trust table as a heatmap (metrics × languages; framed: best cluster)",
@@ -303,6 +306,8 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
         )
     if report.clip_trust:
         texts["clip_trust.txt"] = _clip_trust_text(report)
+    if report.fine_tunes:
+        texts["finetune.txt"] = "\n\n".join(section.text for section in report.fine_tunes) + "\n"
     if report.trust is not None:
         texts["trust.txt"] = trust_text(report.trust, report.correlations, clip_flags=report.clip_flagged)
         texts["trust.csv"] = trust_csv(report.trust, report.correlations, report.clip_flagged)

@@ -27,7 +27,7 @@ from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
 from evaluation.metrics.clip.trust import FLAG_TEXT, LanguageTrust
 from evaluation.metrics.retrieval_checks.selectors import clip_trust_for_runs
-from evaluation.models import ALL_METRICS, MetricRun
+from evaluation.models import ALL_METRICS, CLIP_METRICS, ClipModel, MetricRun, RunStatus
 from evaluation.research.caption_rows import PerCaptionRow, per_caption_agreement_from_rows, per_caption_rows
 from evaluation.research.comparisons import (
     ComparisonSource,
@@ -43,6 +43,7 @@ from evaluation.research.correlation import (
     CorrelationResult,
     correlate,
 )
+from evaluation.research.finetune_tables import before_after, before_after_rows, before_after_text
 from evaluation.research.meta_evaluation import (
     DEFAULT_N_PERMUTATIONS,
     Item,
@@ -60,6 +61,61 @@ __all__ = [
     "report_from_comparisons",
     "report_from_db",
 ]
+
+
+@dataclass
+class FineTuneSection:
+    """A fine-tuned CLIP model behind some of the report's CLIP runs, and how it compares with its base
+    model on the test split of its fine-tuning run (per language; :mod:`evaluation.research.finetune_tables`)."""
+
+    model: str
+    run_id: int
+    is_demo: bool
+    base_model_id: str
+    table: dict[str, dict[str, Any]]
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return before_after_rows(self.table)
+
+    @property
+    def deltas(self) -> list[tuple[str, str]]:
+        out = []
+        for code, entry in self.table.items():
+            delta, ci = entry["delta_tau_b"], entry["delta_tau_b_ci"]
+            text = (
+                "n/a" if delta is None else f"{delta:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+            )
+            out.append((code, text))
+        return out
+
+    @property
+    def text(self) -> str:
+        return f"Fine-tuned CLIP model “{self.model}” (run #{self.run_id}, base {self.base_model_id})\n" + (
+            before_after_text(self.table, demo=self.is_demo)
+        )
+
+
+def fine_tune_sections(runs: Sequence[MetricRun], *, n_boot: int, seed: int) -> list[FineTuneSection]:
+    """The before/after tables of the fine-tuned models the CLIP runs among ``runs`` used, by model name."""
+    names = {
+        run.params.get("clip_registered")
+        for run in runs
+        if run.params.get("clip_registered") and set(run.metrics or []) & set(CLIP_METRICS)
+    }
+    models = ClipModel.objects.filter(name__in=names, fine_tune__status=RunStatus.SUCCEEDED).select_related(
+        "fine_tune"
+    )
+    return [
+        FineTuneSection(
+            model=model.name,
+            run_id=model.fine_tune.pk,
+            is_demo=model.is_demo,
+            base_model_id=model.base_model_id,
+            table=before_after(model.fine_tune.results.get("test", []), n_boot=n_boot, seed=seed),
+        )
+        for model in models.order_by("name")
+    ]
 
 
 def canonical_metric_names(comparisons: Sequence[Comparison]) -> list[Comparison]:
@@ -108,6 +164,8 @@ class Report:
     n_permutations: int = DEFAULT_N_PERMUTATIONS
     # Language -> the verdict of a retrieval check on the CLIP model of the selected CLIP runs.
     clip_trust: dict[str, LanguageTrust] = field(default_factory=dict)
+    # The fine-tuned CLIP models the selected CLIP runs used: their before/after tables on their test splits.
+    fine_tunes: list[FineTuneSection] = field(default_factory=list)
 
     @property
     def clip_flagged(self) -> list[str]:
@@ -321,4 +379,5 @@ def report_from_db(
         per_caption_notes=notes,
         tau_c=tau_c,
         clip_trust=clip_trust_for_runs(runs),
+        fine_tunes=fine_tune_sections(runs, n_boot=n_boot, seed=seed),
     )

@@ -1,0 +1,333 @@
+"""CLIP fine-tuning in the admin: start a run (planned once, through the service), follow its progress
+(epoch, step, losses, dev score), read its before/after table, resume it; and the registered CLIP models
+metric runs can choose."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from annotation.models import Campaign, CampaignKind
+from core.errors import DomainError
+from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
+from evaluation.metrics.finetune.services import (
+    DEMO_MODEL_NAME,
+    clip_model_demo_register,
+    demo_data_files,
+    fine_tune_is_orphaned,
+    fine_tune_plan,
+    fine_tune_resume,
+    fine_tune_store,
+)
+from evaluation.metrics.runs import JobsUnavailable
+from evaluation.models import ClipFineTune, ClipModel, RunStatus
+from evaluation.research.finetune_tables import HEADERS, before_after, before_after_rows
+
+DEMO_WARNING = "Demo: a tiny random model. These numbers show the workflow; they are not results."
+
+
+class ClipFineTuneStartForm(forms.ModelForm):
+    """Start a run: the service's own validation, so every refusal (with its counts) shows on the form."""
+
+    name = forms.CharField(required=False, help_text="Empty: the base model and the campaigns.")
+    campaigns = forms.ModelMultipleChoiceField(
+        queryset=Campaign.objects.filter(kind__in=[CampaignKind.CAPTION, CampaignKind.RATING])
+        .select_related("language")
+        .order_by("name"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Caption campaigns give (image, human caption) pairs and their screen-1 ratings; "
+        "verification campaigns give ratings of human captions.",
+    )
+    language_codes = forms.CharField(
+        label="Languages",
+        required=False,
+        help_text="Codes separated by spaces or commas; empty: every language.",
+    )
+    base = forms.ModelChoiceField(
+        queryset=ClipModel.objects.all(), required=False, help_text="Empty: the CLIP_* settings."
+    )
+    demo_base = forms.BooleanField(
+        label="Start from the demo's tiny model",
+        required=False,
+        help_text="Registers a tiny random CLIP built offline, for trying the workflow; its numbers mean nothing.",
+    )
+    demo_data = forms.BooleanField(
+        label="Add the demo's data",
+        required=False,
+        help_text="The demo photographs' hand-written references and SIMULATED ratings of the simulated systems' "
+        "captions (evaluation/demo): for trying the workflow, never for results.",
+    )
+    register_as = forms.CharField(help_text="The name metric runs will choose the fine-tuned model by.")
+    learning_rate = forms.FloatField(initial=1e-5)
+    batch_size = forms.IntegerField(initial=32, min_value=3)
+    epochs = forms.IntegerField(initial=5, min_value=1)
+    patience = forms.IntegerField(
+        initial=2, min_value=1, help_text="Epochs without a better dev score before stopping."
+    )
+    seed = forms.IntegerField(initial=0, help_text="Training seed.")
+    split_seed = forms.IntegerField(initial=0, help_text="Seed of the train/dev/test split of the images.")
+    trainable = forms.ChoiceField(choices=[(c, c) for c in TRAINABLE_CHOICES], initial="all")
+
+    class Meta:
+        model = ClipFineTune
+        fields = ["name"]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        base = data.get("base")
+        if data.get("demo_base"):
+            if base is not None:
+                raise forms.ValidationError("Choose a base model or the demo's tiny model, not both.")
+            base = ClipModel.objects.filter(name=DEMO_MODEL_NAME).first() or clip_model_demo_register()
+        captions_files, ratings_file = demo_data_files() if data.get("demo_data") else ({}, None)
+        try:
+            self.plan = fine_tune_plan(
+                campaigns=[str(c.pk) for c in data.get("campaigns") or []],
+                captions_files=captions_files,
+                ratings_file=ratings_file,
+                languages=(data.get("language_codes") or "").replace(",", " ").split(),
+                base=base.name if base else None,
+                name=data.get("name") or "",
+                register_as=data.get("register_as") or "",
+                learning_rate=data["learning_rate"],
+                batch_size=data["batch_size"],
+                epochs=data["epochs"],
+                seed=data["seed"],
+                split_seed=data["split_seed"],
+                trainable=data["trainable"],
+                patience=data["patience"],
+            )
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+def before_after_html(run: ClipFineTune):
+    if run.status != RunStatus.SUCCEEDED or not run.results.get("test"):
+        return "no results yet"
+    table = before_after(run.results["test"])
+    head = format_html_join("", "<th>{}</th>", ((h,) for h in HEADERS))
+    body = format_html_join(
+        "",
+        "<tr>{}</tr>",
+        ((format_html_join("", "<td>{}</td>", ((c,) for c in row)),) for row in before_after_rows(table)),
+    )
+    deltas = format_html_join(
+        "",
+        "<li>{}: Δτ_b = {} {}</li>",
+        (
+            (
+                code,
+                "–" if e["delta_tau_b"] is None else f"{e['delta_tau_b']:+.3f}",
+                ""
+                if not e["delta_tau_b_ci"]
+                else f"[{e['delta_tau_b_ci'][0]:+.3f}, {e['delta_tau_b_ci'][1]:+.3f}]",
+            )
+            for code, e in table.items()
+        ),
+    )
+    warning = format_html("<p class='errornote'>{}</p>", DEMO_WARNING) if run.is_demo else ""
+    return format_html(
+        "{}<table id='finetune-before-after'><thead><tr>{}</tr></thead><tbody>{}</tbody></table><ul>{}</ul>",
+        warning,
+        head,
+        body,
+        deltas,
+    )
+
+
+@admin.register(ClipFineTune)
+class ClipFineTuneAdmin(StyledModelAdmin):
+    list_display = [
+        "id",
+        "name",
+        "base_label",
+        "status",
+        "progress",
+        "dev_score",
+        "registered",
+        "finished_at",
+    ]
+    list_display_links = ["id", "name"]
+    list_filter = ["status"]
+    search_fields = ["name", "register_as"]
+    actions = ["resume"]
+    run_fields = [
+        "name",
+        "status",
+        "error",
+        "worker",
+        "progress",
+        "loss_contrastive",
+        "loss_pearson",
+        "dev_score",
+        "before_after_table",
+        "registered",
+        "base_label",
+        "data_selection",
+        "config",
+        "split_seed",
+        "history",
+        "device",
+        "checkpoint",
+        "output",
+        "attempts",
+        "started_by",
+        "created_at",
+        "queued_at",
+        "started_at",
+        "heartbeat_at",
+        "finished_at",
+        "duration",
+        "versions",
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("base", "model", "created_by")
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = ClipFineTuneStartForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return [
+                "name",
+                "campaigns",
+                "language_codes",
+                "base",
+                "demo_base",
+                "demo_data",
+                "register_as",
+                "learning_rate",
+                "batch_size",
+                "epochs",
+                "patience",
+                "seed",
+                "split_seed",
+                "trainable",
+            ]
+        return self.run_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.run_fields if obj is not None else []
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        run = fine_tune_store(plan=form.plan, user=request.user)
+        obj.pk, obj.name = run.pk, run.name
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            super().save_related(request, form, formsets, change)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except JobsUnavailable as exc:
+            self.message_user(request, exc.message, level=messages.ERROR)
+            run_id = (exc.details or {}).get("run_id")
+            if run_id:
+                return HttpResponseRedirect(reverse("admin:evaluation_clipfinetune_change", args=[run_id]))
+            return HttpResponseRedirect(reverse("admin:evaluation_clipfinetune_changelist"))
+
+    @admin.action(description="Resume: continue from the last checkpoint", permissions=["change"])
+    def resume(self, request, queryset):
+        resumed = 0
+        for run in queryset:
+            if run_service(self, request, fine_tune_resume, run_id=run.pk) is not None:
+                resumed += 1
+        self.message_user(request, f"{resumed} fine-tuning run(s) queued again.", level=messages.INFO)
+
+    # --- columns ----------------------------------------------------------------------------------
+
+    @admin.display(description="base model")
+    def base_label(self, run):
+        label = run.base.name if run.base else f"{run.base_params.get('clip_model')} (settings)"
+        return f"{label} — tiny demo model" if run.is_demo else label
+
+    @admin.display(description="progress")
+    def progress(self, run):
+        epochs = run.config.get("epochs", "?")
+        return f"epoch {run.epoch}/{epochs}, step {run.step}"
+
+    @admin.display(description="worker")
+    def worker(self, run):
+        if run.status != RunStatus.RUNNING or run.heartbeat_at is None:
+            return "–"
+        if fine_tune_is_orphaned(run):
+            return "silent: the worker was probably killed; resume the run"
+        return f"alive (last report {run.heartbeat_at:%H:%M:%S})"
+
+    @admin.display(description="registered model")
+    def registered(self, run):
+        if run.model is None:
+            return f"(will be “{run.register_as}”)"
+        url = reverse("admin:evaluation_clipmodel_change", args=[run.model.pk])
+        return format_html("<a href='{}'>{}</a>", url, run.model.name)
+
+    @admin.display(description="data")
+    def data_selection(self, run):
+        return format_html_join("", "<div>{}: {}</div>", ((k, v) for k, v in (run.selection or {}).items()))
+
+    @admin.display(description="before/after on the test split")
+    def before_after_table(self, run):
+        return before_after_html(run)
+
+    @admin.display(description="started by")
+    def started_by(self, run):
+        return run.created_by.get_username() if run.created_by else "–"
+
+    @admin.display(description="duration")
+    def duration(self, run):
+        if run.started_at and run.finished_at:
+            return seconds_display((run.finished_at - run.started_at).total_seconds())
+        return "–"
+
+
+@admin.register(ClipModel)
+class ClipModelAdmin(StyledModelAdmin):
+    list_display = ["name", "model_name", "weights", "is_demo", "created_at"]
+    search_fields = ["name", "model_name", "model_id"]
+    readonly_fields = ["model_id", "base_model_id", "provenance", "fine_tune_link", "test_table"]
+    fields = [
+        "name",
+        "model_name",
+        "pretrained",
+        "checkpoint",
+        "architecture",
+        "is_demo",
+        "description",
+        "model_id",
+        "base_model_id",
+        "fine_tune_link",
+        "test_table",
+        "provenance",
+    ]
+
+    @admin.display(description="weights")
+    def weights(self, model):
+        return model.checkpoint or model.pretrained
+
+    @admin.display(description="fine-tuning run")
+    def fine_tune_link(self, model):
+        run = getattr(model, "fine_tune", None)
+        if run is None:
+            return "–"
+        return format_html(
+            "<a href='{}'>{}</a>", reverse("admin:evaluation_clipfinetune_change", args=[run.pk]), run
+        )
+
+    @admin.display(description="test split: base vs this model")
+    def test_table(self, model):
+        run = getattr(model, "fine_tune", None)
+        return before_after_html(run) if run is not None else "–"
