@@ -5,9 +5,12 @@ order of precedence, for an annotator:
 
 1. their own choice, stored on their profile (``Annotator.interface_language``), so it follows them
    to every device;
-2. the language of the campaign the page is about, where the interface has it (a batch screen);
+2. the language of the campaign the page is about, where the interface has it (a batch screen,
+   and a recruited participant's pages: languages, tutorial, completion, pilot feedback);
    on the dashboard, their first language (native before fluent) that the interface has;
-3. English (``settings.LANGUAGE_CODE``).
+3. the browser's choice (the selector's cookie, then ``Accept-Language``), as for a visitor: a
+   participant who has just arrived through an entry link has declared no language yet;
+4. English (``settings.LANGUAGE_CODE``).
 
 Visitors who are not logged in (the login page, error pages) get Django's usual choice: the
 language cookie the selector sets, then the browser's ``Accept-Language``. Managers and
@@ -38,19 +41,21 @@ def supported(code: str | None) -> str | None:
         return None
 
 
-def annotator_default(annotator: Annotator) -> str:
+def annotator_default(annotator: Annotator, request=None) -> str:
     """The annotator's language when no campaign is in view: the first of their languages, native
-    before fluent, that the interface has; else English."""
+    before fluent, that the interface has; else the browser's (with ``request``); else English."""
     skills = AnnotatorSkill.objects.filter(annotator=annotator).values_list("level", "language__code")
     ordered = sorted(skills, key=lambda s: (s[0] != SkillLevel.NATIVE, s[1]))
     for _level, code in ordered:
         found = supported(code)
         if found:
             return found
+    if request is not None:
+        return translation.get_language_from_request(request)
     return settings.LANGUAGE_CODE
 
 
-def language_for(annotator: Annotator, campaign=None) -> str:
+def language_for(annotator: Annotator, campaign=None, request=None) -> str:
     """The interface language of a page for ``annotator``, about ``campaign`` if given (see the
     module docstring for the order)."""
     chosen = supported(annotator.interface_language)
@@ -58,7 +63,7 @@ def language_for(annotator: Annotator, campaign=None) -> str:
         return chosen
     if campaign is not None:
         return supported(campaign.language.code) or settings.LANGUAGE_CODE
-    return annotator_default(annotator)
+    return annotator_default(annotator, request)
 
 
 def use_campaign_language(request, campaign) -> None:
@@ -66,7 +71,7 @@ def use_campaign_language(request, campaign) -> None:
     annotator = getattr(request, "annotator", None)
     if annotator is None:
         return
-    language = language_for(annotator, campaign)
+    language = language_for(annotator, campaign, request)
     translation.activate(language)
     request.LANGUAGE_CODE = language
 

@@ -48,4 +48,4 @@ class InterfaceLanguageMiddleware:
             page = language_from_page(request)
             if page:
                 return page
-        return language_for(annotator)
+        return language_for(annotator, request=request)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotation.interface import language_name
 from annotation.models import Language
 
 
@@ -28,6 +29,12 @@ class LanguagesForm(forms.Form):
         required=False,
     )
     reads_english = forms.BooleanField(label=_("I can read English"), required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Language names in the interface language ("Deutsch", "ドイツ語"), from CLDR.
+        for name in ("native", "fluent"):
+            self.fields[name].label_from_instance = language_name
 
 
 class TutorialAnswerForm(forms.Form):

@@ -17,6 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.defaults import page_not_found
 
+from annotation import interface
 from annotation.models import Batch, BatchStage, CampaignKind, Enrolment, EntryLink, SkillLevel
 from annotation.selectors import batch_for_annotator
 from annotation.views import annotator_required
@@ -112,6 +113,7 @@ def languages(request, campaign_id: int):
     )
     if enrolment is None:
         raise Http404
+    interface.use_campaign_language(request, enrolment.campaign)
     annotator = request.annotator
     initial = {
         "native": list(
@@ -142,7 +144,7 @@ def languages(request, campaign_id: int):
                     _(
                         "This study needs people who speak %(language)s natively or fluently. Thank you for your interest."
                     )
-                    % {"language": campaign.language.name},
+                    % {"language": interface.language_name(campaign.language)},
                 )
             elif campaign.kind == CampaignKind.CAPTION and not annotator.reads_english:
                 messages.warning(
@@ -168,15 +170,17 @@ def languages(request, campaign_id: int):
 
 def _campaign_or_404(request, campaign_id):
     try:
-        return selectors.campaign_for_participant(request.annotator, campaign_id)
+        campaign = selectors.campaign_for_participant(request.annotator, campaign_id)
     except NotFound:
         raise Http404 from None
+    interface.use_campaign_language(request, campaign)
+    return campaign
 
 
 def _answer_choices(campaign):
     """(code, label) of the buttons a gold item offers: the campaign's own scale."""
     scale = SXS if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING
-    return [(p.code, p.label, p.key) for p in scale]
+    return [(p.code, interface.scale_label(p), p.key) for p in scale]
 
 
 def _expected_text(campaign, expected: str) -> str:
@@ -186,7 +190,7 @@ def _expected_text(campaign, expected: str) -> str:
             "right": _("the right caption is better"),
             "similar": _("the two captions are about as good (SIMILAR, or at most slightly better)"),
         }.get(expected, expected)
-    label = RATING.by_code(expected).label
+    label = interface.scale_label(RATING.by_code(expected))
     if RATING.by_code(expected).value is None:
         return label
     return _("%(label)s (one level above or below also counts as right)") % {"label": label}
@@ -261,7 +265,7 @@ def tutorial_feedback(request, campaign_id: int):
             step,
             answer=answer,
             written=written,
-            given="" if written else scale.by_code(answer.answer).label,
+            given="" if written else interface.scale_label(scale.by_code(answer.answer)),
             expected="" if written else _expected_text(campaign, answer.item.expected),
         ),
     )
@@ -294,6 +298,7 @@ def completion(request, batch_id: int):
     done = selectors.completion_for(batch)
     if done is None:
         return redirect("annotation:batch", batch_id=batch.pk)
+    interface.use_campaign_language(request, batch.campaign)
     return render(request, "annotation/workforce/completion.html", {"batch": batch, "done": done})
 
 
@@ -311,6 +316,7 @@ def pilot_feedback(request, campaign_id: int):
         .first()
     )
     campaign = batch.campaign
+    interface.use_campaign_language(request, campaign)
     reviews = selectors.own_reviews(request.annotator, campaign)
     return render(
         request, "annotation/workforce/pilot_feedback.html", {"campaign": campaign, "reviews": reviews}

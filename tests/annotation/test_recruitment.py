@@ -145,6 +145,18 @@ def test_a_prolific_participant_gets_an_account_named_by_no_crowd_id(campaign, g
         assert PID not in body and SESSION not in body and STUDY not in body
 
 
+def test_a_new_participant_reads_the_campaign_language_from_the_first_page(campaign, german):
+    # A German campaign, a participant who declared nothing yet and chose nothing: the language
+    # page, and the tutorial after it, speak German (the campaign's language), language names too.
+    client, _ = crowd_join(link_for(campaign), language="")
+    page = client.get(reverse("annotation:participant_languages", args=[campaign.pk])).content.decode()
+    assert '<html lang="de"' in page and "Ihre Sprachen" in page and "Deutsch" in page
+    # Away from the campaign's pages, with no language declared: the browser's language.
+    japanese = Client(HTTP_ACCEPT_LANGUAGE="ja")
+    japanese.cookies = client.cookies
+    assert '<html lang="ja"' in japanese.get(reverse("annotation:dashboard")).content.decode()
+
+
 def test_the_same_crowd_session_comes_back_to_the_same_account_and_takes_no_second_place(campaign):
     link = link_for(campaign, max_signups=1)
     first, _ = crowd_join(link)

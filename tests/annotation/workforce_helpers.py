@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import CampaignOnboarding, TutorialItem
+from annotation.models import Annotator, CampaignOnboarding, TutorialItem
 from annotation.workforce.services import entry_link_create
 from tests import factories as f
 
@@ -28,12 +28,19 @@ def join_url(link) -> str:
     return reverse("annotation:join", args=[link.token])
 
 
-def crowd_join(link, params: dict | None = None, client: Client | None = None):
-    """Follow the link as a crowd participant (GET, then the Start button); returns (client, response)."""
-    client = client or Client()
+def crowd_join(link, params: dict | None = None, client: Client | None = None, language: str = "en"):
+    """Follow the link as a crowd participant (GET, then the Start button); returns (client, response).
+
+    The participant's pages would speak the campaign's language (German, in most of these tests);
+    ``language`` is the interface language they pick (the tests read English; "" keeps the default)."""
+    client = client or Client(HTTP_ACCEPT_LANGUAGE=language or "en")
     params = params if params is not None else prolific()
     client.get(join_url(link), params)
-    return client, client.post(join_url(link), params)
+    response = client.post(join_url(link), params)
+    user_id = client.session.get("_auth_user_id")
+    if language and user_id:
+        Annotator.objects.filter(user_id=user_id).update(interface_language=language)
+    return client, response
 
 
 def declare(client, campaign, *languages, reads_english=True):

@@ -535,10 +535,12 @@ def test_demo_side_by_side_and_verification_from_start_to_finish(db):
 
     from django.test import Client
 
-    from annotation.models import Batch
+    from annotation.models import Annotator, Batch
     from annotation.services.demo import PHOTOS, SXS_CAMPAIGN, demo_load
 
     demo_load()
+    # The German annotators would read their pages in German; this test reads the English ones.
+    Annotator.objects.update(interface_language="en")
     caption_campaign = Campaign.objects.get(kind=CampaignKind.CAPTION, language__code="de")
     sxs_campaign = Campaign.objects.get(name=SXS_CAMPAIGN)
     clients = {}
