@@ -63,7 +63,14 @@ def test_a_prolific_participant_goes_from_the_entry_link_to_the_completion_code(
 
     # 2. An account exists (named by no crowd id); the participant declares their languages.
     page.wait_for_url("**/languages/")
+    # Signed in, no language declared or chosen: the pages speak the campaign's language. This
+    # participant prefers English and picks it in the top bar; the choice stays with the account.
+    expect(page.get_by_role("heading", name="Ihre Sprachen")).to_be_visible()
+    screenshot("crowd-2a-languages-in-german")
+    page.select_option("#interface-language", "en")
+    expect(page.get_by_role("heading", name="Your languages")).to_be_visible()
     enrolment = Enrolment.objects.get()
+    assert enrolment.annotator.__class__.objects.get(pk=enrolment.annotator.pk).interface_language == "en"
     assert enrolment.worker_id == PID and enrolment.session_id == SESSION
     assert PID not in page.content() and PID not in enrolment.annotator.user.username
     page.locator("fieldset").nth(0).get_by_label("German").check()

@@ -196,6 +196,10 @@ def _shots(page, screenshot, language):
 def _laid_out(page, choices: bool = True):
     """The top bar, the footer and the first item's buttons: no two boxes overlap, none leaves the
     window, and no text runs out of its box (a long translation squeezing a short one)."""
+    # Measured once nothing moves: a transition or a smooth scroll still running (a loaded CI
+    # machine) gives boxes caught half-way.
+    wait_until(page, "document.getAnimations().every((a) => a.playState !== 'running')")
+    page.wait_for_timeout(200)
     _nothing_overlaps(page, ".topbar > *")
     _nothing_overlaps(page, ".footer-actions > *:not(:empty)")
     selector = ".topbar > *, .footer-actions > *:not(:empty)"
