@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
 from annotation.models import Campaign, CampaignKind
 from core.errors import DomainError
+from evaluation.admin.jobs import PlannedJobAdminMixin
 from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
 from evaluation.metrics.finetune.services import (
     DEMO_MODEL_NAME,
@@ -23,7 +23,6 @@ from evaluation.metrics.finetune.services import (
     fine_tune_resume,
     fine_tune_store,
 )
-from evaluation.metrics.runs import JobsUnavailable
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
 from evaluation.research.finetune_tables import HEADERS, before_after, before_after_rows
 
@@ -144,7 +143,7 @@ def before_after_html(run: ClipFineTune):
 
 
 @admin.register(ClipFineTune)
-class ClipFineTuneAdmin(StyledModelAdmin):
+class ClipFineTuneAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     list_display = [
         "id",
         "name",
@@ -188,6 +187,8 @@ class ClipFineTuneAdmin(StyledModelAdmin):
         "duration",
         "versions",
     ]
+    job_fields = run_fields
+    job_store = staticmethod(fine_tune_store)
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("base", "model", "created_by")
@@ -216,29 +217,6 @@ class ClipFineTuneAdmin(StyledModelAdmin):
                 "trainable",
             ]
         return self.run_fields
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.run_fields if obj is not None else []
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            return
-        run = fine_tune_store(plan=form.plan, user=request.user)
-        obj.pk, obj.name = run.pk, run.name
-
-    def save_related(self, request, form, formsets, change):
-        if change:
-            super().save_related(request, form, formsets, change)
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except JobsUnavailable as exc:
-            self.message_user(request, exc.message, level=messages.ERROR)
-            run_id = (exc.details or {}).get("run_id")
-            if run_id:
-                return HttpResponseRedirect(reverse("admin:evaluation_clipfinetune_change", args=[run_id]))
-            return HttpResponseRedirect(reverse("admin:evaluation_clipfinetune_changelist"))
 
     @admin.action(description="Resume: continue from the last checkpoint", permissions=["change"])
     def resume(self, request, queryset):

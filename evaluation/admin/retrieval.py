@@ -8,7 +8,7 @@ import re
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse
 from django.urls import re_path, reverse
 from django.utils.html import format_html, format_html_join
 
@@ -16,13 +16,13 @@ from annotation.admin.common import StyledModelAdmin, run_service, seconds_displ
 from annotation.models import Campaign, CampaignKind
 from core.converters import IdConverter
 from core.errors import DomainError
+from evaluation.admin.jobs import PlannedJobAdminMixin
 from evaluation.metrics.retrieval_checks.selectors import check_trust, retrieval_check_queryset
 from evaluation.metrics.retrieval_checks.services import (
     retrieval_check_plan,
     retrieval_check_resume,
     retrieval_check_store,
 )
-from evaluation.metrics.runs import JobsUnavailable
 from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 
@@ -86,7 +86,7 @@ class RetrievalCheckStartForm(forms.ModelForm):
 
 
 @admin.register(RetrievalCheck)
-class RetrievalCheckAdmin(StyledModelAdmin):
+class RetrievalCheckAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     list_display = ["id", "name", "model", "languages_list", "status", "progress", "flagged", "finished_at"]
     list_display_links = ["id", "name"]
     list_filter = ["status"]
@@ -113,6 +113,9 @@ class RetrievalCheckAdmin(StyledModelAdmin):
         "timings",
         "versions",
     ]
+    job_fields = check_fields
+    job_store = staticmethod(retrieval_check_store)
+    job_id_detail = "check_id"
 
     def get_queryset(self, request):
         return retrieval_check_queryset()
@@ -134,31 +137,6 @@ class RetrievalCheckAdmin(StyledModelAdmin):
                 "checkpoint",
             ]
         return self.check_fields
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.check_fields if obj is not None else []
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            return
-        check = retrieval_check_store(plan=form.plan, user=request.user)
-        obj.pk, obj.name = check.pk, check.name
-
-    def save_related(self, request, form, formsets, change):
-        if change:
-            super().save_related(request, form, formsets, change)
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except JobsUnavailable as exc:
-            self.message_user(request, exc.message, level=messages.ERROR)
-            check_id = (exc.details or {}).get("check_id")
-            if check_id:
-                return HttpResponseRedirect(
-                    reverse("admin:evaluation_retrievalcheck_change", args=[check_id])
-                )
-            return HttpResponseRedirect(reverse("admin:evaluation_retrievalcheck_changelist"))
 
     @admin.action(description="Resume: queue the chunks that are not done", permissions=["change"])
     def resume(self, request, queryset):

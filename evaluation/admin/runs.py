@@ -5,7 +5,6 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -13,11 +12,11 @@ from django.utils.safestring import mark_safe
 from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
 from annotation.models import Tokenizer
 from core.errors import DomainError
+from evaluation.admin.jobs import PlannedJobAdminMixin
 from evaluation.metrics.retrieval_checks.selectors import run_clip_trust
 from evaluation.metrics.runs import (
     CIDER_DF_CHOICES,
     CIDER_DF_TEST,
-    JobsUnavailable,
     metric_run_plan,
     metric_run_resume,
     metric_run_store,
@@ -150,7 +149,7 @@ def _liveness(chunk: MetricChunk) -> str:
 
 
 @admin.register(MetricRun)
-class MetricRunAdmin(StyledModelAdmin):
+class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     list_display = ["id", "name", "language", "status", "progress", "started_at", "duration", "scores"]
     list_display_links = ["id", "name"]
     list_filter = ["status", "language"]
@@ -183,6 +182,8 @@ class MetricRunAdmin(StyledModelAdmin):
         "timings",
         "corpus_scores_table",
     ]
+    job_fields = run_fields
+    job_store = staticmethod(metric_run_store)
 
     @admin.display(description="not computed")
     def not_computed_notes(self, obj):
@@ -220,34 +221,8 @@ class MetricRunAdmin(StyledModelAdmin):
             ]
         return self.run_fields
 
-    def get_readonly_fields(self, request, obj=None):
-        return self.run_fields if obj is not None else []
-
     def get_inlines(self, request, obj):
         return self.inlines if obj is not None else []
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            return
-        # The form planned the run to validate it; the same plan is stored (planned once).
-        run = metric_run_store(plan=form.plan, user=request.user)
-        obj.pk, obj.name = run.pk, run.name
-
-    def save_related(self, request, form, formsets, change):
-        # The service stored the run's systems; the form has nothing more to save.
-        if change:
-            super().save_related(request, form, formsets, change)
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        # The chunks are sent when the admin's transaction commits; a dead broker answers then.
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except JobsUnavailable as exc:
-            self.message_user(request, exc.message, level=messages.ERROR)
-            run_id = (exc.details or {}).get("run_id")
-            if run_id:
-                return HttpResponseRedirect(reverse("admin:evaluation_metricrun_change", args=[run_id]))
-            return HttpResponseRedirect(reverse("admin:evaluation_metricrun_changelist"))
 
     @admin.action(description="Resume: re-enqueue the chunks that are not done", permissions=["change"])
     def resume(self, request, queryset):
