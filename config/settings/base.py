@@ -307,7 +307,8 @@ if not 0 < CLIP_UNRELIABLE_R1_RATIO <= 1:
 # cores/N. CLIP_IMAGE_LOADER_THREADS: threads decoding the next batch of images while the model works
 # on this one (0: decode in line). CLIP_TEXT_BATCH_SIZE: texts per forward pass (batches are formed by
 # length and padded to their longest text). CLIP_AUTOCAST: '' computes in fp32; 'bf16' or 'fp16' runs
-# the forward passes in half precision (for CUDA; slower on CPUs without native bf16); each worker
+# the forward passes in half precision (CUDA, and 'bf16' on CPUs with native bf16: AVX512_BF16 or AMX;
+# slower on CPUs without it); each worker
 # first checks on a sample that no CLIPScore moves by more than CLIP_AUTOCAST_TOLERANCE against fp32.
 CLIP_TORCH_THREADS = env.int("CLIP_TORCH_THREADS", default=0)
 CLIP_IMAGE_LOADER_THREADS = env.int("CLIP_IMAGE_LOADER_THREADS", default=2)
