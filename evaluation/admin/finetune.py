@@ -189,34 +189,26 @@ class ClipFineTuneAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     ]
     job_fields = run_fields
     job_store = staticmethod(fine_tune_store)
+    job_start_form = ClipFineTuneStartForm
+    job_start_fields = [
+        "name",
+        "campaigns",
+        "language_codes",
+        "base",
+        "demo_base",
+        "demo_data",
+        "register_as",
+        "learning_rate",
+        "batch_size",
+        "epochs",
+        "patience",
+        "seed",
+        "split_seed",
+        "trainable",
+    ]
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("base", "model", "created_by")
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        if obj is None:
-            kwargs["form"] = ClipFineTuneStartForm
-        return super().get_form(request, obj, change=change, **kwargs)
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return [
-                "name",
-                "campaigns",
-                "language_codes",
-                "base",
-                "demo_base",
-                "demo_data",
-                "register_as",
-                "learning_rate",
-                "batch_size",
-                "epochs",
-                "patience",
-                "seed",
-                "split_seed",
-                "trainable",
-            ]
-        return self.run_fields
 
     @admin.action(description="Resume: continue from the last checkpoint", permissions=["change"])
     def resume(self, request, queryset):

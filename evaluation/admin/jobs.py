@@ -17,13 +17,24 @@ from evaluation.metrics.runs import JobsUnavailable
 
 
 class PlannedJobAdminMixin:
-    """Mixed into a ``ModelAdmin`` whose add form has a ``plan``. Set ``job_fields`` (what its page
-    shows, read-only), ``job_store`` (``store(plan=..., user=...) -> job``) and ``job_id_detail`` (the
-    key under which ``JobsUnavailable`` names the stored job)."""
+    """Mixed into a ``ModelAdmin`` whose add form has a ``plan``. Set ``job_start_form`` and
+    ``job_start_fields`` (the add page), ``job_fields`` (what a stored job's page shows, read-only),
+    ``job_store`` (``store(plan=..., user=...) -> job``) and ``job_id_detail`` (the key under which
+    ``JobsUnavailable`` names the stored job)."""
 
+    job_start_form = None
+    job_start_fields: list[str] = []
     job_fields: list[str] = []
     job_store: Callable = None  # type: ignore[assignment]
     job_id_detail = "run_id"
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = self.job_start_form
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        return self.job_start_fields if obj is None else self.job_fields
 
     def get_readonly_fields(self, request, obj=None):
         return self.job_fields if obj is not None else []

@@ -116,27 +116,19 @@ class RetrievalCheckAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     job_fields = check_fields
     job_store = staticmethod(retrieval_check_store)
     job_id_detail = "check_id"
+    job_start_form = RetrievalCheckStartForm
+    job_start_fields = [
+        "name",
+        "campaigns",
+        "reference_sets",
+        "language_codes",
+        "model",
+        "pretrained",
+        "checkpoint",
+    ]
 
     def get_queryset(self, request):
         return retrieval_check_queryset()
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        if obj is None:
-            kwargs["form"] = RetrievalCheckStartForm
-        return super().get_form(request, obj, change=change, **kwargs)
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return [
-                "name",
-                "campaigns",
-                "reference_sets",
-                "language_codes",
-                "model",
-                "pretrained",
-                "checkpoint",
-            ]
-        return self.check_fields
 
     @admin.action(description="Resume: queue the chunks that are not done", permissions=["change"])
     def resume(self, request, queryset):

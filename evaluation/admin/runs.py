@@ -184,6 +184,19 @@ class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     ]
     job_fields = run_fields
     job_store = staticmethod(metric_run_store)
+    job_start_form = MetricRunStartForm
+    job_start_fields = [
+        "name",
+        "language",
+        "systems",
+        "reference_set",
+        "image_set",
+        "metric_names",
+        "scheme",
+        "clip_model",
+        "cider_df",
+        "image_orientation",
+    ]
 
     @admin.display(description="not computed")
     def not_computed_notes(self, obj):
@@ -199,27 +212,6 @@ class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     def get_queryset(self, request):
         # Language, reference set and every corpus score of the page in a fixed number of queries.
         return metric_run_queryset()
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        if obj is None:
-            kwargs["form"] = MetricRunStartForm
-        return super().get_form(request, obj, change=change, **kwargs)
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return [
-                "name",
-                "language",
-                "systems",
-                "reference_set",
-                "image_set",
-                "metric_names",
-                "scheme",
-                "clip_model",
-                "cider_df",
-                "image_orientation",
-            ]
-        return self.run_fields
 
     def get_inlines(self, request, obj):
         return self.inlines if obj is not None else []
