@@ -324,6 +324,9 @@ class TutorialItemAdmin(StyledModelAdmin):
                         services.onboarding_check_item(campaign=campaign, expected=expected)
                     except DomainError as exc:
                         self.add_error("expected", exc.message)
+                    if expected != services.WRITE and not (data.get("caption") or "").strip():
+                        # Only a writing item may go without: its caption is merely an example.
+                        self.add_error("caption", "A rating or side-by-side gold item needs its caption.")
                     if (
                         campaign.kind == CampaignKind.SIDE_BY_SIDE
                         and not (data.get("caption_right") or "").strip()

@@ -154,14 +154,20 @@ class TutorialItem(TimeStamped):
     ``caption`` left, ``caption_right`` right, ``expected`` is 'left', 'right' or 'similar' and the
     answer passes when it leans the same way ('similar': SIMILAR or a SLIGHTLY-…). Caption campaigns
     also take writing items, ``expected`` = 'write': the image alone is shown, the annotator writes a
-    caption, a person checks it later; ``caption`` is the example shown after the answer."""
+    caption, a person checks it later; ``caption`` is then the example shown after the answer, and
+    optional (no example is shown when it is empty)."""
 
     campaign = models.ForeignKey(
         "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_items"
     )
     position = models.PositiveSmallIntegerField(default=1)
     image = models.ForeignKey("annotation.Image", on_delete=models.PROTECT, related_name="+")
-    caption = models.TextField()
+    caption = models.TextField(
+        blank=True,
+        verbose_name="caption (writing items: example shown after the answer)",
+        help_text="Rating items: the caption rated. Side by side: the left-hand caption. Writing items: "
+        "optional, the example shown after the participant's answer; empty: no example is shown.",
+    )
     caption_right = models.TextField(blank=True, help_text="Side by side only: the right-hand caption.")
     expected = models.CharField(
         max_length=16,

@@ -4,6 +4,7 @@ participants, onboarding settings and gold items, tutorial results, the panel on
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from annotation.models import CampaignOnboarding, EntryLink, TutorialItem, TutorialResult
@@ -137,3 +138,26 @@ def test_the_main_campaign_shows_how_its_pilots_review_stands(captioned, german,
     caption_review(caption_id=second.pk, decision="returned", comment="Mehr Details", reviewer=manager)
     page = pm_client.get(reverse("admin:annotation_campaign_change", args=[main.pk])).content.decode()
     assert f"Pilot “{captioned.name}”: 12 captions, 1 accepted, 1 returned — not all reviewed yet." in page
+
+
+def test_a_writing_gold_item_saves_without_an_example_and_then_shows_none(campaign, annotator, pm_client):
+    add = reverse("admin:annotation_tutorialitem_add")
+    form = pm_client.get(add).content.decode()
+    assert "Caption (writing items: example shown after the answer)" in form
+    data = {"campaign": campaign.pk, "position": 1, "image": f.ImageFactory().pk, "caption": ""}
+    refused = pm_client.post(add, {**data, "expected": "good"})
+    assert "A rating or side-by-side gold item needs its caption." in refused.content.decode()
+    assert not TutorialItem.objects.exists()
+    saved = pm_client.post(add, {**data, "expected": "write"})
+    assert saved.status_code == 302
+    item = TutorialItem.objects.get()
+    assert (item.expected, item.caption) == ("write", "")
+
+    CampaignOnboarding.objects.create(campaign=campaign, tutorial_enabled=True, pass_threshold=0.5)
+    participant = Client()
+    participant.force_login(annotator.user)
+    tutorial = reverse("annotation:tutorial", args=[campaign.pk])
+    sent = participant.post(tutorial, {"item": item.pk, "text": "Ein Hund am Meer"})
+    feedback = participant.get(sent["Location"]).content.decode()
+    assert "Caption received" in feedback and "Ein Hund am Meer" in feedback
+    assert "An example of a good caption" not in feedback and 'id="feedback-example"' not in feedback
