@@ -41,6 +41,7 @@ from annotation.models import (
 from annotation.workforce import selectors, services
 from core.access import is_project_manager
 from core.errors import DomainError
+from core.scales import RATING, SXS
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 MTURK_QUERY = "?workerId=WORKER_ID&assignmentId=ASSIGNMENT_ID&hitId=HIT_ID"
@@ -207,6 +208,21 @@ class EnrolmentAdmin(ManagersOnlyAdmin):
 # --- Onboarding, tutorial and pilot -------------------------------------------------------------------
 
 
+def constant_pass_warning(campaign: Campaign, threshold: float | None = None) -> str | None:
+    """Why a constant answer passes ``campaign``'s gold set (at ``threshold``, else the stored one), or
+    None when none does."""
+    passes = selectors.gold_set_constant_passes(campaign, threshold)
+    if not passes:
+        return None
+    scale = SXS if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING
+    answers = " or ".join(f"{scale.by_code(p.answer).label} ({p.correct} of {p.total} right)" for p in passes)
+    return (
+        f"A constant answer passes this tutorial: answering {answers} to every gold item reaches the "
+        "threshold. Add gold items whose expected answers lie further apart on the scale, or raise the "
+        "threshold."
+    )
+
+
 class OnboardingForm(forms.ModelForm):
     class Meta:
         model = CampaignOnboarding
@@ -226,6 +242,12 @@ class OnboardingForm(forms.ModelForm):
             self.add_error("main_campaign", "Only a pilot prepares a main campaign: tick “pilot”.")
         if main is not None and campaign is not None and main.pk == campaign.pk:
             self.add_error("main_campaign", "A pilot cannot be its own main campaign.")
+        threshold = data.get("pass_threshold")
+        if campaign is not None and data.get("tutorial_enabled") and threshold is not None:
+            # A tutorial that everyone passes by clicking one button screens nobody: not switched on.
+            warning = constant_pass_warning(campaign, threshold)
+            if warning:
+                self.add_error("tutorial_enabled", f"{warning} The tutorial cannot be on with this gold set.")
         return data
 
     def clean_pass_threshold(self):
@@ -240,6 +262,13 @@ class CampaignOnboardingAdmin(StyledModelAdmin):
     form = OnboardingForm
     list_display = ["campaign", "tutorial_enabled", "pass_threshold", "gold_items", "is_pilot", "review"]
     list_select_related = ["campaign"]
+    readonly_fields = ["gold_set_check"]
+
+    @admin.display(description="gold set check")
+    def gold_set_check(self, obj):
+        if obj is None or obj.pk is None:
+            return "Saved with the settings."
+        return constant_pass_warning(obj.campaign) or "No constant answer passes this gold set."
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_gold=Count("campaign__tutorial_items"))
@@ -337,6 +366,28 @@ class TutorialItemAdmin(StyledModelAdmin):
                 return data
 
         return GoldItemForm
+
+    # A gold set is judged as a whole, so each item saved or deleted says what the set now lets
+    # through; refusing single items would make a set impossible to build one item at a time.
+    def _warn_constant_pass(self, request, campaigns) -> None:
+        for campaign in campaigns:
+            warning = constant_pass_warning(campaign)
+            if warning:
+                self.message_user(request, f"“{campaign}”: {warning}", messages.WARNING)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        self._warn_constant_pass(request, [obj.campaign])
+
+    def delete_model(self, request, obj):
+        campaign = obj.campaign
+        super().delete_model(request, obj)
+        self._warn_constant_pass(request, [campaign])
+
+    def delete_queryset(self, request, queryset):
+        campaigns = list(Campaign.objects.filter(pk__in=queryset.values("campaign_id")))
+        super().delete_queryset(request, queryset)
+        self._warn_constant_pass(request, campaigns)
 
 
 @admin.register(TutorialResult)

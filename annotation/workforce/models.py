@@ -6,7 +6,8 @@
   ids (Prolific PROLIFIC_PID/STUDY_ID/SESSION_ID, MTurk workerId/hitId/assignmentId). The ids are
   shown to project managers only and never appear in a URL.
 * ``CampaignOnboarding``: a campaign's tutorial threshold and pilot mode; ``TutorialItem``: its
-  gold items; ``TutorialAnswer`` and ``TutorialResult``: what each annotator answered and scored.
+  gold items; ``TutorialAttempt``: the order an annotator meets them in; ``TutorialAnswer`` and
+  ``TutorialResult``: what each annotator answered and scored.
 * ``CaptionReview``: a manager's decision on a caption written in a pilot campaign.
 """
 
@@ -160,7 +161,10 @@ class TutorialItem(TimeStamped):
     campaign = models.ForeignKey(
         "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_items"
     )
-    position = models.PositiveSmallIntegerField(default=1)
+    position = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Orders the items here; each participant meets them in a random order of their own.",
+    )
     image = models.ForeignKey("annotation.Image", on_delete=models.PROTECT, related_name="+")
     caption = models.TextField(
         blank=True,
@@ -184,6 +188,27 @@ class TutorialItem(TimeStamped):
 
     def __str__(self) -> str:
         return f"gold item {self.position} of {self.campaign}"
+
+
+class TutorialAttempt(TimeStamped):
+    """One annotator's attempt at a campaign's tutorial: the seed of the order they meet the gold items
+    in (drawn once, so a reload keeps the order; a manager's "another attempt" draws a new one)."""
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_attempts"
+    )
+    annotator = models.ForeignKey(
+        "annotation.Annotator", on_delete=models.CASCADE, related_name="tutorial_attempts"
+    )
+    seed = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="tutorial_attempt_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} in the tutorial of {self.campaign}"
 
 
 class TutorialAnswer(TimeStamped):

@@ -17,15 +17,18 @@ from annotation.models import (
     Batch,
     BatchStage,
     Campaign,
+    CampaignKind,
     CampaignOnboarding,
     CampaignState,
     CaptionReview,
     Enrolment,
     TutorialAnswer,
+    TutorialAttempt,
     TutorialItem,
     TutorialResult,
     WrittenCaption,
 )
+from annotation.workforce import scoring
 from core.errors import NotAllowed, NotFound, NoWorkAvailable
 
 
@@ -107,8 +110,17 @@ class TutorialStep:
 
 
 def tutorial_step(annotator: Annotator, campaign: Campaign) -> TutorialStep:
-    """Where ``annotator`` stands in ``campaign``'s tutorial: the next unanswered gold item, or the result."""
+    """Where ``annotator`` stands in ``campaign``'s tutorial: the next unanswered gold item in their own
+    order (the seed of their attempt; the manager's order before an attempt is started), or the result."""
     items = list(TutorialItem.objects.filter(campaign=campaign).order_by("position", "pk"))
+    seed = (
+        TutorialAttempt.objects.filter(campaign=campaign, annotator=annotator)
+        .values_list("seed", flat=True)
+        .first()
+    )
+    if seed is not None:
+        by_id = {item.pk: item for item in items}
+        items = [by_id[pk] for pk in scoring.gold_order(list(by_id), seed)]
     answered = set(
         TutorialAnswer.objects.filter(item__campaign=campaign, annotator=annotator).values_list(
             "item_id", flat=True
@@ -202,4 +214,22 @@ def pilot_captions(campaign: Campaign) -> list[WrittenCaption]:
         WrittenCaption.objects.select_related("annotator", "image", "review")
         .filter(campaign=campaign)
         .order_by("image__key", "pk")
+    )
+
+
+def gold_set_constant_passes(
+    campaign: Campaign, threshold: float | None = None
+) -> list[scoring.ConstantPass]:
+    """The answers that, given to every gold item of ``campaign``, pass its tutorial at ``threshold``
+    (the stored threshold when None; the field's default before the campaign has settings)."""
+    if threshold is None:
+        onboarding = onboarding_of(campaign)
+        threshold = (
+            onboarding.pass_threshold
+            if onboarding is not None
+            else CampaignOnboarding._meta.get_field("pass_threshold").default
+        )
+    expected = list(TutorialItem.objects.filter(campaign=campaign).values_list("expected", flat=True))
+    return scoring.constant_answers_passing(
+        expected, threshold, side_by_side=campaign.kind == CampaignKind.SIDE_BY_SIDE
     )

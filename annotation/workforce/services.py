@@ -33,6 +33,7 @@ from annotation.models import (
     ReviewDecision,
     SkillLevel,
     TutorialAnswer,
+    TutorialAttempt,
     TutorialItem,
     TutorialResult,
     WrittenCaption,
@@ -388,7 +389,7 @@ def skills_declare(
 # --- Tutorial ------------------------------------------------------------------------------------------
 
 
-WRITE = "write"
+WRITE = scoring.WRITE
 
 
 def answer_codes(campaign: Campaign) -> tuple[str, ...]:
@@ -433,6 +434,16 @@ def _result_update(campaign: Campaign, annotator: Annotator) -> TutorialResult |
     return result
 
 
+def tutorial_attempt_start(*, annotator: Annotator, campaign: Campaign) -> TutorialAttempt:
+    """The annotator's attempt at ``campaign``'s tutorial, with the seed of their order of the gold
+    items, drawn the first time. Idempotent: a reload, or two tabs at once (the unique constraint
+    decides, ``get_or_create`` reads the winner), keeps the same seed."""
+    attempt, _created = TutorialAttempt.objects.get_or_create(
+        campaign=campaign, annotator=annotator, defaults={"seed": secrets.randbelow(2**31)}
+    )
+    return attempt
+
+
 def tutorial_answer(
     *, annotator: Annotator, campaign_id: int, item_id: int, answer: str = "", text: str = ""
 ) -> TutorialAnswer:
@@ -455,6 +466,7 @@ def tutorial_answer(
             item = TutorialItem.objects.get(pk=item_id, campaign=campaign)
         except (TutorialItem.DoesNotExist, ValueError, TypeError):
             raise NotFound(_("No such tutorial item.")) from None
+        tutorial_attempt_start(annotator=annotator, campaign=campaign)
         existing = TutorialAnswer.objects.filter(item=item, annotator=annotator).first()
         if existing is not None:
             return existing
@@ -501,9 +513,11 @@ def tutorial_writing_check(*, answer_id: int, correct: bool, checker) -> Tutoria
 
 def tutorial_reset(*, campaign_id: int, annotator_id: int) -> int:
     """Give an annotator another attempt at a campaign's tutorial (a manager's decision): their
-    answers and result are deleted. Idempotent. Returns the number of answers removed."""
+    answers, result and order are deleted (the next attempt meets the items in a new order).
+    Idempotent. Returns the number of answers removed."""
     with transaction.atomic():
         TutorialResult.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id).delete()
+        TutorialAttempt.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id).delete()
         removed, _details = TutorialAnswer.objects.filter(
             item__campaign_id=campaign_id, annotator_id=annotator_id
         ).delete()

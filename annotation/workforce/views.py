@@ -215,6 +215,7 @@ def tutorial(request, campaign_id: int):
     campaign = _campaign_or_404(request, campaign_id)
     if not selectors.tutorial_required(campaign):
         return redirect("annotation:dashboard")
+    services.tutorial_attempt_start(annotator=request.annotator, campaign=campaign)
     error = None
     if request.method == "POST":
         form = TutorialAnswerForm(request.POST)

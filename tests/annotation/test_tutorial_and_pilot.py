@@ -21,7 +21,7 @@ from annotation.models import (
 from annotation.workforce.services import caption_review, tutorial_answer, tutorial_reset
 from core.errors import Conflict, NotAllowed, NotFound, ValidationFailed
 from tests import factories as f
-from tests.annotation.workforce_helpers import tutorial_for
+from tests.annotation.workforce_helpers import in_manager_order, tutorial_for
 
 pytestmark = pytest.mark.django_db
 
@@ -51,6 +51,7 @@ def test_a_tutorial_without_gold_items_or_switched_off_asks_nothing(campaign, an
 
 def test_feedback_after_each_answer_then_a_stored_result_and_real_work(campaign, annotator, annotator_client):
     items = tutorial_for(campaign, expected=("good", "bad"), threshold=0.5, explanations={1: "Close enough."})
+    in_manager_order(campaign, annotator)
     page = annotator_client.get(tutorial_url(campaign)).content.decode()
     assert "1 of 2" in page and items[0].caption in page
     # The expected answer and its explanation are not in the page before the answer.
@@ -98,6 +99,7 @@ def test_side_by_side_gold_items_score_the_direction(german):
     campaign = f.open_sxs_campaign(images=3, batch_size=3, language=german)
     annotator = f.AnnotatorFactory(user__username="sxs-ann", languages=[german], reads_english=False)
     items = tutorial_for(campaign, expected=("left", "similar"), threshold=1.0)
+    in_manager_order(campaign, annotator)
     client = Client()
     client.force_login(annotator.user)
     page = client.get(tutorial_url(campaign)).content.decode()

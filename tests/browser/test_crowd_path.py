@@ -21,7 +21,7 @@ from annotation.models import (
 from annotation.workforce.services import entry_link_create
 from core.access import PROJECT_MANAGERS
 from tests import factories as f
-from tests.annotation.workforce_helpers import tutorial_for
+from tests.annotation.workforce_helpers import in_manager_order, tutorial_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -73,6 +73,7 @@ def test_a_prolific_participant_goes_from_the_entry_link_to_the_completion_code(
     assert enrolment.annotator.__class__.objects.get(pk=enrolment.annotator.pk).interface_language == "en"
     assert enrolment.worker_id == PID and enrolment.session_id == SESSION
     assert PID not in page.content() and PID not in enrolment.annotator.user.username
+    in_manager_order(campaign, enrolment.annotator)  # the steps below expect the GOOD item first
     page.locator("fieldset").nth(0).get_by_label("German").check()
     page.get_by_label("I can read English").check()
     screenshot("crowd-2-languages")
