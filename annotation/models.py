@@ -790,4 +790,5 @@ from annotation.workforce.models import (  # noqa: E402, F401
     TutorialAttempt,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
 )

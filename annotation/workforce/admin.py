@@ -36,6 +36,7 @@ from annotation.models import (
     TutorialAnswer,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
     WrittenCaption,
 )
 from annotation.workforce import selectors, services
@@ -231,6 +232,7 @@ class OnboardingForm(forms.ModelForm):
             "tutorial_enabled",
             "pass_threshold",
             "tutorial_intro",
+            "review_hours",
             "is_pilot",
             "main_campaign",
         ]
@@ -392,8 +394,8 @@ class TutorialItemAdmin(StyledModelAdmin):
 
 @admin.register(TutorialResult)
 class TutorialResultAdmin(StyledModelAdmin):
-    list_display = ["annotator", "campaign", "score", "passed", "created_at"]
-    list_filter = ["campaign", "passed"]
+    list_display = ["annotator", "campaign", "score", "verdict", "created_at"]
+    list_filter = ["campaign", "verdict"]
     list_select_related = ["annotator__user", "campaign"]
     actions = ["allow_another_attempt"]
 
@@ -513,8 +515,9 @@ def recruitment_panel(campaign: Campaign) -> dict:
         .annotate(
             n_participants=count_of(Enrolment, "campaign"),
             n_gold=count_of(TutorialItem, "campaign"),
-            n_passed=count_of(TutorialResult, "campaign", passed=True),
-            n_failed=count_of(TutorialResult, "campaign", passed=False),
+            n_passed=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.PASSED),
+            n_failed=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.FAILED),
+            n_pending=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.PENDING),
             n_reviewed=count_of(CaptionReview, "caption__campaign"),
         )
         .values(
@@ -522,6 +525,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
             "n_gold",
             "n_passed",
             "n_failed",
+            "n_pending",
             "n_reviewed",
             "onboarding__pk",
             "onboarding__tutorial_enabled",
@@ -557,6 +561,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
         "gold_items": figures["n_gold"],
         "passed": figures["n_passed"],
         "failed": figures["n_failed"],
+        "pending": figures["n_pending"],
         "reviewed": figures["n_reviewed"],
     }
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotation.workforce import scoring
 from core.models import TimeStamped
 
 
@@ -117,6 +118,13 @@ class CampaignOnboarding(TimeStamped):
         default=0.8, help_text="Share of gold items answered right needed to pass (0 to 1)."
     )
     tutorial_intro = models.TextField(blank=True, help_text="Shown before the first gold item.")
+    review_hours = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        verbose_name="review time (hours)",
+        help_text="Written tutorial captions are checked within this many hours: a participant whose "
+        "result waits for the check is told so. Empty: no time is promised.",
+    )
     is_pilot = models.BooleanField(
         default=False,
         verbose_name="pilot",
@@ -234,6 +242,15 @@ class TutorialAnswer(TimeStamped):
         return f"{self.annotator} on {self.item}"
 
 
+class TutorialVerdict(models.TextChoices):
+    """A finished tutorial's verdict. Passed and failed are final (only a manager's "another attempt"
+    starts over); pending while a written caption not checked yet can still decide it."""
+
+    PASSED = scoring.PASSED, "passed"
+    FAILED = scoring.FAILED, "failed"
+    PENDING = scoring.PENDING, "pending: a written caption decides"
+
+
 class TutorialResult(TimeStamped):
     campaign = models.ForeignKey(
         "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_results"
@@ -241,12 +258,13 @@ class TutorialResult(TimeStamped):
     annotator = models.ForeignKey(
         "annotation.Annotator", on_delete=models.CASCADE, related_name="tutorial_results"
     )
-    # Over the items scored so far: written captions count once a person has checked them.
+    # Over the items scored so far (written captions once a person has checked them); the verdict
+    # weighs them against every gold item, pending ones included (``scoring.verdict``).
     correct = models.PositiveSmallIntegerField()
     total = models.PositiveSmallIntegerField()
     pending = models.PositiveSmallIntegerField(default=0, help_text="Written captions not checked yet.")
     threshold = models.FloatField()
-    passed = models.BooleanField()
+    verdict = models.CharField(max_length=10, choices=TutorialVerdict.choices)
 
     class Meta:
         ordering = ["-created_at"]

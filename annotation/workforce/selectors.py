@@ -26,6 +26,7 @@ from annotation.models import (
     TutorialAttempt,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
     WrittenCaption,
 )
 from annotation.workforce import scoring
@@ -77,7 +78,8 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
     """Raise why ``annotator`` may not get a batch of ``campaign`` under the workforce rules, or return.
 
     NotFound: an account made by a link asks for a campaign it was not admitted to. NotAllowed:
-    languages not declared yet; the campaign's tutorial not passed (or failed). NoWorkAvailable:
+    languages not declared yet; the campaign's tutorial not taken, waiting for a caption check, or
+    failed. NoWorkAvailable:
     the link's quota of batches is reached. Reads only: two queries for an annotator who needs
     no tutorial (it runs on every batch request)."""
     enrolments = list(Enrolment.objects.select_related("link").filter(annotator=annotator))
@@ -90,7 +92,9 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
         result = tutorial_result(annotator, campaign)
         if result is None:
             raise NotAllowed(_("Pass the tutorial of this campaign first."))
-        if not result.passed:
+        if result.verdict == TutorialVerdict.PENDING:
+            raise NotAllowed(_("Your tutorial caption is being checked; come back later."))
+        if result.verdict != TutorialVerdict.PASSED:
             raise NotAllowed(_("You did not reach the score this campaign needs in its tutorial."))
     if enrolment is not None and enrolment.link.quota_batches is not None:
         done = Batch.objects.filter(
@@ -163,7 +167,11 @@ def next_step(annotator: Annotator, campaign: Campaign) -> str:
         return "annotation:participant_languages"
     speaks = annotator.skills.filter(language_id=campaign.language_id).exists()
     result = tutorial_result(annotator, campaign)
-    if speaks and tutorial_required(campaign) and (result is None or not result.passed):
+    if (
+        speaks
+        and tutorial_required(campaign)
+        and (result is None or result.verdict != TutorialVerdict.PASSED)
+    ):
         return "annotation:tutorial"
     return "annotation:dashboard"
 

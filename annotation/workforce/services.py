@@ -36,6 +36,7 @@ from annotation.models import (
     TutorialAttempt,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
     WrittenCaption,
 )
 from annotation.workforce import scoring
@@ -411,24 +412,37 @@ def expected_codes(campaign: Campaign) -> tuple[str, ...]:
 
 
 def _result_update(campaign: Campaign, annotator: Annotator) -> TutorialResult | None:
-    """(Re)compute the annotator's result once every item is answered: the share right among the
-    items scored so far (written captions once checked) against the threshold. Returns it, or None."""
+    """(Re)compute the annotator's result once every item is answered: the share right among every
+    gold item against the threshold, pending while a written caption not checked yet can decide it
+    (``scoring.verdict``). Returns it, or None.
+
+    The one place that keeps a verdict shown from turning around: once passed or failed, a change
+    that would give another verdict (a check decided again, a threshold moved) raises Conflict, and
+    the caller's transaction stores none of it; a manager's "another attempt" starts over instead."""
     total_items = TutorialItem.objects.filter(campaign=campaign).count()
     answers = list(TutorialAnswer.objects.filter(item__campaign=campaign, annotator=annotator))
     if len(answers) < total_items:
         return None
-    scored = [a for a in answers if a.correct is not None]
-    correct = sum(1 for a in scored if a.correct)
+    correct = sum(1 for a in answers if a.correct is True)
+    wrong = sum(1 for a in answers if a.correct is False)
+    pending = len(answers) - correct - wrong
     threshold = campaign.onboarding.pass_threshold
+    verdict = scoring.verdict(correct=correct, wrong=wrong, pending=pending, threshold=threshold)
+    shown = TutorialResult.objects.select_for_update().filter(campaign=campaign, annotator=annotator).first()
+    if shown is not None and shown.verdict != TutorialVerdict.PENDING and shown.verdict != verdict:
+        raise Conflict(
+            f"{annotator}'s tutorial verdict is already “{shown.get_verdict_display()}” and a verdict "
+            "shown is never turned around: allow another attempt at the tutorial instead."
+        )
     result, _created = TutorialResult.objects.update_or_create(
         campaign=campaign,
         annotator=annotator,
         defaults={
             "correct": correct,
-            "total": len(scored),
-            "pending": len(answers) - len(scored),
+            "total": correct + wrong,
+            "pending": pending,
             "threshold": threshold,
-            "passed": scoring.passed(correct, len(scored), threshold),
+            "verdict": verdict,
         },
     )
     return result
@@ -491,9 +505,10 @@ def tutorial_answer(
 
 def tutorial_writing_check(*, answer_id: int, correct: bool, checker) -> TutorialAnswer:
     """A person's verdict on a caption written in a tutorial; the annotator's result is recomputed
-    (a caption marked wrong can take a pass back: their next batch request is then refused).
-    Deciding again replaces the verdict. Raises NotFound for an unknown answer, Conflict for an
-    answer that is not a written caption."""
+    (a pending verdict becomes passed or failed once the checks decide it). Deciding again replaces
+    the check while the annotator's verdict stays what it was. Locks the answer and the result.
+    Raises NotFound for an unknown answer, Conflict for an answer that is not a written caption or
+    a check that would turn a passed or failed verdict around (nothing is stored then)."""
     with transaction.atomic():
         try:
             answer = (
