@@ -81,12 +81,31 @@ class EntryLinkCreateForm(forms.Form):
     )
     completion_code = forms.CharField(max_length=64, required=False)
     completion_url = forms.URLField(max_length=500, required=False, assume_scheme="https")
+    screenout_code = forms.CharField(
+        max_length=64,
+        required=False,
+        label="Screen-out code",
+        help_text="For participants whose languages do not fit (e.g. Prolific's screen-out code). "
+        "Empty: they are asked to return the study.",
+    )
+    screenout_url = forms.URLField(
+        max_length=500, required=False, assume_scheme="https", label="Screen-out URL"
+    )
 
 
 class EntryLinkChangeForm(forms.ModelForm):
     class Meta:
         model = EntryLink
-        fields = ["label", "expires_at", "max_signups", "quota_batches", "completion_code", "completion_url"]
+        fields = [
+            "label",
+            "expires_at",
+            "max_signups",
+            "quota_batches",
+            "completion_code",
+            "completion_url",
+            "screenout_code",
+            "screenout_url",
+        ]
 
     def clean(self):
         data = super().clean()
@@ -95,9 +114,10 @@ class EntryLinkChangeForm(forms.ModelForm):
             raise forms.ValidationError(
                 f"{self.instance.signups} people have already joined: the cap cannot be below that."
             )
-        code = data.get("completion_code") or ""
-        if code and not services.COMPLETION_CODE.match(code):
-            raise forms.ValidationError("A completion code is 1 to 64 letters, digits, '_' or '-'.")
+        for name, what in (("completion_code", "completion code"), ("screenout_code", "screen-out code")):
+            code = data.get(name) or ""
+            if code and not services.COMPLETION_CODE.match(code):
+                self.add_error(name, f"A {what} is 1 to 64 letters, digits, '_' or '-'.")
         return data
 
 
@@ -119,6 +139,8 @@ class EntryLinkAdmin(ManagersOnlyAdmin):
         "quota_batches",
         "completion_code",
         "completion_url",
+        "screenout_code",
+        "screenout_url",
         "revoked_at",
     ]
 
@@ -138,6 +160,8 @@ class EntryLinkAdmin(ManagersOnlyAdmin):
                 completion_code=d["completion_code"],
                 completion_url=d["completion_url"],
                 quota_batches=d["quota_batches"],
+                screenout_code=d["screenout_code"],
+                screenout_url=d["screenout_url"],
             ),
             title="New entry link",
             done=lambda link: f"Created the entry link “{link}”: give participants the URL below.",

@@ -1,7 +1,8 @@
 """Models of recruitment and onboarding (imported at the end of ``annotation.models``).
 
 * ``EntryLink``: a revocable link to one campaign, with an expiry and a cap on sign-ups, the
-  completion code and URL the participant gets at the end, and an optional quota of batches.
+  completion code and URL the participant gets at the end, an optional quota of batches, and the
+  screen-out code and URL for those whose languages do not fit.
 * ``Enrolment``: one person admitted to one campaign through a link, with the crowd platform's
   ids (Prolific PROLIFIC_PID/STUDY_ID/SESSION_ID, MTurk workerId/hitId/assignmentId). The ids are
   shown to project managers only and never appear in a URL.
@@ -45,6 +46,22 @@ class EntryLink(TimeStamped):
         blank=True,
         help_text="Batches per participant; the completion page comes after the last one. Empty: no limit "
         "(the completion page comes after every batch).",
+    )
+    # A participant whose languages do not fit is screened out: the crowd platform needs to hear it
+    # (Prolific takes a screen-out completion code or URL; otherwise the worker returns the study).
+    screenout_code = models.CharField(
+        max_length=64,
+        blank=True,
+        verbose_name="screen-out code",
+        help_text="Shown to participants whose languages do not fit the study (e.g. Prolific's screen-out "
+        "completion code). Empty: they are asked to return the study on their platform.",
+    )
+    screenout_url = models.URLField(
+        max_length=500,
+        blank=True,
+        verbose_name="screen-out URL",
+        help_text="Where screened-out participants are sent back to (e.g. "
+        "https://app.prolific.com/submissions/complete?cc=…).",
     )
 
     class Meta:

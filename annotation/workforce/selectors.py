@@ -159,12 +159,46 @@ def tutorial_item_for(annotator: Annotator, campaign_id: int, item_id: int) -> T
         raise NotFound(_("No such tutorial item.")) from None
 
 
+@dataclass(frozen=True)
+class ScreenOut:
+    """Why a participant cannot take part, and what their crowd platform needs from them."""
+
+    reason: str  # "language": the campaign's language not declared; "english": cannot read English
+    platform: str  # CrowdPlatform value ("" for an account with a password)
+    code: str  # the entry link's screen-out code
+    url: str  # the entry link's screen-out URL
+
+
+def screen_out_for(enrolment: Enrolment) -> ScreenOut | None:
+    """The screen-out of a participant whose account the link made and who has declared languages that
+    do not qualify them for the campaign; None while they may go on (or have not declared yet). The
+    rule is the assignment engine's (``annotator_qualification_problem``): whom it screens out here
+    it would refuse a batch."""
+    from annotation.assignment.engine import annotator_qualification_problem
+
+    if not enrolment.account_created or enrolment.skills_declared_at is None:
+        return None
+    annotator, campaign = enrolment.annotator, enrolment.campaign
+    if annotator_qualification_problem(annotator, campaign) is None:
+        return None
+    speaks = annotator.skills.filter(language_id=campaign.language_id).exists()
+    return ScreenOut(
+        reason="english" if speaks else "language",
+        platform=enrolment.platform,
+        code=enrolment.link.screenout_code,
+        url=enrolment.link.screenout_url,
+    )
+
+
 def next_step(annotator: Annotator, campaign: Campaign) -> str:
     """The URL name (with the campaign id as its argument) of what a participant does next:
-    'languages', 'tutorial', or 'dashboard' (no argument) once they may work."""
+    'languages', 'screened_out' (their languages do not fit), 'tutorial', or 'dashboard' (no
+    argument) once they may work."""
     enrolment = enrolment_of(annotator, campaign)
     if enrolment is not None and enrolment.account_created and enrolment.skills_declared_at is None:
         return "annotation:participant_languages"
+    if enrolment is not None and screen_out_for(enrolment) is not None:
+        return "annotation:screened_out"
     speaks = annotator.skills.filter(language_id=campaign.language_id).exists()
     result = tutorial_result(annotator, campaign)
     if (

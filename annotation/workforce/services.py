@@ -64,6 +64,8 @@ def _check_link_settings(
     completion_url: str,
     quota_batches: int | None,
     now: datetime,
+    screenout_code: str = "",
+    screenout_url: str = "",
 ) -> None:
     if expires_at is not None and expires_at <= now:
         raise ValidationFailed("The expiry must lie in the future.")
@@ -71,13 +73,15 @@ def _check_link_settings(
         raise ValidationFailed("The sign-up cap must be at least 1 (or empty for no cap).")
     if quota_batches is not None and quota_batches < 1:
         raise ValidationFailed("The quota must be at least 1 batch (or empty for no limit).")
-    if completion_code and not COMPLETION_CODE.match(completion_code):
-        raise ValidationFailed("A completion code is 1 to 64 letters, digits, '_' or '-'.")
-    if completion_url:
-        try:
-            URLValidator(schemes=["http", "https"])(completion_url)
-        except ValidationError:
-            raise ValidationFailed(f"“{completion_url}” is not an http(s) address.") from None
+    for code, what in ((completion_code, "completion code"), (screenout_code, "screen-out code")):
+        if code and not COMPLETION_CODE.match(code):
+            raise ValidationFailed(f"A {what} is 1 to 64 letters, digits, '_' or '-'.")
+    for url in (completion_url, screenout_url):
+        if url:
+            try:
+                URLValidator(schemes=["http", "https"])(url)
+            except ValidationError:
+                raise ValidationFailed(f"“{url}” is not an http(s) address.") from None
 
 
 def entry_link_create(
@@ -89,11 +93,14 @@ def entry_link_create(
     completion_code: str = "",
     completion_url: str = "",
     quota_batches: int | None = None,
+    screenout_code: str = "",
+    screenout_url: str = "",
 ) -> EntryLink:
     """A new entry link to campaign ``campaign_id`` with a fresh random token. Not idempotent
     (each call makes a link). Raises NotFound for an unknown campaign, Conflict for a closed one,
     ValidationFailed for an expiry in the past, a cap or quota below 1, a malformed code or URL."""
     completion_code, completion_url = (completion_code or "").strip(), (completion_url or "").strip()
+    screenout_code, screenout_url = (screenout_code or "").strip(), (screenout_url or "").strip()
     _check_link_settings(
         expires_at=expires_at,
         max_signups=max_signups,
@@ -101,6 +108,8 @@ def entry_link_create(
         completion_url=completion_url,
         quota_batches=quota_batches,
         now=timezone.now(),
+        screenout_code=screenout_code,
+        screenout_url=screenout_url,
     )
     with transaction.atomic():
         try:
@@ -118,6 +127,8 @@ def entry_link_create(
             completion_code=completion_code,
             completion_url=completion_url,
             quota_batches=quota_batches,
+            screenout_code=screenout_code,
+            screenout_url=screenout_url,
         )
 
 

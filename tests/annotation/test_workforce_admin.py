@@ -247,3 +247,26 @@ def test_each_participant_meets_the_gold_items_in_an_order_of_their_own_that_a_r
     seed = next(s for s in range(100) if gold_order(list(by_id), s) != anna)
     TutorialAttempt.objects.create(campaign=campaign, annotator=other_annotator, seed=seed)
     assert walk(other_annotator) != anna
+
+
+def test_an_entry_link_carries_a_screen_out_code_and_url(campaign, pm_client):
+    add = reverse("admin:annotation_entrylink_add")
+    assert 'name="screenout_code"' in pm_client.get(add).content.decode()
+    bad = pm_client.post(add, {"campaign": campaign.pk, "screenout_code": "no way!"})
+    assert "A screen-out code is 1 to 64 letters" in bad.content.decode() and not EntryLink.objects.exists()
+    pm_client.post(
+        add,
+        {
+            "campaign": campaign.pk,
+            "screenout_code": "SCRN01",
+            "screenout_url": "https://app.prolific.com/submissions/complete?cc=SCRN01",
+        },
+    )
+    link = EntryLink.objects.get()
+    assert (link.screenout_code, link.screenout_url) == (
+        "SCRN01",
+        "https://app.prolific.com/submissions/complete?cc=SCRN01",
+    )
+    change = reverse("admin:annotation_entrylink_change", args=[link.pk])
+    refused = pm_client.post(change, {"label": "w", "screenout_code": "bad code"})
+    assert "A screen-out code is 1 to 64 letters" in refused.content.decode()
