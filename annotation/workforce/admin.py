@@ -5,8 +5,10 @@
   and MTurk.
 * Participants (enrolments): read-only, with the crowd ids; project managers only (the ids are
   personal data: researchers, who read the rest of the admin, do not see them).
-* Onboarding and pilot settings per campaign, with the tutorial's gold items inline; tutorial
-  results, with an action that allows another attempt; the pilot review page.
+* Onboarding and pilot settings per campaign, and the tutorial's gold items: whether a constant
+  answer passes the gold set is checked whenever an item is saved or deleted (a warning) and when
+  the tutorial is switched on (refused); tutorial results with their verdict, with an action that
+  allows another attempt; the pilot review page.
 * A panel on each campaign's page sums it up (``annotation.admin.panels``).
 """
 
@@ -293,7 +295,7 @@ class CampaignOnboardingAdmin(StyledModelAdmin):
     @admin.display(description="gold set check")
     def gold_set_check(self, obj):
         if obj is None or obj.pk is None:
-            return "Saved with the settings."
+            return "Checked when the settings are saved."
         return constant_pass_warning(obj.campaign) or "No constant answer passes this gold set."
 
     def get_queryset(self, request):

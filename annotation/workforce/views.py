@@ -1,5 +1,5 @@
-"""The participant's pages: entry link, language declaration, tutorial with feedback, completion, pilot
-feedback. Thin: a form validates, one service or selector is called, a template is rendered. Every
+"""The participant's pages: entry link, language declaration, screen-out, tutorial with feedback,
+completion, pilot feedback. Thin: a form validates, one service or selector is called, a template is rendered. Every
 string is translated (the annotator's interface)."""
 
 from __future__ import annotations
