@@ -787,6 +787,8 @@ from annotation.workforce.models import (  # noqa: E402, F401
     EntryLink,
     ReviewDecision,
     TutorialAnswer,
+    TutorialAttempt,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import template
 
-from annotation.models import Batch, BatchStage, CaptionReview, Enrolment
+from annotation.models import Batch, BatchStage, CaptionReview, Enrolment, TutorialVerdict
 from annotation.workforce.selectors import completion_for, onboarding_of, tutorial_required, tutorial_result
 
 register = template.Library()
@@ -32,8 +32,10 @@ def workforce_card(context, campaign):
         if not state.get("languages") and tutorial_required(campaign):
             result = tutorial_result(annotator, campaign)
             state["tutorial"] = result is None
-            state["failed"] = result is not None and not result.passed
+            state["failed"] = result is not None and result.verdict == TutorialVerdict.FAILED
+            state["pending"] = result is not None and result.verdict == TutorialVerdict.PENDING
         onboarding = onboarding_of(campaign)
+        state["review_hours"] = onboarding.review_hours if onboarding else None
         state["pilot_feedback"] = bool(
             onboarding
             and onboarding.is_pilot

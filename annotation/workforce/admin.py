@@ -5,8 +5,10 @@
   and MTurk.
 * Participants (enrolments): read-only, with the crowd ids; project managers only (the ids are
   personal data: researchers, who read the rest of the admin, do not see them).
-* Onboarding and pilot settings per campaign, with the tutorial's gold items inline; tutorial
-  results, with an action that allows another attempt; the pilot review page.
+* Onboarding and pilot settings per campaign, and the tutorial's gold items: whether a constant
+  answer passes the gold set is checked whenever an item is saved or deleted (a warning) and when
+  the tutorial is switched on (refused); tutorial results with their verdict, with an action that
+  allows another attempt; the pilot review page.
 * A panel on each campaign's page sums it up (``annotation.admin.panels``).
 """
 
@@ -36,11 +38,13 @@ from annotation.models import (
     TutorialAnswer,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
     WrittenCaption,
 )
 from annotation.workforce import selectors, services
 from core.access import is_project_manager
 from core.errors import DomainError
+from core.scales import RATING, SXS
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 MTURK_QUERY = "?workerId=WORKER_ID&assignmentId=ASSIGNMENT_ID&hitId=HIT_ID"
@@ -79,12 +83,31 @@ class EntryLinkCreateForm(forms.Form):
     )
     completion_code = forms.CharField(max_length=64, required=False)
     completion_url = forms.URLField(max_length=500, required=False, assume_scheme="https")
+    screenout_code = forms.CharField(
+        max_length=64,
+        required=False,
+        label="Screen-out code",
+        help_text="For participants whose languages do not fit (e.g. Prolific's screen-out code). "
+        "Empty: they are asked to return the study.",
+    )
+    screenout_url = forms.URLField(
+        max_length=500, required=False, assume_scheme="https", label="Screen-out URL"
+    )
 
 
 class EntryLinkChangeForm(forms.ModelForm):
     class Meta:
         model = EntryLink
-        fields = ["label", "expires_at", "max_signups", "quota_batches", "completion_code", "completion_url"]
+        fields = [
+            "label",
+            "expires_at",
+            "max_signups",
+            "quota_batches",
+            "completion_code",
+            "completion_url",
+            "screenout_code",
+            "screenout_url",
+        ]
 
     def clean(self):
         data = super().clean()
@@ -93,9 +116,10 @@ class EntryLinkChangeForm(forms.ModelForm):
             raise forms.ValidationError(
                 f"{self.instance.signups} people have already joined: the cap cannot be below that."
             )
-        code = data.get("completion_code") or ""
-        if code and not services.COMPLETION_CODE.match(code):
-            raise forms.ValidationError("A completion code is 1 to 64 letters, digits, '_' or '-'.")
+        for name, what in (("completion_code", "completion code"), ("screenout_code", "screen-out code")):
+            code = data.get(name) or ""
+            if code and not services.COMPLETION_CODE.match(code):
+                self.add_error(name, f"A {what} is 1 to 64 letters, digits, '_' or '-'.")
         return data
 
 
@@ -117,6 +141,8 @@ class EntryLinkAdmin(ManagersOnlyAdmin):
         "quota_batches",
         "completion_code",
         "completion_url",
+        "screenout_code",
+        "screenout_url",
         "revoked_at",
     ]
 
@@ -136,6 +162,8 @@ class EntryLinkAdmin(ManagersOnlyAdmin):
                 completion_code=d["completion_code"],
                 completion_url=d["completion_url"],
                 quota_batches=d["quota_batches"],
+                screenout_code=d["screenout_code"],
+                screenout_url=d["screenout_url"],
             ),
             title="New entry link",
             done=lambda link: f"Created the entry link “{link}”: give participants the URL below.",
@@ -207,6 +235,21 @@ class EnrolmentAdmin(ManagersOnlyAdmin):
 # --- Onboarding, tutorial and pilot -------------------------------------------------------------------
 
 
+def constant_pass_warning(campaign: Campaign, threshold: float | None = None) -> str | None:
+    """Why a constant answer passes ``campaign``'s gold set (at ``threshold``, else the stored one), or
+    None when none does."""
+    passes = selectors.gold_set_constant_passes(campaign, threshold)
+    if not passes:
+        return None
+    scale = SXS if campaign.kind == CampaignKind.SIDE_BY_SIDE else RATING
+    answers = " or ".join(f"{scale.by_code(p.answer).label} ({p.correct} of {p.total} right)" for p in passes)
+    return (
+        f"A constant answer passes this tutorial: answering {answers} to every gold item reaches the "
+        "threshold. Add gold items whose expected answers lie further apart on the scale, or raise the "
+        "threshold."
+    )
+
+
 class OnboardingForm(forms.ModelForm):
     class Meta:
         model = CampaignOnboarding
@@ -215,6 +258,7 @@ class OnboardingForm(forms.ModelForm):
             "tutorial_enabled",
             "pass_threshold",
             "tutorial_intro",
+            "review_hours",
             "is_pilot",
             "main_campaign",
         ]
@@ -226,6 +270,12 @@ class OnboardingForm(forms.ModelForm):
             self.add_error("main_campaign", "Only a pilot prepares a main campaign: tick “pilot”.")
         if main is not None and campaign is not None and main.pk == campaign.pk:
             self.add_error("main_campaign", "A pilot cannot be its own main campaign.")
+        threshold = data.get("pass_threshold")
+        if campaign is not None and data.get("tutorial_enabled") and threshold is not None:
+            # A tutorial that everyone passes by clicking one button screens nobody: not switched on.
+            warning = constant_pass_warning(campaign, threshold)
+            if warning:
+                self.add_error("tutorial_enabled", f"{warning} The tutorial cannot be on with this gold set.")
         return data
 
     def clean_pass_threshold(self):
@@ -240,6 +290,13 @@ class CampaignOnboardingAdmin(StyledModelAdmin):
     form = OnboardingForm
     list_display = ["campaign", "tutorial_enabled", "pass_threshold", "gold_items", "is_pilot", "review"]
     list_select_related = ["campaign"]
+    readonly_fields = ["gold_set_check"]
+
+    @admin.display(description="gold set check")
+    def gold_set_check(self, obj):
+        if obj is None or obj.pk is None:
+            return "Checked when the settings are saved."
+        return constant_pass_warning(obj.campaign) or "No constant answer passes this gold set."
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_gold=Count("campaign__tutorial_items"))
@@ -324,6 +381,9 @@ class TutorialItemAdmin(StyledModelAdmin):
                         services.onboarding_check_item(campaign=campaign, expected=expected)
                     except DomainError as exc:
                         self.add_error("expected", exc.message)
+                    if expected != services.WRITE and not (data.get("caption") or "").strip():
+                        # Only a writing item may go without: its caption is merely an example.
+                        self.add_error("caption", "A rating or side-by-side gold item needs its caption.")
                     if (
                         campaign.kind == CampaignKind.SIDE_BY_SIDE
                         and not (data.get("caption_right") or "").strip()
@@ -335,11 +395,33 @@ class TutorialItemAdmin(StyledModelAdmin):
 
         return GoldItemForm
 
+    # A gold set is judged as a whole, so each item saved or deleted says what the set now lets
+    # through; refusing single items would make a set impossible to build one item at a time.
+    def _warn_constant_pass(self, request, campaigns) -> None:
+        for campaign in campaigns:
+            warning = constant_pass_warning(campaign)
+            if warning:
+                self.message_user(request, f"“{campaign}”: {warning}", messages.WARNING)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        self._warn_constant_pass(request, [obj.campaign])
+
+    def delete_model(self, request, obj):
+        campaign = obj.campaign
+        super().delete_model(request, obj)
+        self._warn_constant_pass(request, [campaign])
+
+    def delete_queryset(self, request, queryset):
+        campaigns = list(Campaign.objects.filter(pk__in=queryset.values("campaign_id")))
+        super().delete_queryset(request, queryset)
+        self._warn_constant_pass(request, campaigns)
+
 
 @admin.register(TutorialResult)
 class TutorialResultAdmin(StyledModelAdmin):
-    list_display = ["annotator", "campaign", "score", "passed", "created_at"]
-    list_filter = ["campaign", "passed"]
+    list_display = ["annotator", "campaign", "score", "verdict", "created_at"]
+    list_filter = ["campaign", "verdict"]
     list_select_related = ["annotator__user", "campaign"]
     actions = ["allow_another_attempt"]
 
@@ -459,8 +541,9 @@ def recruitment_panel(campaign: Campaign) -> dict:
         .annotate(
             n_participants=count_of(Enrolment, "campaign"),
             n_gold=count_of(TutorialItem, "campaign"),
-            n_passed=count_of(TutorialResult, "campaign", passed=True),
-            n_failed=count_of(TutorialResult, "campaign", passed=False),
+            n_passed=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.PASSED),
+            n_failed=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.FAILED),
+            n_pending=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.PENDING),
             n_reviewed=count_of(CaptionReview, "caption__campaign"),
         )
         .values(
@@ -468,6 +551,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
             "n_gold",
             "n_passed",
             "n_failed",
+            "n_pending",
             "n_reviewed",
             "onboarding__pk",
             "onboarding__tutorial_enabled",
@@ -503,6 +587,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
         "gold_items": figures["n_gold"],
         "passed": figures["n_passed"],
         "failed": figures["n_failed"],
+        "pending": figures["n_pending"],
         "reviewed": figures["n_reviewed"],
     }
 

@@ -1,12 +1,14 @@
 """Models of recruitment and onboarding (imported at the end of ``annotation.models``).
 
 * ``EntryLink``: a revocable link to one campaign, with an expiry and a cap on sign-ups, the
-  completion code and URL the participant gets at the end, and an optional quota of batches.
+  completion code and URL the participant gets at the end, an optional quota of batches, and the
+  screen-out code and URL for those whose languages do not fit.
 * ``Enrolment``: one person admitted to one campaign through a link, with the crowd platform's
   ids (Prolific PROLIFIC_PID/STUDY_ID/SESSION_ID, MTurk workerId/hitId/assignmentId). The ids are
   shown to project managers only and never appear in a URL.
 * ``CampaignOnboarding``: a campaign's tutorial threshold and pilot mode; ``TutorialItem``: its
-  gold items; ``TutorialAnswer`` and ``TutorialResult``: what each annotator answered and scored.
+  gold items; ``TutorialAttempt``: the order an annotator meets them in; ``TutorialAnswer`` and
+  ``TutorialResult``: what each annotator answered and scored.
 * ``CaptionReview``: a manager's decision on a caption written in a pilot campaign.
 """
 
@@ -16,6 +18,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotation.workforce import scoring
 from core.models import TimeStamped
 
 
@@ -43,6 +46,22 @@ class EntryLink(TimeStamped):
         blank=True,
         help_text="Batches per participant; the completion page comes after the last one. Empty: no limit "
         "(the completion page comes after every batch).",
+    )
+    # A participant whose languages do not fit is screened out: the crowd platform needs to hear it
+    # (Prolific takes a screen-out completion code or URL; otherwise the worker returns the study).
+    screenout_code = models.CharField(
+        max_length=64,
+        blank=True,
+        verbose_name="screen-out code",
+        help_text="Shown to participants whose languages do not fit the study (e.g. Prolific's screen-out "
+        "completion code). Empty: they are asked to return the study on their platform.",
+    )
+    screenout_url = models.URLField(
+        max_length=500,
+        blank=True,
+        verbose_name="screen-out URL",
+        help_text="Where screened-out participants are sent back to (e.g. "
+        "https://app.prolific.com/submissions/complete?cc=…).",
     )
 
     class Meta:
@@ -116,6 +135,13 @@ class CampaignOnboarding(TimeStamped):
         default=0.8, help_text="Share of gold items answered right needed to pass (0 to 1)."
     )
     tutorial_intro = models.TextField(blank=True, help_text="Shown before the first gold item.")
+    review_hours = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        verbose_name="review time (hours)",
+        help_text="Written tutorial captions are checked within this many hours: a participant whose "
+        "result waits for the check is told so. Empty: no time is promised.",
+    )
     is_pilot = models.BooleanField(
         default=False,
         verbose_name="pilot",
@@ -154,14 +180,23 @@ class TutorialItem(TimeStamped):
     ``caption`` left, ``caption_right`` right, ``expected`` is 'left', 'right' or 'similar' and the
     answer passes when it leans the same way ('similar': SIMILAR or a SLIGHTLY-…). Caption campaigns
     also take writing items, ``expected`` = 'write': the image alone is shown, the annotator writes a
-    caption, a person checks it later; ``caption`` is the example shown after the answer."""
+    caption, a person checks it later; ``caption`` is then the example shown after the answer, and
+    optional (no example is shown when it is empty)."""
 
     campaign = models.ForeignKey(
         "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_items"
     )
-    position = models.PositiveSmallIntegerField(default=1)
+    position = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Orders the items here; each participant meets them in a random order of their own.",
+    )
     image = models.ForeignKey("annotation.Image", on_delete=models.PROTECT, related_name="+")
-    caption = models.TextField()
+    caption = models.TextField(
+        blank=True,
+        verbose_name="caption (writing items: example shown after the answer)",
+        help_text="Rating items: the caption rated. Side by side: the left-hand caption. Writing items: "
+        "optional, the example shown after the participant's answer; empty: no example is shown.",
+    )
     caption_right = models.TextField(blank=True, help_text="Side by side only: the right-hand caption.")
     expected = models.CharField(
         max_length=16,
@@ -178,6 +213,27 @@ class TutorialItem(TimeStamped):
 
     def __str__(self) -> str:
         return f"gold item {self.position} of {self.campaign}"
+
+
+class TutorialAttempt(TimeStamped):
+    """One annotator's attempt at a campaign's tutorial: the seed of the order they meet the gold items
+    in (drawn once, so a reload keeps the order; a manager's "another attempt" draws a new one)."""
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_attempts"
+    )
+    annotator = models.ForeignKey(
+        "annotation.Annotator", on_delete=models.CASCADE, related_name="tutorial_attempts"
+    )
+    seed = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="tutorial_attempt_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} in the tutorial of {self.campaign}"
 
 
 class TutorialAnswer(TimeStamped):
@@ -203,6 +259,15 @@ class TutorialAnswer(TimeStamped):
         return f"{self.annotator} on {self.item}"
 
 
+class TutorialVerdict(models.TextChoices):
+    """A finished tutorial's verdict. Passed and failed are final (only a manager's "another attempt"
+    starts over); pending while a written caption not checked yet can still decide it."""
+
+    PASSED = scoring.PASSED, "passed"
+    FAILED = scoring.FAILED, "failed"
+    PENDING = scoring.PENDING, "pending: a written caption decides"
+
+
 class TutorialResult(TimeStamped):
     campaign = models.ForeignKey(
         "annotation.Campaign", on_delete=models.CASCADE, related_name="tutorial_results"
@@ -210,12 +275,13 @@ class TutorialResult(TimeStamped):
     annotator = models.ForeignKey(
         "annotation.Annotator", on_delete=models.CASCADE, related_name="tutorial_results"
     )
-    # Over the items scored so far: written captions count once a person has checked them.
+    # Over the items scored so far (written captions once a person has checked them); the verdict
+    # weighs them against every gold item, pending ones included (``scoring.verdict``).
     correct = models.PositiveSmallIntegerField()
     total = models.PositiveSmallIntegerField()
     pending = models.PositiveSmallIntegerField(default=0, help_text="Written captions not checked yet.")
     threshold = models.FloatField()
-    passed = models.BooleanField()
+    verdict = models.CharField(max_length=10, choices=TutorialVerdict.choices)
 
     class Meta:
         ordering = ["-created_at"]

@@ -17,15 +17,19 @@ from annotation.models import (
     Batch,
     BatchStage,
     Campaign,
+    CampaignKind,
     CampaignOnboarding,
     CampaignState,
     CaptionReview,
     Enrolment,
     TutorialAnswer,
+    TutorialAttempt,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
     WrittenCaption,
 )
+from annotation.workforce import scoring
 from core.errors import NotAllowed, NotFound, NoWorkAvailable
 
 
@@ -74,7 +78,8 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
     """Raise why ``annotator`` may not get a batch of ``campaign`` under the workforce rules, or return.
 
     NotFound: an account made by a link asks for a campaign it was not admitted to. NotAllowed:
-    languages not declared yet; the campaign's tutorial not passed (or failed). NoWorkAvailable:
+    languages not declared yet; the campaign's tutorial not taken, waiting for a caption check, or
+    failed. NoWorkAvailable:
     the link's quota of batches is reached. Reads only: two queries for an annotator who needs
     no tutorial (it runs on every batch request)."""
     enrolments = list(Enrolment.objects.select_related("link").filter(annotator=annotator))
@@ -87,7 +92,9 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
         result = tutorial_result(annotator, campaign)
         if result is None:
             raise NotAllowed(_("Pass the tutorial of this campaign first."))
-        if not result.passed:
+        if result.verdict == TutorialVerdict.PENDING:
+            raise NotAllowed(_("Your tutorial caption is being checked; come back later."))
+        if result.verdict != TutorialVerdict.PASSED:
             raise NotAllowed(_("You did not reach the score this campaign needs in its tutorial."))
     if enrolment is not None and enrolment.link.quota_batches is not None:
         done = Batch.objects.filter(
@@ -107,8 +114,17 @@ class TutorialStep:
 
 
 def tutorial_step(annotator: Annotator, campaign: Campaign) -> TutorialStep:
-    """Where ``annotator`` stands in ``campaign``'s tutorial: the next unanswered gold item, or the result."""
+    """Where ``annotator`` stands in ``campaign``'s tutorial: the next unanswered gold item in their own
+    order (the seed of their attempt; the manager's order before an attempt is started), or the result."""
     items = list(TutorialItem.objects.filter(campaign=campaign).order_by("position", "pk"))
+    seed = (
+        TutorialAttempt.objects.filter(campaign=campaign, annotator=annotator)
+        .values_list("seed", flat=True)
+        .first()
+    )
+    if seed is not None:
+        by_id = {item.pk: item for item in items}
+        items = [by_id[pk] for pk in scoring.gold_order(list(by_id), seed)]
     answered = set(
         TutorialAnswer.objects.filter(item__campaign=campaign, annotator=annotator).values_list(
             "item_id", flat=True
@@ -143,15 +159,53 @@ def tutorial_item_for(annotator: Annotator, campaign_id: int, item_id: int) -> T
         raise NotFound(_("No such tutorial item.")) from None
 
 
+@dataclass(frozen=True)
+class ScreenOut:
+    """Why a participant cannot take part, and what their crowd platform needs from them."""
+
+    reason: str  # "language": the campaign's language not declared; "english": cannot read English
+    platform: str  # CrowdPlatform value ("" for an account with a password)
+    code: str  # the entry link's screen-out code
+    url: str  # the entry link's screen-out URL
+
+
+def screen_out_for(enrolment: Enrolment) -> ScreenOut | None:
+    """The screen-out of a participant whose account the link made and who has declared languages that
+    do not qualify them for the campaign; None while they may go on (or have not declared yet). The
+    rule is the assignment engine's (``annotator_qualification_problem``): whom it screens out here
+    it would refuse a batch."""
+    from annotation.assignment.engine import annotator_qualification_problem
+
+    if not enrolment.account_created or enrolment.skills_declared_at is None:
+        return None
+    annotator, campaign = enrolment.annotator, enrolment.campaign
+    if annotator_qualification_problem(annotator, campaign) is None:
+        return None
+    speaks = annotator.skills.filter(language_id=campaign.language_id).exists()
+    return ScreenOut(
+        reason="english" if speaks else "language",
+        platform=enrolment.platform,
+        code=enrolment.link.screenout_code,
+        url=enrolment.link.screenout_url,
+    )
+
+
 def next_step(annotator: Annotator, campaign: Campaign) -> str:
     """The URL name (with the campaign id as its argument) of what a participant does next:
-    'languages', 'tutorial', or 'dashboard' (no argument) once they may work."""
+    'languages', 'screened_out' (their languages do not fit), 'tutorial', or 'dashboard' (no
+    argument) once they may work."""
     enrolment = enrolment_of(annotator, campaign)
     if enrolment is not None and enrolment.account_created and enrolment.skills_declared_at is None:
         return "annotation:participant_languages"
+    if enrolment is not None and screen_out_for(enrolment) is not None:
+        return "annotation:screened_out"
     speaks = annotator.skills.filter(language_id=campaign.language_id).exists()
     result = tutorial_result(annotator, campaign)
-    if speaks and tutorial_required(campaign) and (result is None or not result.passed):
+    if (
+        speaks
+        and tutorial_required(campaign)
+        and (result is None or result.verdict != TutorialVerdict.PASSED)
+    ):
         return "annotation:tutorial"
     return "annotation:dashboard"
 
@@ -202,4 +256,22 @@ def pilot_captions(campaign: Campaign) -> list[WrittenCaption]:
         WrittenCaption.objects.select_related("annotator", "image", "review")
         .filter(campaign=campaign)
         .order_by("image__key", "pk")
+    )
+
+
+def gold_set_constant_passes(
+    campaign: Campaign, threshold: float | None = None
+) -> list[scoring.ConstantPass]:
+    """The answers that, given to every gold item of ``campaign``, pass its tutorial at ``threshold``
+    (the stored threshold when None; the field's default before the campaign has settings)."""
+    if threshold is None:
+        onboarding = onboarding_of(campaign)
+        threshold = (
+            onboarding.pass_threshold
+            if onboarding is not None
+            else CampaignOnboarding._meta.get_field("pass_threshold").default
+        )
+    expected = list(TutorialItem.objects.filter(campaign=campaign).values_list("expected", flat=True))
+    return scoring.constant_answers_passing(
+        expected, threshold, side_by_side=campaign.kind == CampaignKind.SIDE_BY_SIDE
     )

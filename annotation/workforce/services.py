@@ -33,8 +33,10 @@ from annotation.models import (
     ReviewDecision,
     SkillLevel,
     TutorialAnswer,
+    TutorialAttempt,
     TutorialItem,
     TutorialResult,
+    TutorialVerdict,
     WrittenCaption,
 )
 from annotation.workforce import scoring
@@ -62,6 +64,8 @@ def _check_link_settings(
     completion_url: str,
     quota_batches: int | None,
     now: datetime,
+    screenout_code: str = "",
+    screenout_url: str = "",
 ) -> None:
     if expires_at is not None and expires_at <= now:
         raise ValidationFailed("The expiry must lie in the future.")
@@ -69,13 +73,15 @@ def _check_link_settings(
         raise ValidationFailed("The sign-up cap must be at least 1 (or empty for no cap).")
     if quota_batches is not None and quota_batches < 1:
         raise ValidationFailed("The quota must be at least 1 batch (or empty for no limit).")
-    if completion_code and not COMPLETION_CODE.match(completion_code):
-        raise ValidationFailed("A completion code is 1 to 64 letters, digits, '_' or '-'.")
-    if completion_url:
-        try:
-            URLValidator(schemes=["http", "https"])(completion_url)
-        except ValidationError:
-            raise ValidationFailed(f"“{completion_url}” is not an http(s) address.") from None
+    for code, what in ((completion_code, "completion code"), (screenout_code, "screen-out code")):
+        if code and not COMPLETION_CODE.match(code):
+            raise ValidationFailed(f"A {what} is 1 to 64 letters, digits, '_' or '-'.")
+    for url in (completion_url, screenout_url):
+        if url:
+            try:
+                URLValidator(schemes=["http", "https"])(url)
+            except ValidationError:
+                raise ValidationFailed(f"“{url}” is not an http(s) address.") from None
 
 
 def entry_link_create(
@@ -87,11 +93,14 @@ def entry_link_create(
     completion_code: str = "",
     completion_url: str = "",
     quota_batches: int | None = None,
+    screenout_code: str = "",
+    screenout_url: str = "",
 ) -> EntryLink:
     """A new entry link to campaign ``campaign_id`` with a fresh random token. Not idempotent
     (each call makes a link). Raises NotFound for an unknown campaign, Conflict for a closed one,
     ValidationFailed for an expiry in the past, a cap or quota below 1, a malformed code or URL."""
     completion_code, completion_url = (completion_code or "").strip(), (completion_url or "").strip()
+    screenout_code, screenout_url = (screenout_code or "").strip(), (screenout_url or "").strip()
     _check_link_settings(
         expires_at=expires_at,
         max_signups=max_signups,
@@ -99,6 +108,8 @@ def entry_link_create(
         completion_url=completion_url,
         quota_batches=quota_batches,
         now=timezone.now(),
+        screenout_code=screenout_code,
+        screenout_url=screenout_url,
     )
     with transaction.atomic():
         try:
@@ -116,6 +127,8 @@ def entry_link_create(
             completion_code=completion_code,
             completion_url=completion_url,
             quota_batches=quota_batches,
+            screenout_code=screenout_code,
+            screenout_url=screenout_url,
         )
 
 
@@ -388,7 +401,7 @@ def skills_declare(
 # --- Tutorial ------------------------------------------------------------------------------------------
 
 
-WRITE = "write"
+WRITE = scoring.WRITE
 
 
 def answer_codes(campaign: Campaign) -> tuple[str, ...]:
@@ -410,27 +423,50 @@ def expected_codes(campaign: Campaign) -> tuple[str, ...]:
 
 
 def _result_update(campaign: Campaign, annotator: Annotator) -> TutorialResult | None:
-    """(Re)compute the annotator's result once every item is answered: the share right among the
-    items scored so far (written captions once checked) against the threshold. Returns it, or None."""
+    """(Re)compute the annotator's result once every item is answered: the share right among every
+    gold item against the threshold, pending while a written caption not checked yet can decide it
+    (``scoring.verdict``). Returns it, or None.
+
+    The one place that keeps a verdict shown from turning around: once passed or failed, a change
+    that would give another verdict (a check decided again, a threshold moved) raises Conflict, and
+    the caller's transaction stores none of it; a manager's "another attempt" starts over instead."""
     total_items = TutorialItem.objects.filter(campaign=campaign).count()
     answers = list(TutorialAnswer.objects.filter(item__campaign=campaign, annotator=annotator))
     if len(answers) < total_items:
         return None
-    scored = [a for a in answers if a.correct is not None]
-    correct = sum(1 for a in scored if a.correct)
+    correct = sum(1 for a in answers if a.correct is True)
+    wrong = sum(1 for a in answers if a.correct is False)
+    pending = len(answers) - correct - wrong
     threshold = campaign.onboarding.pass_threshold
+    verdict = scoring.verdict(correct=correct, wrong=wrong, pending=pending, threshold=threshold)
+    shown = TutorialResult.objects.select_for_update().filter(campaign=campaign, annotator=annotator).first()
+    if shown is not None and shown.verdict != TutorialVerdict.PENDING and shown.verdict != verdict:
+        raise Conflict(
+            f"{annotator}'s tutorial verdict is already “{shown.get_verdict_display()}” and a verdict "
+            "shown is never turned around: allow another attempt at the tutorial instead."
+        )
     result, _created = TutorialResult.objects.update_or_create(
         campaign=campaign,
         annotator=annotator,
         defaults={
             "correct": correct,
-            "total": len(scored),
-            "pending": len(answers) - len(scored),
+            "total": correct + wrong,
+            "pending": pending,
             "threshold": threshold,
-            "passed": scoring.passed(correct, len(scored), threshold),
+            "verdict": verdict,
         },
     )
     return result
+
+
+def tutorial_attempt_start(*, annotator: Annotator, campaign: Campaign) -> TutorialAttempt:
+    """The annotator's attempt at ``campaign``'s tutorial, with the seed of their order of the gold
+    items, drawn the first time. Idempotent: a reload, or two tabs at once (the unique constraint
+    decides, ``get_or_create`` reads the winner), keeps the same seed."""
+    attempt, _created = TutorialAttempt.objects.get_or_create(
+        campaign=campaign, annotator=annotator, defaults={"seed": secrets.randbelow(2**31)}
+    )
+    return attempt
 
 
 def tutorial_answer(
@@ -455,6 +491,7 @@ def tutorial_answer(
             item = TutorialItem.objects.get(pk=item_id, campaign=campaign)
         except (TutorialItem.DoesNotExist, ValueError, TypeError):
             raise NotFound(_("No such tutorial item.")) from None
+        tutorial_attempt_start(annotator=annotator, campaign=campaign)
         existing = TutorialAnswer.objects.filter(item=item, annotator=annotator).first()
         if existing is not None:
             return existing
@@ -479,9 +516,10 @@ def tutorial_answer(
 
 def tutorial_writing_check(*, answer_id: int, correct: bool, checker) -> TutorialAnswer:
     """A person's verdict on a caption written in a tutorial; the annotator's result is recomputed
-    (a caption marked wrong can take a pass back: their next batch request is then refused).
-    Deciding again replaces the verdict. Raises NotFound for an unknown answer, Conflict for an
-    answer that is not a written caption."""
+    (a pending verdict becomes passed or failed once the checks decide it). Deciding again replaces
+    the check while the annotator's verdict stays what it was. Locks the answer and the result.
+    Raises NotFound for an unknown answer, Conflict for an answer that is not a written caption or
+    a check that would turn a passed or failed verdict around (nothing is stored then)."""
     with transaction.atomic():
         try:
             answer = (
@@ -501,9 +539,11 @@ def tutorial_writing_check(*, answer_id: int, correct: bool, checker) -> Tutoria
 
 def tutorial_reset(*, campaign_id: int, annotator_id: int) -> int:
     """Give an annotator another attempt at a campaign's tutorial (a manager's decision): their
-    answers and result are deleted. Idempotent. Returns the number of answers removed."""
+    answers, result and order are deleted (the next attempt meets the items in a new order).
+    Idempotent. Returns the number of answers removed."""
     with transaction.atomic():
         TutorialResult.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id).delete()
+        TutorialAttempt.objects.filter(campaign_id=campaign_id, annotator_id=annotator_id).delete()
         removed, _details = TutorialAnswer.objects.filter(
             item__campaign_id=campaign_id, annotator_id=annotator_id
         ).delete()

@@ -11,6 +11,7 @@ urlpatterns = [
     # The token: secrets.token_urlsafe(32) (43 characters); nothing else reaches the view.
     re_path(r"^join/(?P<token>[A-Za-z0-9_-]{20,64})/$", views.join, name="join"),
     path("campaign/<id:campaign_id>/languages/", views.languages, name="participant_languages"),
+    path("campaign/<id:campaign_id>/not-eligible/", views.screened_out, name="screened_out"),
     path("campaign/<id:campaign_id>/tutorial/", views.tutorial, name="tutorial"),
     path("campaign/<id:campaign_id>/tutorial/feedback/", views.tutorial_feedback, name="tutorial_feedback"),
     path(

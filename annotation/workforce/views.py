@@ -1,5 +1,5 @@
-"""The participant's pages: entry link, language declaration, tutorial with feedback, completion, pilot
-feedback. Thin: a form validates, one service or selector is called, a template is rendered. Every
+"""The participant's pages: entry link, language declaration, screen-out, tutorial with feedback,
+completion, pilot feedback. Thin: a form validates, one service or selector is called, a template is rendered. Every
 string is translated (the annotator's interface)."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import mimetypes
 
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth import login
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
@@ -106,13 +105,7 @@ def _join_allowed(request, identity) -> bool:
 @require_http_methods(["GET", "POST"])
 def languages(request, campaign_id: int):
     """A participant whose account the link made says which languages they speak."""
-    enrolment = (
-        Enrolment.objects.select_related("campaign", "campaign__language")
-        .filter(campaign_id=campaign_id, annotator=request.annotator, account_created=True)
-        .first()
-    )
-    if enrolment is None:
-        raise Http404
+    enrolment = _own_enrolment_or_404(request, campaign_id)
     interface.use_campaign_language(request, enrolment.campaign)
     annotator = request.annotator
     initial = {
@@ -137,23 +130,8 @@ def languages(request, campaign_id: int):
         except DomainError as exc:
             error = exc.message
         else:
-            campaign = enrolment.campaign
-            if not annotator.skills.filter(language_id=campaign.language_id).exists():
-                messages.warning(
-                    request,
-                    _(
-                        "This study needs people who speak %(language)s natively or fluently. Thank you for your interest."
-                    )
-                    % {"language": interface.language_name(campaign.language)},
-                )
-            elif campaign.kind == CampaignKind.CAPTION and not annotator.reads_english:
-                messages.warning(
-                    request,
-                    _(
-                        "This study asks you to rate English captions first, so it needs people who read English."
-                    ),
-                )
-            return redirect(_next_url(annotator, campaign))
+            # Declared languages that do not fit lead to the screen-out page (next_step).
+            return redirect(_next_url(annotator, enrolment.campaign))
     campaign = enrolment.campaign
     return render(
         request,
@@ -165,6 +143,37 @@ def languages(request, campaign_id: int):
             "needs_english": campaign.kind == CampaignKind.CAPTION,
         },
         status=400 if error or form.errors else 200,
+    )
+
+
+def _own_enrolment_or_404(request, campaign_id) -> Enrolment:
+    """The enrolment in ``campaign_id`` of a participant whose account the link made (they declare
+    their languages); 404 for anyone else."""
+    enrolment = (
+        Enrolment.objects.select_related("campaign", "campaign__language", "link", "annotator")
+        .filter(campaign_id=campaign_id, annotator=request.annotator, account_created=True)
+        .first()
+    )
+    if enrolment is None:
+        raise Http404
+    return enrolment
+
+
+@annotator_required
+@require_GET
+def screened_out(request, campaign_id: int):
+    """A participant whose declared languages do not fit: why, what their crowd platform needs (the
+    link's screen-out code or URL, else the platform's way to return the study), and the way back to
+    the language form. All of it in the one interface language of the campaign's pages."""
+    enrolment = _own_enrolment_or_404(request, campaign_id)
+    interface.use_campaign_language(request, enrolment.campaign)
+    screen = selectors.screen_out_for(enrolment)
+    if screen is None:
+        return redirect(_next_url(request.annotator, enrolment.campaign))
+    return render(
+        request,
+        "annotation/workforce/screened_out.html",
+        {"campaign": enrolment.campaign, "screen": screen, "needs_english": screen.reason == "english"},
     )
 
 
@@ -215,6 +224,7 @@ def tutorial(request, campaign_id: int):
     campaign = _campaign_or_404(request, campaign_id)
     if not selectors.tutorial_required(campaign):
         return redirect("annotation:dashboard")
+    services.tutorial_attempt_start(annotator=request.annotator, campaign=campaign)
     error = None
     if request.method == "POST":
         form = TutorialAnswerForm(request.POST)

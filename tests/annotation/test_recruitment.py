@@ -460,8 +460,80 @@ def test_a_participant_who_does_not_speak_the_language_is_told_so(campaign, germ
     )
     page = response.content.decode()
     assert "This study needs people who speak German natively or fluently." in page
-    assert response.redirect_chain[-1][0] == reverse("annotation:dashboard")
+    assert response.redirect_chain[-1][0] == reverse("annotation:screened_out", args=[campaign.pk])
     assert f'data-campaign="{campaign.pk}"' not in page  # no work offered
+    with pytest.raises(NotAllowed):
+        batch_request(annotator=Enrolment.objects.get().annotator, campaign_id=campaign.pk)
+
+
+def test_the_screen_out_page_speaks_one_language_and_leads_back_to_the_language_form(campaign, german):
+    french = f.LanguageFactory(code="fr", name="French")
+    # No interface language chosen: the language form spoke German, the campaign's language.
+    link = link_for(campaign)
+    client, _ = crowd_join(link, language="")
+    languages = reverse("annotation:participant_languages", args=[campaign.pk])
+    response = client.post(languages, {"native": [french.pk], "reads_english": "on"}, follow=True)
+    page = response.content.decode()
+    # The reason reads in the page's own language (it came as a German banner on an English page).
+    assert '<html lang="de"' in page
+    assert "Diese Studie braucht Menschen, die Deutsch als Muttersprache oder fließend sprechen." in page
+    assert "This study needs people who speak" not in page
+    assert f'id="change-answers" href="{languages}"' in page
+    # Following the entry link again comes back here, not to an empty dashboard.
+    _, again = crowd_join(link, client=client, language="")
+    assert again["Location"] == reverse("annotation:screened_out", args=[campaign.pk])
+
+    # Changing the answers: the page lets them go on, and the screen-out page sends them on too.
+    declare(client, campaign, german)
+    assert client.get(reverse("annotation:screened_out", args=[campaign.pk]))["Location"] == reverse(
+        "annotation:dashboard"
+    )
+
+
+@pytest.mark.parametrize(
+    ("platform_params", "link_settings", "shown", "not_shown"),
+    [
+        (
+            prolific(),
+            {"screenout_code": "SCRN01"},
+            ["Enter this screen-out code on Prolific", 'id="screen-out-code">SCRN01<'],
+            ["Please return this study"],
+        ),
+        (
+            prolific(),
+            {"screenout_url": "https://app.prolific.example/submissions/complete?cc=SCRN02"},
+            ['id="screen-out-link" href="https://app.prolific.example/submissions/complete?cc=SCRN02"'],
+            ["screen-out code"],
+        ),
+        (prolific(), {}, ["Please return this study on Prolific"], ['id="screen-out-code"']),
+        (
+            {"workerId": "A2XYZ0123456", "assignmentId": "3ASSIGN0001", "hitId": "3HIT0001"},
+            {},
+            ["Please return this HIT on MTurk"],
+            ["Prolific"],
+        ),
+    ],
+)
+def test_a_screened_out_participant_gets_the_platform_s_instruction_or_the_link_s_code(
+    campaign, german, platform_params, link_settings, shown, not_shown
+):
+    french = f.LanguageFactory(code="fr", name="French")
+    link = link_for(campaign, **link_settings)
+    client, _ = crowd_join(link, platform_params)
+    declare(client, campaign, french)
+    page = client.get(reverse("annotation:screened_out", args=[campaign.pk])).content.decode()
+    for text in shown:
+        assert text in page
+    for text in not_shown:
+        assert text not in page
+
+
+def test_a_participant_who_does_not_read_english_is_screened_out_of_a_caption_campaign(campaign, german):
+    client, _ = crowd_join(link_for(campaign, screenout_code="NOENG1"))
+    response = declare(client, campaign, german, reads_english=False)
+    assert response["Location"] == reverse("annotation:screened_out", args=[campaign.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert "so it needs people who read English." in page and "NOENG1" in page
 
 
 def test_an_mturk_worker_is_admitted_from_the_external_question_parameters(campaign):

@@ -10,7 +10,6 @@ from django.urls import reverse
 
 from annotation.assignment.engine import batch_request
 from annotation.models import (
-    Batch,
     CampaignOnboarding,
     CaptionReview,
     TutorialAnswer,
@@ -21,7 +20,7 @@ from annotation.models import (
 from annotation.workforce.services import caption_review, tutorial_answer, tutorial_reset
 from core.errors import Conflict, NotAllowed, NotFound, ValidationFailed
 from tests import factories as f
-from tests.annotation.workforce_helpers import tutorial_for
+from tests.annotation.workforce_helpers import in_manager_order, tutorial_for
 
 pytestmark = pytest.mark.django_db
 
@@ -51,6 +50,7 @@ def test_a_tutorial_without_gold_items_or_switched_off_asks_nothing(campaign, an
 
 def test_feedback_after_each_answer_then_a_stored_result_and_real_work(campaign, annotator, annotator_client):
     items = tutorial_for(campaign, expected=("good", "bad"), threshold=0.5, explanations={1: "Close enough."})
+    in_manager_order(campaign, annotator)
     page = annotator_client.get(tutorial_url(campaign)).content.decode()
     assert "1 of 2" in page and items[0].caption in page
     # The expected answer and its explanation are not in the page before the answer.
@@ -73,7 +73,7 @@ def test_feedback_after_each_answer_then_a_stored_result_and_real_work(campaign,
     assert "Right" in feedback and "See your result" in feedback
 
     result = TutorialResult.objects.get(annotator=annotator, campaign=campaign)
-    assert (result.correct, result.total, result.threshold, result.passed) == (1, 2, 0.5, True)
+    assert (result.correct, result.total, result.threshold, result.verdict) == (1, 2, 0.5, "passed")
     page = annotator_client.get(tutorial_url(campaign)).content.decode()
     assert "You answered 1 of 2 right." in page and 'id="tutorial-passed"' in page
     assert batch_request(annotator=annotator, campaign_id=campaign.pk)[1]
@@ -85,7 +85,7 @@ def test_failing_the_tutorial_bars_the_campaign_until_a_manager_allows_another_a
     items = tutorial_for(campaign, expected=("good", "bad"), threshold=1.0)
     tutorial_answer(annotator=annotator, campaign_id=campaign.pk, item_id=items[0].pk, answer="bad")
     tutorial_answer(annotator=annotator, campaign_id=campaign.pk, item_id=items[1].pk, answer="bad")
-    assert not TutorialResult.objects.get().passed
+    assert TutorialResult.objects.get().verdict == "failed"
     with pytest.raises(NotAllowed, match="did not reach the score"):
         batch_request(annotator=annotator, campaign_id=campaign.pk)
     assert tutorial_reset(campaign_id=campaign.pk, annotator_id=annotator.pk) == 2
@@ -98,6 +98,7 @@ def test_side_by_side_gold_items_score_the_direction(german):
     campaign = f.open_sxs_campaign(images=3, batch_size=3, language=german)
     annotator = f.AnnotatorFactory(user__username="sxs-ann", languages=[german], reads_english=False)
     items = tutorial_for(campaign, expected=("left", "similar"), threshold=1.0)
+    in_manager_order(campaign, annotator)
     client = Client()
     client.force_login(annotator.user)
     page = client.get(tutorial_url(campaign)).content.decode()
@@ -206,12 +207,13 @@ def test_researchers_read_the_review_page_but_cannot_decide_and_annotators_canno
 # --- Writing items: a caption a person checks -------------------------------------------------------------
 
 
-def test_a_written_tutorial_caption_waits_for_a_person_and_a_wrong_verdict_takes_the_pass_back(
+def test_a_written_tutorial_caption_that_decides_keeps_the_verdict_pending_and_then_final(
     campaign, annotator, pm_client
 ):
     annotator_client = Client()  # pm_client holds the ``client`` fixture
     annotator_client.force_login(annotator.user)
     items = tutorial_for(campaign, expected=("good", "write"), threshold=1.0)
+    CampaignOnboarding.objects.filter(campaign=campaign).update(review_hours=24)
     TutorialItem.objects.filter(pk=items[1].pk).update(caption="Ein Hund läuft über einen Sandstrand.")
     answer(annotator_client, campaign, items[0], "good")
     page = annotator_client.get(tutorial_url(campaign)).content.decode()
@@ -223,13 +225,21 @@ def test_a_written_tutorial_caption_waits_for_a_person_and_a_wrong_verdict_takes
     assert "Caption received" in feedback and "A person will check your caption." in feedback
     assert "Ein Hund läuft über einen Sandstrand." in feedback
 
+    # 1 of 2 right and the caption decides (threshold 1): pending, neither passed nor failed.
     result = TutorialResult.objects.get()
-    assert (result.correct, result.total, result.pending, result.passed) == (1, 1, 1, True)
+    assert (result.correct, result.total, result.pending, result.verdict) == (1, 1, 1, "pending")
+    page = annotator_client.get(tutorial_url(campaign)).content.decode()
     assert (
-        "A person will check the caption you wrote"
-        in annotator_client.get(tutorial_url(campaign)).content.decode()
+        "a person is checking it. Come back later" in page and "Captions are checked within 24 hours." in page
     )
-    assert batch_request(annotator=annotator, campaign_id=campaign.pk)[1]
+    assert 'id="tutorial-failed"' not in page and 'id="tutorial-passed"' not in page
+    with pytest.raises(NotAllowed, match="being checked; come back later"):
+        batch_request(annotator=annotator, campaign_id=campaign.pk)
+    dashboard = annotator_client.get(reverse("annotation:dashboard")).content.decode()
+    assert (
+        "Your tutorial caption is being checked; come back later. Captions are checked within 24 hours."
+        in (dashboard)
+    )
 
     written = TutorialAnswer.objects.get(item=items[1])
     changelist = reverse("admin:annotation_tutorialanswer_changelist")
@@ -237,14 +247,44 @@ def test_a_written_tutorial_caption_waits_for_a_person_and_a_wrong_verdict_takes
     assert "Ein Hund am Meer" in page and "not checked yet" in page
     pm_client.post(changelist, {"action": "mark_wrong", "_selected_action": [written.pk]})
     result.refresh_from_db()
-    assert (result.correct, result.total, result.pending, result.passed) == (1, 2, 0, False)
+    assert (result.correct, result.total, result.pending, result.verdict) == (1, 2, 0, "failed")
     written.refresh_from_db()
     assert written.correct is False and written.checked_by is not None
     with pytest.raises(NotAllowed, match="did not reach the score"):
         batch_request(annotator=annotator, campaign_id=campaign.pk)
-    # The batch already given is not taken away: its work can still be finished and is kept.
-    batch = Batch.objects.get(annotator=annotator)
-    assert annotator_client.get(reverse("annotation:screen1", args=[batch.pk])).status_code == 200
+    assert 'id="tutorial-failed"' in annotator_client.get(tutorial_url(campaign)).content.decode()
+
+    # Failed was shown: deciding the check again does not turn it into a pass.
+    refused = pm_client.post(
+        changelist, {"action": "mark_right", "_selected_action": [written.pk]}, follow=True
+    )
+    assert "a verdict shown is never turned around: allow another attempt" in refused.content.decode()
+    written.refresh_from_db()
+    result.refresh_from_db()
+    assert written.correct is False and result.verdict == "failed"
+    # Only the manager's "another attempt" starts over.
+    results = reverse("admin:annotation_tutorialresult_changelist")
+    pm_client.post(results, {"action": "allow_another_attempt", "_selected_action": [result.pk]})
+    assert 'name="item"' in annotator_client.get(tutorial_url(campaign)).content.decode()
+
+
+def test_a_written_caption_that_cannot_change_the_outcome_leaves_the_verdict_final_at_once(
+    campaign, annotator, manager
+):
+    from annotation.workforce.services import tutorial_writing_check
+
+    items = tutorial_for(campaign, expected=("good", "bad", "good", "bad", "write"), threshold=0.8)
+    for item in items[:4]:
+        tutorial_answer(annotator=annotator, campaign_id=campaign.pk, item_id=item.pk, answer=item.expected)
+    written = tutorial_answer(
+        annotator=annotator, campaign_id=campaign.pk, item_id=items[4].pk, text="Ein Hund"
+    )
+    # 4 of 5 right whatever the caption turns out to be: passed, and work may start.
+    assert TutorialResult.objects.get().verdict == "passed"
+    assert batch_request(annotator=annotator, campaign_id=campaign.pk)[1]
+    tutorial_writing_check(answer_id=written.pk, correct=False, checker=manager)
+    result = TutorialResult.objects.get()
+    assert (result.correct, result.total, result.pending, result.verdict) == (4, 5, 0, "passed")
 
 
 def test_only_written_captions_are_checked_by_a_person(campaign, annotator, manager):
@@ -256,4 +296,4 @@ def test_only_written_captions_are_checked_by_a_person(campaign, annotator, mana
         tutorial_writing_check(answer_id=rated.pk, correct=False, checker=manager)
     with pytest.raises(NotFound):
         tutorial_writing_check(answer_id=10**9, correct=False, checker=manager)
-    assert TutorialResult.objects.get().passed
+    assert TutorialResult.objects.get().verdict == "passed"

@@ -61,6 +61,7 @@ def campaign_urls(campaign_id: int, item_id: int) -> list[tuple[str, str]]:
         ("get", reverse("annotation:tutorial_image", args=[campaign_id, item_id])),
         ("get", reverse("annotation:pilot_feedback", args=[campaign_id])),
         ("post", reverse("annotation:campaign_work", args=[campaign_id])),
+        ("get", reverse("annotation:screened_out", args=[campaign_id])),
     ]
 
 

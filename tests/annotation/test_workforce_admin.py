@@ -4,6 +4,7 @@ participants, onboarding settings and gold items, tutorial results, the panel on
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from annotation.models import CampaignOnboarding, EntryLink, TutorialItem, TutorialResult
@@ -137,3 +138,135 @@ def test_the_main_campaign_shows_how_its_pilots_review_stands(captioned, german,
     caption_review(caption_id=second.pk, decision="returned", comment="Mehr Details", reviewer=manager)
     page = pm_client.get(reverse("admin:annotation_campaign_change", args=[main.pk])).content.decode()
     assert f"Pilot “{captioned.name}”: 12 captions, 1 accepted, 1 returned — not all reviewed yet." in page
+
+
+def test_a_writing_gold_item_saves_without_an_example_and_then_shows_none(campaign, annotator, pm_client):
+    add = reverse("admin:annotation_tutorialitem_add")
+    form = pm_client.get(add).content.decode()
+    assert "Caption (writing items: example shown after the answer)" in form
+    data = {"campaign": campaign.pk, "position": 1, "image": f.ImageFactory().pk, "caption": ""}
+    refused = pm_client.post(add, {**data, "expected": "good"})
+    assert "A rating or side-by-side gold item needs its caption." in refused.content.decode()
+    assert not TutorialItem.objects.exists()
+    saved = pm_client.post(add, {**data, "expected": "write"})
+    assert saved.status_code == 302
+    item = TutorialItem.objects.get()
+    assert (item.expected, item.caption) == ("write", "")
+
+    CampaignOnboarding.objects.create(campaign=campaign, tutorial_enabled=True, pass_threshold=0.5)
+    participant = Client()
+    participant.force_login(annotator.user)
+    tutorial = reverse("annotation:tutorial", args=[campaign.pk])
+    sent = participant.post(tutorial, {"item": item.pk, "text": "Ein Hund am Meer"})
+    feedback = participant.get(sent["Location"]).content.decode()
+    assert "Caption received" in feedback and "Ein Hund am Meer" in feedback
+    assert "An example of a good caption" not in feedback and 'id="feedback-example"' not in feedback
+
+
+def gold_item_post(pm_client, campaign, position, expected):
+    add = reverse("admin:annotation_tutorialitem_add")
+    data = {
+        "campaign": campaign.pk,
+        "position": position,
+        "image": f.ImageFactory().pk,
+        "caption": f"A dog on a beach ({position})",
+        "expected": expected,
+    }
+    return pm_client.post(add, data, follow=True)
+
+
+def test_the_admin_warns_of_a_gold_set_a_constant_answer_passes_and_will_not_switch_it_on(
+    campaign, pm_client
+):
+    onboarding = CampaignOnboarding.objects.create(
+        campaign=campaign, tutorial_enabled=False, pass_threshold=0.8
+    )
+    # The gold set of the issue: EXCELLENT, GOOD, MEDIUM, GOOD ("within one level").
+    for position, expected in enumerate(("excellent", "good", "medium", "good"), start=1):
+        page = gold_item_post(pm_client, campaign, position, expected).content.decode()
+    warning = "A constant answer passes this tutorial: answering GOOD (4 of 4 right) to every gold item"
+    assert warning in page
+    change = reverse("admin:annotation_campaignonboarding_change", args=[onboarding.pk])
+    assert warning in pm_client.get(change).content.decode()
+
+    refused = pm_client.post(
+        change, {"campaign": campaign.pk, "pass_threshold": "0.8", "tutorial_enabled": "on"}
+    )
+    assert "The tutorial cannot be on with this gold set." in refused.content.decode()
+    onboarding.refresh_from_db()
+    assert not onboarding.tutorial_enabled
+
+    # A fifth item far from GOOD and a sixth NOT-ENOUGH-INFO: GOOD now gets 4 of 6, below 0.8.
+    gold_item_post(pm_client, campaign, 5, "bad")
+    page = gold_item_post(pm_client, campaign, 6, "nei").content.decode()
+    assert "A constant answer passes" not in page
+    assert "No constant answer passes this gold set." in pm_client.get(change).content.decode()
+    pm_client.post(change, {"campaign": campaign.pk, "pass_threshold": "0.8", "tutorial_enabled": "on"})
+    onboarding.refresh_from_db()
+    assert onboarding.tutorial_enabled
+
+    # Deleting the items that stopped it says so again.
+    changelist = reverse("admin:annotation_tutorialitem_changelist")
+    weak = TutorialItem.objects.filter(position__in=[5, 6]).values_list("pk", flat=True)
+    done = pm_client.post(
+        changelist, {"action": "delete_selected", "_selected_action": list(weak), "post": "yes"}, follow=True
+    )
+    assert warning in done.content.decode() and TutorialItem.objects.count() == 4
+
+
+def test_each_participant_meets_the_gold_items_in_an_order_of_their_own_that_a_reload_keeps(
+    campaign, annotator, other_annotator
+):
+    from annotation.models import TutorialAttempt
+    from annotation.workforce.scoring import gold_order
+
+    items = tutorial_for(campaign, expected=("good", "bad", "excellent", "medium", "nei", "good"))
+    by_id = {item.pk: item for item in items}
+    tutorial = reverse("annotation:tutorial", args=[campaign.pk])
+
+    def shown(client):
+        page = client.get(tutorial).content.decode()
+        return next(item for item in items if f'name="item" value="{item.pk}"' in page)
+
+    def walk(person):
+        client = Client()
+        client.force_login(person.user)
+        first = shown(client)
+        assert shown(client) == first  # a reload keeps the item
+        seed = TutorialAttempt.objects.get(annotator=person, campaign=campaign).seed
+        seen = []
+        for _ in items:
+            item = shown(client)
+            seen.append(item)
+            client.post(tutorial, {"item": item.pk, "answer": item.expected})
+        assert seen[0] == first and seen == [by_id[pk] for pk in gold_order(list(by_id), seed)]
+        return [item.pk for item in seen]
+
+    anna = walk(annotator)  # her seed is drawn when she opens the tutorial
+    # Otto's seed is set to one that orders the items otherwise (a drawn one might, once in 720, not).
+    seed = next(s for s in range(100) if gold_order(list(by_id), s) != anna)
+    TutorialAttempt.objects.create(campaign=campaign, annotator=other_annotator, seed=seed)
+    assert walk(other_annotator) != anna
+
+
+def test_an_entry_link_carries_a_screen_out_code_and_url(campaign, pm_client):
+    add = reverse("admin:annotation_entrylink_add")
+    assert 'name="screenout_code"' in pm_client.get(add).content.decode()
+    bad = pm_client.post(add, {"campaign": campaign.pk, "screenout_code": "no way!"})
+    assert "A screen-out code is 1 to 64 letters" in bad.content.decode() and not EntryLink.objects.exists()
+    pm_client.post(
+        add,
+        {
+            "campaign": campaign.pk,
+            "screenout_code": "SCRN01",
+            "screenout_url": "https://app.prolific.com/submissions/complete?cc=SCRN01",
+        },
+    )
+    link = EntryLink.objects.get()
+    assert (link.screenout_code, link.screenout_url) == (
+        "SCRN01",
+        "https://app.prolific.com/submissions/complete?cc=SCRN01",
+    )
+    change = reverse("admin:annotation_entrylink_change", args=[link.pk])
+    refused = pm_client.post(change, {"label": "w", "screenout_code": "bad code"})
+    assert "A screen-out code is 1 to 64 letters" in refused.content.decode()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Annotator, CampaignOnboarding, TutorialItem
+from annotation.models import Annotator, CampaignOnboarding, TutorialAttempt, TutorialItem
+from annotation.workforce.scoring import gold_order
 from annotation.workforce.services import entry_link_create
 from tests import factories as f
 
@@ -69,3 +70,16 @@ def tutorial_for(campaign, expected=("good", "bad"), threshold=0.5, explanations
             )
         )
     return items
+
+
+def in_manager_order(campaign, *annotators):
+    """Give each annotator the seed that orders ``campaign``'s gold items as the manager did (by
+    position), so that a test can name the item it expects next. Everyone else gets a random order."""
+    ids = list(
+        TutorialItem.objects.filter(campaign=campaign).order_by("position", "pk").values_list("pk", flat=True)
+    )
+    seed = next(s for s in range(100_000) if gold_order(ids, s) == ids)
+    for annotator in annotators:
+        TutorialAttempt.objects.update_or_create(
+            campaign=campaign, annotator=annotator, defaults={"seed": seed}
+        )

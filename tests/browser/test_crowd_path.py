@@ -21,7 +21,7 @@ from annotation.models import (
 from annotation.workforce.services import entry_link_create
 from core.access import PROJECT_MANAGERS
 from tests import factories as f
-from tests.annotation.workforce_helpers import tutorial_for
+from tests.annotation.workforce_helpers import in_manager_order, tutorial_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -73,6 +73,7 @@ def test_a_prolific_participant_goes_from_the_entry_link_to_the_completion_code(
     assert enrolment.annotator.__class__.objects.get(pk=enrolment.annotator.pk).interface_language == "en"
     assert enrolment.worker_id == PID and enrolment.session_id == SESSION
     assert PID not in page.content() and PID not in enrolment.annotator.user.username
+    in_manager_order(campaign, enrolment.annotator)  # the steps below expect the GOOD item first
     page.locator("fieldset").nth(0).get_by_label("German").check()
     page.get_by_label("I can read English").check()
     screenshot("crowd-2-languages")
@@ -96,7 +97,10 @@ def test_a_prolific_participant_goes_from_the_entry_link_to_the_completion_code(
     expect(page.locator("#tutorial-passed")).to_be_visible()
     expect(page.locator(".tutorial-score")).to_have_text("You answered 1 of 2 right.")
     screenshot("crowd-6-tutorial-passed")
-    assert TutorialAnswer.objects.filter(correct=False).count() == 1 and TutorialResult.objects.get().passed
+    assert (
+        TutorialAnswer.objects.filter(correct=False).count() == 1
+        and TutorialResult.objects.get().verdict == "passed"
+    )
     page.get_by_role("link", name="Go to your campaigns").click()
 
     # 4. A real batch: rate the English captions, then write German ones.
@@ -184,3 +188,98 @@ def test_the_manager_issues_a_link_and_reviews_a_pilot_whose_author_reads_the_co
     if os.environ.get("SCREENSHOT_DIR"):
         author_page.screenshot(path=os.path.join(os.environ["SCREENSHOT_DIR"], "crowd-11-pilot-feedback.png"))
     context.close()
+
+
+def test_a_written_tutorial_caption_that_decides_is_shown_as_pending_never_as_failed_first(
+    live_server, page, screenshot
+):
+    from annotation.workforce.services import tutorial_writing_check
+    from core.errors import Conflict
+    from tests.browser.screens import log_in
+
+    german = f.LanguageFactory(code="de", name="German")
+    campaign = f.open_caption_campaign(images=2, batch_size=2, language=german, name="Bilder beschreiben")
+    # A wrong rating, then a caption: 0 of 1 right so far, and the caption decides at 0.5.
+    items = tutorial_for(campaign, expected=("good", "write"), threshold=0.5)
+    CampaignOnboarding.objects.filter(campaign=campaign).update(review_hours=24)
+    items[1].caption = ""  # a writing item without an example caption
+    items[1].save(update_fields=["caption"])
+    annotator = f.AnnotatorFactory(user__username="tutorial-tom", languages=[german], interface_language="en")
+    in_manager_order(campaign, annotator)
+    manager = f.RoleUserFactory(username="pm-checker", role=PROJECT_MANAGERS)
+    log_in(page, live_server, annotator.user)
+
+    page.goto(f"{live_server.url}{reverse('annotation:tutorial', args=[campaign.pk])}")
+    page.get_by_role("button", name="BAD", exact=True).click()
+    expect(page.get_by_role("heading", name="Not quite")).to_be_visible()
+    page.get_by_role("link", name="Next").click()
+    page.get_by_label("Your caption").fill("Ein Hund läuft am Strand")
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_role("heading", name="Caption received")).to_be_visible()
+    # The item has no example caption: none is shown.
+    expect(page.locator("#feedback-example")).to_have_count(0)
+    page.get_by_role("link", name="See your result").click()
+
+    # Pending: told to come back, with the promised time; not "you cannot take part".
+    expect(page.locator("#tutorial-pending")).to_contain_text("a person is checking it. Come back later")
+    expect(page.locator("#tutorial-review-time")).to_have_text("Captions are checked within 24 hours.")
+    expect(page.locator("#tutorial-failed")).to_have_count(0)
+    expect(page.locator("#tutorial-passed")).to_have_count(0)
+    screenshot("tutorial-1-pending")
+    page.get_by_role("link", name="Go to your campaigns").click()
+    expect(page.locator(".workforce-pending")).to_contain_text("being checked; come back later")
+    screenshot("tutorial-2-dashboard-pending")
+
+    # The check passes the caption: the verdict becomes passed, and stays so.
+    written = TutorialAnswer.objects.get(item=items[1])
+    tutorial_writing_check(answer_id=written.pk, correct=True, checker=manager)
+    page.goto(f"{live_server.url}{reverse('annotation:tutorial', args=[campaign.pk])}")
+    expect(page.locator("#tutorial-passed")).to_be_visible()
+    screenshot("tutorial-3-passed-after-the-check")
+    with pytest.raises(Conflict):
+        tutorial_writing_check(answer_id=written.pk, correct=False, checker=manager)
+    page.reload()
+    expect(page.locator("#tutorial-passed")).to_be_visible()
+    expect(page.locator("#tutorial-failed")).to_have_count(0)
+    assert TutorialResult.objects.get().verdict == "passed"
+
+
+def test_a_participant_whose_languages_do_not_fit_reads_one_language_a_code_and_the_way_back(
+    live_server, page, screenshot
+):
+    german = f.LanguageFactory(code="de", name="German")
+    f.LanguageFactory(code="fr", name="French")
+    campaign = f.open_caption_campaign(images=2, batch_size=2, language=german, name="Bilder beschreiben")
+    link = entry_link_create(campaign_id=campaign.pk, screenout_code="SCRN01", completion_code="XM36OK")
+
+    page.goto(
+        f"{live_server.url}{reverse('annotation:join', args=[link.token])}"
+        f"?PROLIFIC_PID={PID}&STUDY_ID={STUDY}&SESSION_ID={SESSION}"
+    )
+    page.get_by_role("button", name="Start").click()
+    page.wait_for_url("**/languages/")
+    # No interface language chosen: the campaign's pages speak German. The wrong box is ticked.
+    expect(page.get_by_role("heading", name="Ihre Sprachen")).to_be_visible()
+    page.locator("fieldset").nth(0).get_by_label("Französisch").check()
+    page.locator("input[name=reads_english]").check()
+    page.locator("#languages-save").click()
+
+    page.wait_for_url("**/not-eligible/")
+    assert page.locator("html").get_attribute("lang") == "de"
+    expect(page.locator("#screen-out-reason")).to_have_text(
+        "Diese Studie braucht Menschen, die Deutsch als Muttersprache oder fließend sprechen."
+    )
+    expect(page.locator("#screen-out-instruction")).to_contain_text("Enter this screen-out code on Prolific")
+    expect(page.locator("#screen-out-code")).to_have_text("SCRN01")
+    expect(page.locator(".messages")).to_have_count(0)  # no banner in another language
+    screenshot("screen-out-1-page")
+
+    page.locator("#change-answers").click()
+    page.wait_for_url("**/languages/")
+    screenshot("screen-out-2-back-to-the-form")
+    page.locator("fieldset").nth(0).get_by_label("Französisch").uncheck()
+    page.locator("fieldset").nth(0).get_by_label("Deutsch").check()
+    page.locator("#languages-save").click()
+    page.wait_for_url("**/work/")
+    expect(page.locator(f'[data-campaign="{campaign.pk}"]')).to_be_visible()
+    screenshot("screen-out-3-dashboard-after-the-change")
