@@ -234,6 +234,7 @@ class BatchHoldAdmin(ManagersOnlyAdmin):
         "participant",
         "submitted_at",
         "figures",
+        "threshold",
         "decision",
         "reviewer",
         "reviewed_at",
@@ -262,7 +263,11 @@ class BatchHoldAdmin(ManagersOnlyAdmin):
         parts = [f"{obj.not_enough_info} of {obj.images} rated NOT-ENOUGH-INFO"]
         if obj.batch.campaign.kind == CampaignKind.CAPTION:
             parts.append(f"{obj.without_caption} of {obj.images} without a caption")
-        return f"{', '.join(parts)} (counts at most {obj.max_unanswered_share:.0%} on each screen)"
+        return ", ".join(parts)
+
+    @admin.display(description="counts with at most", ordering="max_unanswered_share")
+    def threshold(self, obj):
+        return f"{obj.max_unanswered_share:.0%} unanswered on each screen"
 
     @admin.display(description="answers")
     def answers(self, obj):
@@ -291,6 +296,11 @@ class BatchHoldAdmin(ManagersOnlyAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # A hold is the record that its batch does not count: removed, the batch would neither count
+        # nor be held. Accept or reject it instead.
         return False
 
     def has_review_permission(self, request):
