@@ -6,13 +6,15 @@ result, of K and of the quota; a manager's accept makes it count and brings the 
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
 
-from annotation.assignment.engine import batch_request
+from annotation.assignment.engine import batch_request, leases_expire
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -256,3 +258,23 @@ def test_the_dashboard_counts_submitted_images_not_images_handed_out(
     assert "Campaign: 0 of 6 images complete." in page
     assert "You: 2 batches submitted (6 images)." in page
     assert Assignment.objects.filter(state=AssignmentState.LIVE).count() == 6
+
+
+@pytestmark_db
+def test_a_late_batch_held_then_accepted_keeps_the_counters_right(campaign, german, manager):
+    _client, annotator = _participant(campaign, german)
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    items = [a.item_id for a in batch.assignments.all()]
+    for a in batch.assignments.all():
+        work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value="nei")
+    work.writing_open(annotator=annotator, batch_id=batch.pk)
+    for a in batch.assignments.all():
+        image_report(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, reason="broken")
+    # The lease runs out and the images go back to the pool; the late submit is kept, and held.
+    assert leases_expire(now=timezone.now() + timedelta(days=1)) == 1
+    work.batch_submit(annotator=annotator, batch_id=batch.pk, submit_key="key-late-0001")
+    hold = BatchHold.objects.get(batch=batch)
+    assert list(Item.objects.filter(pk__in=items).values_list("active_count", flat=True)) == [0, 0, 0]
+    batch_hold_decide(hold_id=hold.pk, accept=True, reviewer=manager)
+    assert list(Item.objects.filter(pk__in=items).values_list("active_count", flat=True)) == [1, 1, 1]
+    assert set(batch.assignments.values_list("state", flat=True)) == {AssignmentState.LATE}
