@@ -49,7 +49,8 @@ class CampaignCard:
     my_images: int
     items_total: int
     items_full: int  # images with K submitted results that count
-    held_batches: int = 0  # submitted, but held for review (or rejected): they do not count
+    held_batches: int = 0  # submitted, but held for review: they do not count (yet)
+    rejected_batches: int = 0  # submitted, and not accepted on review: they do not count
     start_problem: str | None = None  # why no new batch can start now; None: it can
 
     @property
@@ -86,11 +87,8 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
         Batch.objects.filter(annotator=annotator, campaign__in=campaigns)
         .annotate(
             n_items=Count("assignments"),
-            held=Exists(
-                BatchHold.objects.filter(
-                    batch=OuterRef("pk"), decision__in=[HoldDecision.HELD, HoldDecision.REJECTED]
-                )
-            ),
+            held=Exists(BatchHold.objects.filter(batch=OuterRef("pk"), decision=HoldDecision.HELD)),
+            rejected=Exists(BatchHold.objects.filter(batch=OuterRef("pk"), decision=HoldDecision.REJECTED)),
         )
         .only("pk", "campaign_id", "stage", "lease_expires_at", "writing_opened_at")
     )
@@ -109,6 +107,7 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
                 items_total=c.items_total,
                 items_full=items_full.get(c.pk, 0),
                 held_batches=sum(1 for b in submitted if b.held),
+                rejected_batches=sum(1 for b in submitted if b.rejected),
                 # No start button where nothing can start: the sentence that says why instead.
                 start_problem=None
                 if open_batch is not None

@@ -219,6 +219,8 @@ def test_a_rejected_batch_stays_stored_and_out_of_the_results(campaign, german, 
     assert not Rating.objects.counted().filter(assignment__batch=batch).exists()
     page = client.get(reverse("annotation:batch", args=[batch.pk])).content.decode()
     assert "Batch not accepted" in page and "C0DE42" not in page
+    dashboard = client.get(reverse("annotation:dashboard")).content.decode()
+    assert "1 of them was not accepted on review: it does not count." in dashboard
     # Rejected, then accepted after all (a second look): it counts, and the counters follow.
     batch_hold_decide(hold_id=hold.pk, accept=True, reviewer=manager)
     assert set(batch.assignments.values_list("state", flat=True)) == {AssignmentState.SUBMITTED}
@@ -278,3 +280,24 @@ def test_a_late_batch_held_then_accepted_keeps_the_counters_right(campaign, germ
     batch_hold_decide(hold_id=hold.pk, accept=True, reviewer=manager)
     assert list(Item.objects.filter(pk__in=items).values_list("active_count", flat=True)) == [1, 1, 1]
     assert set(batch.assignments.values_list("state", flat=True)) == {AssignmentState.LATE}
+
+
+@pytestmark_db
+def test_without_a_quota_the_completion_page_offers_no_batch_where_none_is_left(german):
+    campaign = f.open_caption_campaign(images=3, batch_size=3, replication=1, language=german)
+    client, annotator = _participant(campaign, german, quota_batches=None)
+    batch = _caption_batch(annotator, campaign, ratings=["good"] * 3)
+    page = client.get(reverse("annotation:completion", args=[batch.pk])).content.decode()
+    assert 'id="completion-code">C0DE42<' in page
+    assert "Do another batch" not in page
+    assert "There is no image left for you in this campaign. Thank you!" in page
+
+
+@pytestmark_db
+def test_the_submitted_page_offers_no_next_batch_where_none_is_left(german, annotator, annotator_client):
+    campaign = f.open_caption_campaign(images=3, batch_size=3, replication=1, language=german)
+    translation.activate("en")
+    batch = _caption_batch(annotator, campaign, ratings=["good"] * 3)
+    page = annotator_client.get(reverse("annotation:batch", args=[batch.pk])).content.decode()
+    assert "Batch submitted" in page and "Start the next batch" not in page
+    assert "There is no image left for you in this campaign. Thank you!" in page
