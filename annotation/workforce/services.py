@@ -19,6 +19,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.assignment.engine import item_counters_add
 from annotation.models import (
     NOT_COUNTED_STATES,
     UNCAPPED_CONTROL_KINDS,
@@ -602,8 +603,6 @@ def batch_hold_if_empty(*, batch: Batch) -> BatchHold | None:
     work = _batch_work(batch)
     if batch_counts(work, share):
         return None
-    from annotation.assignment.engine import item_counters_add
-
     hold = BatchHold.objects.create(
         batch=batch,
         images=work.images,
@@ -626,11 +625,9 @@ def batch_hold_decide(*, hold_id: int, accept: bool, reviewer) -> BatchHold:
     nothing; a rejected batch may still be accepted, but an accepted one is never rejected (its
     participant may already hold the completion code). Locks the hold row, then the item rows in id
     order. Raises NotFound for an unknown hold, Conflict for rejecting an accepted batch."""
-    from annotation.assignment.engine import item_counters_add
-
     with transaction.atomic():
         try:
-            hold = BatchHold.objects.select_for_update().select_related("batch").get(pk=hold_id)
+            hold = BatchHold.objects.select_for_update(of=("self",)).select_related("batch").get(pk=hold_id)
         except (BatchHold.DoesNotExist, ValueError, TypeError):
             raise NotFound("No such held batch.") from None
         decision = HoldDecision.ACCEPTED if accept else HoldDecision.REJECTED
