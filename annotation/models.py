@@ -532,6 +532,14 @@ class AssignmentState(models.TextChoices):
     SUBMITTED = "submitted", "submitted"
     EXPIRED = "expired", "expired (back in the pool)"
     LATE = "late", "submitted late"
+    # Submitted in a crowd batch that does not count (annotation.workforce.counting): kept, out of
+    # every result and of K until a manager accepts the batch (then SUBMITTED or LATE again).
+    HELD = "held", "submitted, held for review"
+    REJECTED = "rejected", "submitted, rejected on review"
+
+
+# Submitted work that enters no result, no progress figure and no K (the data stays stored).
+NOT_COUNTED_STATES = (AssignmentState.HELD, AssignmentState.REJECTED)
 
 
 class Assignment(TimeStamped):
@@ -572,8 +580,11 @@ RatingValue = _choices("RatingValue", RATING)
 
 class RatingQuerySet(models.QuerySet):
     def counted(self) -> RatingQuerySet:
-        """Ratings that enter statistics, correlations and exports: never those of control items."""
-        return self.filter(assignment__item__is_control=False)
+        """Ratings that enter statistics, correlations and exports: never those of control items,
+        nor those of a batch held for review or rejected (annotation.workforce.counting)."""
+        return self.filter(assignment__item__is_control=False).exclude(
+            assignment__state__in=NOT_COUNTED_STATES
+        )
 
 
 class Rating(TimeStamped):
@@ -607,8 +618,11 @@ class CaptionDraft(TimeStamped):
 class WrittenCaptionQuerySet(models.QuerySet):
     def counted(self) -> WrittenCaptionQuerySet:
         """Captions that enter statistics, exports, reference sets and metric runs: all but those a
-        manager excluded after reviewing their typing (annotation.quality.integrity)."""
-        return self.exclude(assignment__typing__review="excluded")
+        manager excluded after reviewing their typing (annotation.quality.integrity), and those of a
+        batch held for review or rejected (annotation.workforce.counting)."""
+        return self.exclude(assignment__typing__review="excluded").exclude(
+            assignment__state__in=NOT_COUNTED_STATES
+        )
 
 
 class WrittenCaption(TimeStamped):
@@ -780,11 +794,13 @@ class SelectedImage(TimeStamped):
 # Workforce quality: control items' results, typing records, image reports (issue 14).
 from annotation.quality.models import ImageReport, ImageWithdrawal, TypingRecord  # noqa: E402, F401
 from annotation.workforce.models import (  # noqa: E402, F401
+    BatchHold,
     CampaignOnboarding,
     CaptionReview,
     CrowdPlatform,
     Enrolment,
     EntryLink,
+    HoldDecision,
     ReviewDecision,
     TutorialAnswer,
     TutorialAttempt,

@@ -9,6 +9,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext
 
+from annotation.assignment.engine import batch_start_problem
 from annotation.models import (
     CAPPED_KINDS,
     OPEN_BATCH_STAGES,
@@ -16,9 +17,11 @@ from annotation.models import (
     Assignment,
     AssignmentState,
     Batch,
+    BatchHold,
     BatchStage,
     Campaign,
     CampaignState,
+    HoldDecision,
     Image,
     ImageSelection,
     Item,
@@ -45,7 +48,10 @@ class CampaignCard:
     submitted_batches: int
     my_images: int
     items_total: int
-    items_full: int
+    items_full: int  # images with K submitted results that count
+    held_batches: int = 0  # submitted, but held for review: they do not count (yet)
+    rejected_batches: int = 0  # submitted, and not accepted on review: they do not count
+    start_problem: str | None = None  # why no new batch can start now; None: it can
 
     @property
     def percent_full(self) -> int:
@@ -53,7 +59,8 @@ class CampaignCard:
 
 
 def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
-    """Open campaigns in the annotator's languages, each with the annotator's own progress."""
+    """Open campaigns in the annotator's languages, each with the annotator's own progress and, where
+    no new batch can start, the reason (:func:`annotation.assignment.engine.batch_start_problem`)."""
     language_ids = list(annotator.skills.values_list("language_id", flat=True))
     campaigns = list(
         campaigns_visible(
@@ -62,32 +69,49 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
         .select_related("language")
         .annotate(
             items_total=Count("items", filter=Q(items__control_kind__in=CAPPED_KINDS), distinct=True),
-            items_full=Count(
-                "items",
-                filter=Q(items__active_count__gte=F("replication"), items__control_kind__in=CAPPED_KINDS),
-                distinct=True,
-            ),
         )
         .order_by("language__code", "name")
     )
+    # Complete means K results submitted (and counting), never merely handed out: an image in
+    # someone's open batch, or in a batch held for review, is not done.
+    items_full = dict(
+        Item.objects.filter(campaign__in=campaigns, control_kind__in=CAPPED_KINDS)
+        .annotate(done=Coalesce(_done_per_item(), 0))
+        .filter(done__gte=F("campaign__replication"))
+        .order_by()
+        .values("campaign_id")
+        .annotate(n=Count("pk"))
+        .values_list("campaign_id", "n")
+    )
     batches = list(
         Batch.objects.filter(annotator=annotator, campaign__in=campaigns)
-        .annotate(n_items=Count("assignments"))
+        .annotate(
+            n_items=Count("assignments"),
+            held=Exists(BatchHold.objects.filter(batch=OuterRef("pk"), decision=HoldDecision.HELD)),
+            rejected=Exists(BatchHold.objects.filter(batch=OuterRef("pk"), decision=HoldDecision.REJECTED)),
+        )
         .only("pk", "campaign_id", "stage", "lease_expires_at", "writing_opened_at")
     )
     cards = []
     for c in campaigns:
         own = [b for b in batches if b.campaign_id == c.pk]
         submitted = [b for b in own if b.stage == BatchStage.SUBMITTED]
+        open_batch = next((b for b in own if b.stage in OPEN_BATCH_STAGES), None)
         cards.append(
             CampaignCard(
                 campaign=c,
-                open_batch=next((b for b in own if b.stage in OPEN_BATCH_STAGES), None),
+                open_batch=open_batch,
                 expired_batch=next((b for b in own if b.stage == BatchStage.EXPIRED), None),
                 submitted_batches=len(submitted),
                 my_images=sum(b.n_items for b in submitted),
                 items_total=c.items_total,
-                items_full=c.items_full,
+                items_full=items_full.get(c.pk, 0),
+                held_batches=sum(1 for b in submitted if b.held),
+                rejected_batches=sum(1 for b in submitted if b.rejected),
+                # No start button where nothing can start: the sentence that says why instead.
+                start_problem=None
+                if open_batch is not None
+                else batch_start_problem(annotator=annotator, campaign=c),
             )
         )
     return cards

@@ -19,7 +19,7 @@ from django.views.defaults import page_not_found
 from django.views.i18n import JavaScriptCatalog
 
 from annotation import guidelines, interface
-from annotation.assignment.engine import batch_request
+from annotation.assignment.engine import batch_request, batch_start_problem
 from annotation.forms import InterfaceLanguageForm
 from annotation.models import BatchStage, CampaignKind
 from annotation.selectors import (
@@ -33,7 +33,7 @@ from annotation.selectors import (
     verification_rows,
 )
 from annotation.services.annotators import annotator_interface_language_set
-from annotation.workforce.selectors import completion_for
+from annotation.workforce.selectors import completion_for, held_context, hold_of
 from core.access import is_annotator, role_required
 from core.errors import DomainError, NotFound
 from core.scales import RATING, SXS
@@ -105,12 +105,18 @@ def _batch_or_404(request, batch_id):
 @require_GET
 def batch_detail(request, batch_id: int):
     batch = _batch_or_404(request, batch_id)
+    hold = hold_of(batch) if batch.stage == BatchStage.SUBMITTED else None
+    if hold is not None:
+        # Stored, but too little work to count (annotation.workforce.counting): say so, and what next.
+        interface.use_campaign_language(request, batch.campaign)
+        return render(request, "annotation/workforce/held.html", held_context(hold))
     if batch.stage == BatchStage.SUBMITTED and completion_for(batch) is not None:
         # Came through an entry link with a completion code or URL (annotation.workforce).
         return redirect("annotation:completion", batch_id=batch.pk)
     if batch.stage == BatchStage.SUBMITTED:
         interface.use_campaign_language(request, batch.campaign)
-        return render(request, "annotation/submitted.html", {"batch": batch})
+        start_problem = batch_start_problem(annotator=request.annotator, campaign=batch.campaign)
+        return render(request, "annotation/submitted.html", {"batch": batch, "start_problem": start_problem})
     return redirect(_screen_of(batch), batch_id=batch.pk)
 
 

@@ -137,7 +137,7 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
 
         chosen = _lock_and_choose(campaign, annotator)
         if not chosen:
-            raise NoWorkAvailable(gettext("There is no image left for you in this campaign. Thank you!"))
+            raise NoWorkAvailable(no_work_message(campaign, annotator))
         controls = _rated_controls_choose(campaign, annotator, chosen)
 
         batch = Batch.objects.create(
@@ -200,7 +200,11 @@ def _rated_controls_choose(campaign: Campaign, annotator: Annotator, chosen: lis
     return picked
 
 
-def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
+def _pool(campaign: Campaign, annotator: Annotator, *, with_own: bool = False):
+    """The items a new batch of ``annotator`` may take, neediest first: below K, with a file, not
+    withdrawn, never assigned to them. The one definition behind handing out (:func:`_lock_and_choose`)
+    and behind saying that nothing can start (:func:`batch_start_problem`). ``with_own``: keep the
+    annotator's own captions in a verification campaign (to tell that only those are left)."""
     already = Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)
     pool = (
         Item.objects.filter(campaign=campaign, active_count__lt=campaign.replication)
@@ -216,11 +220,55 @@ def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
         pool = pool.filter(is_control=False)
         if campaign.controls_per_batch:
             pool = pool.exclude(image_id__in=_seen_images(campaign, annotator))
-    if campaign.kind == CampaignKind.RATING:
+    if campaign.kind == CampaignKind.RATING and not with_own:
         # Nobody verifies their own caption. Excluded here, in the pool itself, so that an
         # item only its author could still take is not fillable for them: they are told
         # there is no work rather than waiting on rows they may not have.
         pool = pool.exclude(written_caption__annotator=annotator)
+    return pool
+
+
+def no_work_message(campaign: Campaign, annotator: Annotator) -> str:
+    """Why the pool of ``campaign`` has nothing for ``annotator`` (it is empty for them), in a sentence
+    they can act on: only their own captions are left to verify; every remaining image is in someone
+    else's batch right now (it comes back if that batch's time runs out); or nothing is left for them."""
+    if campaign.kind == CampaignKind.RATING and _pool(campaign, annotator, with_own=True).exists():
+        return gettext(
+            "Every caption still to be rated in this campaign is one you wrote, and nobody rates their own "
+            "captions. There is nothing here for you."
+        )
+    never_had = Item.objects.filter(campaign=campaign, is_control=False).exclude(
+        assignments__annotator=annotator
+    )
+    if never_had.filter(assignments__state=AssignmentState.LIVE).exists():
+        return gettext(
+            "Every image left is in someone else's batch right now. Images come back when a batch's time runs "
+            "out: look again later."
+        )
+    return gettext("There is no image left for you in this campaign. Thank you!")
+
+
+def batch_start_problem(*, annotator: Annotator, campaign: Campaign) -> str | None:
+    """Why ``annotator`` cannot start a new batch of ``campaign`` right now, as the sentence they read
+    instead of a start button; None when a batch can start. Asks what :func:`batch_request` asks
+    (the workforce rules, qualification, the campaign's state, the pool), reading only: a request
+    right after may still find nothing if others took the last images meanwhile."""
+    try:
+        work_check(annotator=annotator, campaign=campaign)
+    except (NotFound, NotAllowed, NoWorkAvailable) as exc:
+        return exc.message
+    problem = annotator_qualification_problem(annotator, campaign)
+    if problem:
+        return problem
+    if campaign.state != CampaignState.OPEN:
+        return gettext("The campaign “%(name)s” is not open.") % {"name": campaign.name}
+    if _pool(campaign, annotator).exists():
+        return None
+    return no_work_message(campaign, annotator)
+
+
+def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
+    pool = _pool(campaign, annotator)
     window = campaign.batch_size * _CANDIDATE_WINDOW
     deadline = time.monotonic() + _LOCKED_PATIENCE_SECONDS
     attempt = 0

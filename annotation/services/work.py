@@ -40,6 +40,7 @@ from annotation.models import (
 )
 from annotation.quality.reports import reported_image_ids
 from annotation.quality.typing import typing_clean, typing_flag, typing_merge
+from annotation.workforce.services import batch_hold_if_empty
 from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
 from core.scales import choice_to_score
 from core.tokenisation import counts_characters
@@ -100,6 +101,15 @@ def _batch_finish(
             Item.objects.filter(
                 pk__in=[a.item_id for a in expired], control_kind__in=UNCAPPED_CONTROL_KINDS
             ).values_list("pk", flat=True)
+        )
+        # Every counted item of the batch locked at once, in id order: should the batch then be held
+        # (batch_hold_if_empty), its second pass over them waits for no row (no lock-order deadlock).
+        list(
+            Item.objects.filter(pk__in=[a.item_id for a in assignments])
+            .exclude(control_kind__in=UNCAPPED_CONTROL_KINDS)
+            .order_by("pk")
+            .select_for_update()
+            .values_list("pk", flat=True)
         )
         item_counters_add({a.item_id: 1 for a in expired if a.item_id not in uncapped}, sign=+1)
         Assignment.objects.filter(pk__in=[a.pk for a in expired]).update(state=AssignmentState.LATE)
@@ -441,8 +451,9 @@ def batch_submit(
     stored, the drafts stay as they are, and ValidationFailed lists the problem per image.
     Rated control items of the batch get no caption (they are on screen 1 only); an image the
     annotator reported may stay empty and then gets none either. Each stored caption's typing
-    record is flagged here (annotation.quality.typing). Locks the batch row, then (late work
-    only) the item rows in id order.
+    record is flagged here (annotation.quality.typing). A crowd participant's batch that leaves too
+    many images unanswered is stored but held for review (``batch_hold_if_empty``). Locks the batch
+    row, then (late work or a held batch) the item rows in id order.
     """
     if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
         raise ValidationFailed(gettext("Missing or malformed submit key."))
@@ -527,6 +538,8 @@ def batch_submit(
                 typing_flag(assignment=a, text=texts[a.pk].strip())
         batch.writing_seconds = writing_seconds
         _batch_finish(batch, every, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",))
+        # A crowd batch without enough work is kept but held for review (annotation.workforce.counting).
+        batch_hold_if_empty(batch=batch)
         return batch
 
 
@@ -588,7 +601,7 @@ def judgment_batch_submit(
     batch and changes nothing; with another key (a stale tab) it raises AlreadySubmitted.
     A batch whose lease ran out is still accepted, kept and flagged late (its items may end
     above K). ``seconds``: time on the screen, as the page measured it. Locks the batch row,
-    then (late work only) the item rows in id order. Raises ValidationFailed naming the
+    then (late work or a held batch: ``batch_hold_if_empty``) the item rows in id order. Raises ValidationFailed naming the
     positions still unjudged (nothing is stored), Conflict for a caption batch.
     """
     if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
@@ -630,4 +643,5 @@ def judgment_batch_submit(
             now=now,
             fields=("rating_seconds",),
         )
+        batch_hold_if_empty(batch=batch)
         return batch

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from django import template
 
-from annotation.models import Batch, BatchStage, CaptionReview, Enrolment, TutorialVerdict
-from annotation.workforce.selectors import completion_for, onboarding_of, tutorial_required, tutorial_result
+from annotation.models import CaptionReview, Enrolment, TutorialVerdict
+from annotation.workforce.selectors import (
+    completion_for,
+    counted_batches,
+    onboarding_of,
+    tutorial_required,
+    tutorial_result,
+)
 
 register = template.Library()
 
@@ -22,7 +28,7 @@ def workforce_card(context, campaign):
         elif enrolment is not None:
             # The quota is done: the completion code stays at hand on the dashboard.
             last = (
-                Batch.objects.filter(campaign=campaign, annotator=annotator, stage=BatchStage.SUBMITTED)
+                counted_batches(annotator, campaign)
                 .select_related("campaign", "annotator")
                 .order_by("-submitted_at")
                 .first()

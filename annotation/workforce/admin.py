@@ -22,11 +22,12 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
 from annotation.admin.panels import campaign_panel_register
 from annotation.models import (
+    BatchHold,
     Campaign,
     CampaignKind,
     CampaignOnboarding,
@@ -34,6 +35,7 @@ from annotation.models import (
     CaptionReview,
     Enrolment,
     EntryLink,
+    HoldDecision,
     ReviewDecision,
     TutorialAnswer,
     TutorialItem,
@@ -230,6 +232,136 @@ class EnrolmentAdmin(ManagersOnlyAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+# --- Held batches: crowd work that does not count until a manager accepts it -------------------------
+
+
+@admin.register(BatchHold)
+class BatchHoldAdmin(ManagersOnlyAdmin):
+    """Batches of entry-link participants that left too many images unanswered
+    (``annotation.workforce.counting``). Accept: the batch counts (results, K, quota, completion code).
+    Reject: it stays stored and out of every result. Read-only otherwise."""
+
+    list_display = [
+        "batch_link",
+        "campaign",
+        "participant",
+        "submitted_at",
+        "figures",
+        "decision",
+        "reviewer",
+    ]
+    list_filter = ["decision", "batch__campaign"]
+    list_select_related = ["batch__campaign", "batch__annotator", "reviewer"]
+    search_fields = ["batch__annotator__pseudonym"]
+    actions = ["accept", "reject"]
+    fields = [
+        "batch_link",
+        "campaign",
+        "participant",
+        "submitted_at",
+        "figures",
+        "threshold",
+        "decision",
+        "reviewer",
+        "reviewed_at",
+        "answers",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="batch")
+    def batch_link(self, obj):
+        return f"batch {obj.batch_id}"
+
+    @admin.display(description="campaign", ordering="batch__campaign__name")
+    def campaign(self, obj):
+        return obj.batch.campaign
+
+    @admin.display(description="participant (pseudonym)")
+    def participant(self, obj):
+        return obj.batch.annotator.pseudonym
+
+    @admin.display(description="submitted", ordering="batch__submitted_at")
+    def submitted_at(self, obj):
+        return obj.batch.submitted_at
+
+    @admin.display(description="why held")
+    def figures(self, obj):
+        parts = [f"{obj.not_enough_info} of {obj.images} rated NOT-ENOUGH-INFO"]
+        if obj.batch.campaign.kind == CampaignKind.CAPTION:
+            parts.append(f"{obj.without_caption} of {obj.images} without a caption")
+        return ", ".join(parts)
+
+    @admin.display(description="counts with at most", ordering="max_unanswered_share")
+    def threshold(self, obj):
+        return f"{obj.max_unanswered_share:.0%} unanswered on each screen"
+
+    @admin.display(description="answers")
+    def answers(self, obj):
+        rows = selectors.held_batch_answers(obj)
+        return format_html(
+            "<table class='held-answers'><thead><tr><th>#</th><th>image</th><th>answer</th><th>caption</th>"
+            "<th>report</th></tr></thead><tbody>{}</tbody></table>",
+            format_html_join(
+                "",
+                "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                (
+                    (
+                        r["position"],
+                        r["image"],
+                        " (control)" if r["control"] else "",
+                        r["answer"],
+                        r["caption"],
+                        r["report"],
+                    )
+                    for r in rows
+                ),
+            ),
+        )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # A hold is the record that its batch does not count: removed, the batch would neither count
+        # nor be held. Accept or reject it instead.
+        return False
+
+    def has_review_permission(self, request):
+        return managers_only(request.user)
+
+    def _decide(self, request, queryset, accept: bool):
+        done = [
+            run_service(
+                self,
+                request,
+                services.batch_hold_decide,
+                hold_id=hold.pk,
+                accept=accept,
+                reviewer=request.user,
+            )
+            for hold in queryset
+        ]
+        n = len([d for d in done if d is not None])
+        verb = "Accepted" if accept else "Rejected"
+        what = "they count now" if accept else "they stay stored, out of every result"
+        self.message_user(
+            request, f"{verb} {n} held batch{'es' if n != 1 else ''}: {what}.", level=messages.SUCCESS
+        )
+
+    @admin.action(
+        description="Accept: the batch counts (results, K, quota, completion code)", permissions=["review"]
+    )
+    def accept(self, request, queryset):
+        self._decide(request, queryset, accept=True)
+
+    @admin.action(description="Reject: keep it stored, out of every result", permissions=["review"])
+    def reject(self, request, queryset):
+        self._decide(request, queryset, accept=False)
 
 
 # --- Onboarding, tutorial and pilot -------------------------------------------------------------------
@@ -545,6 +677,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
             n_failed=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.FAILED),
             n_pending=count_of(TutorialResult, "campaign", verdict=TutorialVerdict.PENDING),
             n_reviewed=count_of(CaptionReview, "caption__campaign"),
+            n_held=count_of(BatchHold, "batch__campaign", decision=HoldDecision.HELD),
         )
         .values(
             "n_participants",
@@ -553,6 +686,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
             "n_failed",
             "n_pending",
             "n_reviewed",
+            "n_held",
             "onboarding__pk",
             "onboarding__tutorial_enabled",
             "onboarding__pass_threshold",
@@ -589,6 +723,7 @@ def recruitment_panel(campaign: Campaign) -> dict:
         "failed": figures["n_failed"],
         "pending": figures["n_pending"],
         "reviewed": figures["n_reviewed"],
+        "held": figures["n_held"],
     }
 
 

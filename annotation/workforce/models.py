@@ -321,3 +321,54 @@ class CaptionReview(TimeStamped):
 
     def __str__(self) -> str:
         return f"{self.get_decision_display()}: {self.caption}"
+
+
+class HoldDecision(models.TextChoices):
+    HELD = "held", "held: waiting for review"
+    ACCEPTED = "accepted", "accepted: counts"
+    REJECTED = "rejected", "rejected: kept out of the results"
+
+
+class BatchHold(TimeStamped):
+    """A crowd participant's submitted batch that did not contain enough work to count
+    (``annotation.workforce.counting``), with the figures that decided it and the manager's review.
+
+    While held or rejected its assignments are ``HELD`` / ``REJECTED``: stored, but out of every
+    result, of the items' K, of the participant's quota and of the completion code. Accepted, the
+    batch counts like any other."""
+
+    batch = models.OneToOneField("annotation.Batch", on_delete=models.CASCADE, related_name="hold")
+    decision = models.CharField(max_length=10, choices=HoldDecision.choices, default=HoldDecision.HELD)
+    # The figures at submit (real images only: control items are judged by the control checks).
+    images = models.PositiveSmallIntegerField()
+    not_enough_info = models.PositiveSmallIntegerField(
+        verbose_name="rated NOT-ENOUGH-INFO", help_text="Images rated NOT-ENOUGH-INFO."
+    )
+    without_caption = models.PositiveSmallIntegerField(
+        help_text="Images left without a caption (reported on screen 2)."
+    )
+    max_unanswered_share = models.FloatField(
+        verbose_name="threshold", help_text="CROWD_MAX_UNANSWERED_SHARE when the batch was submitted."
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "held batch"
+        verbose_name_plural = "held batches"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(not_enough_info__lte=F("images"), without_caption__lte=F("images")),
+                name="batch_hold_figures_within_batch",
+            ),
+            models.CheckConstraint(
+                condition=Q(decision="held") | Q(reviewed_at__isnull=False),
+                name="batch_hold_decision_has_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"held batch {self.batch_id}"

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from annotation.models import (
     Annotator,
     Batch,
+    BatchHold,
     BatchStage,
     Campaign,
     CampaignKind,
@@ -22,6 +23,7 @@ from annotation.models import (
     CampaignState,
     CaptionReview,
     Enrolment,
+    HoldDecision,
     TutorialAnswer,
     TutorialAttempt,
     TutorialItem,
@@ -30,6 +32,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.workforce import scoring
+from annotation.workforce.counting import most_allowed
 from core.errors import NotAllowed, NotFound, NoWorkAvailable
 
 
@@ -79,8 +82,8 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
 
     NotFound: an account made by a link asks for a campaign it was not admitted to. NotAllowed:
     languages not declared yet; the campaign's tutorial not taken, waiting for a caption check, or
-    failed. NoWorkAvailable:
-    the link's quota of batches is reached. Reads only: two queries for an annotator who needs
+    failed. NoWorkAvailable: the link's quota of batches is reached (batches that count: a held batch
+    does not). Reads only: two queries for an annotator who needs
     no tutorial (it runs on every batch request)."""
     enrolments = list(Enrolment.objects.select_related("link").filter(annotator=annotator))
     enrolment = next((e for e in enrolments if e.campaign_id == campaign.pk), None)
@@ -97,9 +100,7 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
         if result.verdict != TutorialVerdict.PASSED:
             raise NotAllowed(_("You did not reach the score this campaign needs in its tutorial."))
     if enrolment is not None and enrolment.link.quota_batches is not None:
-        done = Batch.objects.filter(
-            campaign=campaign, annotator=annotator, stage=BatchStage.SUBMITTED
-        ).count()
+        done = counted_batches(annotator, campaign).count()
         if done >= enrolment.link.quota_batches:
             raise NoWorkAvailable(_("You have done every batch of this study. Thank you!"))
 
@@ -219,10 +220,41 @@ class Completion:
     quota: int | None
 
 
+def counted_batches(annotator: Annotator, campaign: Campaign) -> QuerySet:
+    """``annotator``'s submitted batches of ``campaign`` that count: all but those held for review or
+    rejected (``annotation.workforce.counting``). The quota and the completion code count these."""
+    return Batch.objects.filter(campaign=campaign, annotator=annotator, stage=BatchStage.SUBMITTED).exclude(
+        hold__decision__in=[HoldDecision.HELD, HoldDecision.REJECTED]
+    )
+
+
+def hold_of(batch: Batch) -> BatchHold | None:
+    """The hold of a submitted ``batch`` while it does not count (held, or rejected on review); None
+    for a batch that counts."""
+    return BatchHold.objects.filter(batch=batch).exclude(decision=HoldDecision.ACCEPTED).first()
+
+
+def held_context(hold: BatchHold) -> dict:
+    """What the held-batch page tells its participant: the figures, the rule, and whether (else why
+    not) they can do another batch."""
+    from annotation.assignment.engine import batch_start_problem
+
+    batch = hold.batch
+    return {
+        "batch": batch,
+        "hold": hold,
+        "rejected": hold.decision == HoldDecision.REJECTED,
+        "captions": batch.campaign.kind == CampaignKind.CAPTION,
+        "percent": round(100 * hold.max_unanswered_share),
+        "most": most_allowed(hold.images, hold.max_unanswered_share),
+        "start_problem": batch_start_problem(annotator=batch.annotator, campaign=batch.campaign),
+    }
+
+
 def completion_for(batch: Batch) -> Completion | None:
-    """The completion code and URL to show after ``batch`` (submitted), when its annotator came through
-    an entry link that has one; None otherwise."""
-    if batch.stage != BatchStage.SUBMITTED:
+    """The completion code and URL to show after ``batch`` (submitted, and counting), when its annotator
+    came through an entry link that has one; None otherwise: a held batch earns no code."""
+    if batch.stage != BatchStage.SUBMITTED or hold_of(batch) is not None:
         return None
     enrolment = enrolment_of(batch.annotator, batch.campaign)
     if enrolment is None:
@@ -230,9 +262,7 @@ def completion_for(batch: Batch) -> Completion | None:
     link = enrolment.link
     if not (link.completion_code or link.completion_url):
         return None
-    done = Batch.objects.filter(
-        campaign=batch.campaign, annotator=batch.annotator, stage=BatchStage.SUBMITTED
-    ).count()
+    done = counted_batches(batch.annotator, batch.campaign).count()
     quota = link.quota_batches
     if quota is not None and done < quota:
         return None
@@ -275,3 +305,40 @@ def gold_set_constant_passes(
     return scoring.constant_answers_passing(
         expected, threshold, side_by_side=campaign.kind == CampaignKind.SIDE_BY_SIDE
     )
+
+
+def held_batch_answers(hold: BatchHold) -> list[dict]:
+    """Every answer of a held batch, in the order its participant saw the images, for the manager's
+    review: the image, whether it is a control item, the rating or judgment, the caption and the
+    participant's report on the image (if any)."""
+    from annotation.quality.models import ImageReport
+
+    batch = hold.batch
+    assignments = list(
+        batch.assignments.select_related(
+            "item__image", "rating", "written_caption", "sxs_judgment", "draft"
+        ).order_by("position")
+    )
+    reports = dict(
+        ImageReport.objects.filter(
+            annotator_id=batch.annotator_id, image_id__in=[a.item.image_id for a in assignments]
+        ).values_list("image_id", "reason")
+    )
+    rows = []
+    for a in assignments:
+        rating = getattr(a, "rating", None)
+        judgment = getattr(a, "sxs_judgment", None)
+        caption = getattr(a, "written_caption", None)
+        rows.append(
+            {
+                "position": a.position + 1,
+                "image": a.item.image.key,
+                "control": a.item.is_control,
+                "answer": rating.get_value_display()
+                if rating
+                else (judgment.get_choice_display() if judgment else ""),
+                "caption": caption.text if caption else "",
+                "report": reports.get(a.item.image_id, ""),
+            }
+        )
+    return rows

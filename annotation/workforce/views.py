@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.defaults import page_not_found
 
 from annotation import interface
+from annotation.assignment.engine import batch_start_problem
 from annotation.models import Batch, BatchStage, CampaignKind, Enrolment, EntryLink, SkillLevel
 from annotation.selectors import batch_for_annotator
 from annotation.views import annotator_required
@@ -309,7 +310,14 @@ def completion(request, batch_id: int):
     if done is None:
         return redirect("annotation:batch", batch_id=batch.pk)
     interface.use_campaign_language(request, batch.campaign)
-    return render(request, "annotation/workforce/completion.html", {"batch": batch, "done": done})
+    start_problem = (
+        None if done.final else batch_start_problem(annotator=request.annotator, campaign=batch.campaign)
+    )
+    return render(
+        request,
+        "annotation/workforce/completion.html",
+        {"batch": batch, "done": done, "start_problem": start_problem},
+    )
 
 
 @annotator_required

@@ -356,6 +356,10 @@ LOGGING = {
 # Reports of a problem with an image ("broken", "offensive", "private") by this many different
 # annotators take the image out of every pool until a manager puts it back.
 IMAGE_REPORT_THRESHOLD = env.int("IMAGE_REPORT_THRESHOLD", default=2)
+# What a crowd batch must contain to count (annotation.workforce.counting): at most this share of its
+# images rated NOT-ENOUGH-INFO, and at most this share left without a caption. A batch of a participant
+# from an entry link that leaves more is kept, held for a manager's review, and earns no completion code.
+CROWD_MAX_UNANSWERED_SHARE = env.float("CROWD_MAX_UNANSWERED_SHARE", default=0.5)
 # Screen 2 typing checks: a caption is flagged when pasted text makes up at least this share of it,
 # or when it was typed faster than this many characters a second (from the first key to the last),
 # for captions of at least TYPING_MIN_CHARS characters.

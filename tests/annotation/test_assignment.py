@@ -232,11 +232,15 @@ def test_no_work_available_when_every_image_has_k_live_or_done_assignments(germa
     batch_a, _ = batch_request(annotator=a, campaign_id=campaign.pk)
     batch_b, _ = batch_request(annotator=b, campaign_id=campaign.pk)
     assert items_of(batch_a).isdisjoint(items_of(batch_b))
-    # Live (not yet submitted) assignments count: the campaign is full for c already.
-    with pytest.raises(NoWorkAvailable, match="no image left"):
+    # Live (not yet submitted) assignments count: the campaign is full for c already, and c is told
+    # that the images are in others' batches, which may come back.
+    with pytest.raises(NoWorkAvailable, match="in someone else's batch right now"):
         batch_request(annotator=c, campaign_id=campaign.pk)
     finish(a, batch_a)
-    with pytest.raises(NoWorkAvailable):
+    with pytest.raises(NoWorkAvailable, match="in someone else's batch right now"):
+        batch_request(annotator=c, campaign_id=campaign.pk)
+    finish(b, batch_b)
+    with pytest.raises(NoWorkAvailable, match="no image left for you"):
         batch_request(annotator=c, campaign_id=campaign.pk)
     assert counts(campaign) == [1, 1, 1, 1]
 

@@ -43,7 +43,10 @@ def test_dashboard_lists_side_by_side_and_verification_campaigns_with_their_butt
     page = annotator_client.get(reverse("annotation:dashboard")).content.decode()
     assert "Vergleich" in page and "Start comparing" in page and "compare two captions side by side" in page
     assert "Prüfung" in page and "Start rating" in page
-    assert "Start a batch" in page  # the caption campaign is still there
+    # The caption campaign is still listed; it has every caption it needs, so it offers no start
+    # button, and says why.
+    assert "Start a batch" not in page
+    assert "There is no image left for you in this campaign. Thank you!" in page
 
 
 # --- Side-by-side screen ------------------------------------------------------------------------
