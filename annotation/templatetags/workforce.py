@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import template
 
-from annotation.models import CaptionReview, Enrolment, TutorialVerdict
+from annotation.models import CaptionReview, Enrolment
 from annotation.workforce.selectors import (
     completion_for,
     counted_batches,
@@ -38,10 +38,7 @@ def workforce_card(context, campaign):
         if not state.get("languages") and tutorial_required(campaign):
             result = tutorial_result(annotator, campaign)
             state["tutorial"] = result is None
-            state["failed"] = result is not None and result.verdict == TutorialVerdict.FAILED
-            state["pending"] = result is not None and result.verdict == TutorialVerdict.PENDING
         onboarding = onboarding_of(campaign)
-        state["review_hours"] = onboarding.review_hours if onboarding else None
         state["pilot_feedback"] = bool(
             onboarding
             and onboarding.is_pilot

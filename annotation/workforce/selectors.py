@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation.models import (
     Annotator,
@@ -96,7 +97,15 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
         if result is None:
             raise NotAllowed(_("Pass the tutorial of this campaign first."))
         if result.verdict == TutorialVerdict.PENDING:
-            raise NotAllowed(_("Your tutorial caption is being checked; come back later."))
+            message = _("Your tutorial caption is being checked; come back later.")
+            onboarding = onboarding_of(campaign)
+            if onboarding is not None and onboarding.review_hours:
+                message += " " + ngettext(
+                    "Captions are checked within %(hours)d hour.",
+                    "Captions are checked within %(hours)d hours.",
+                    onboarding.review_hours,
+                ) % {"hours": onboarding.review_hours}
+            raise NotAllowed(message)
         if result.verdict != TutorialVerdict.PASSED:
             raise NotAllowed(_("You did not reach the score this campaign needs in its tutorial."))
     if enrolment is not None and enrolment.link.quota_batches is not None:
