@@ -227,7 +227,7 @@ def test_a_written_tutorial_caption_that_decides_is_shown_as_pending_never_as_fa
     expect(page.locator("#tutorial-passed")).to_have_count(0)
     screenshot("tutorial-1-pending")
     page.get_by_role("link", name="Go to your campaigns").click()
-    expect(page.locator(".workforce-pending")).to_contain_text("being checked; come back later")
+    expect(page.locator(".no-start")).to_contain_text("being checked; come back later")
     screenshot("tutorial-2-dashboard-pending")
 
     # The check passes the caption: the verdict becomes passed, and stays so.
