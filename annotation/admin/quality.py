@@ -109,11 +109,21 @@ def campaign_controls_view(modeladmin: admin.ModelAdmin, request, object_id: str
 class TypingRecordAdmin(StyledModelAdmin):
     """Captions whose typing was flagged on submit: the manager keeps or excludes each one."""
 
-    list_display = ["caption", "flags", "review", "annotator", "keys_chars", "pasted_chars", "typing_time"]
+    list_display = [
+        "caption",
+        "flags",
+        "review",
+        "annotator",
+        "keys_chars",
+        "pasted_chars",
+        "typing_time",
+        "draft_saves",
+    ]
     list_filter = ["review", "flags", "assignment__batch__campaign"]
     search_fields = ["=assignment__annotator__user__username", "=assignment__annotator__pseudonym"]
     list_select_related = [
         "assignment__written_caption",
+        "assignment__draft",
         "assignment__annotator__user",
         "assignment__batch__campaign",
     ]
@@ -151,6 +161,19 @@ class TypingRecordAdmin(StyledModelAdmin):
             return "–"
         rate = f", {obj.chars / seconds:.1f} chars/s" if seconds > 0 else ""
         return f"{seconds:.1f} s{rate}"
+
+    @admin.display(description="draft saves (server)")
+    def draft_saves(self, obj):
+        """How the caption reached the server: its saves and the most characters one save added."""
+        draft = getattr(obj.assignment, "draft", None)
+        if draft is None:
+            return "none"
+        saves = draft.saves or []
+        if not saves:
+            return "not recorded"
+        lengths = [0 if draft.saves_dropped == 0 else saves[0][1]] + [n for _, n in saves]
+        largest = max(b - a for a, b in zip(lengths, lengths[1:], strict=False))
+        return f"{len(saves) + draft.saves_dropped}, at most +{max(largest, 0)} chars at once"
 
     def _review(self, request, queryset, decision: str):
         n = run_service(

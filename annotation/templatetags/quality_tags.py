@@ -29,7 +29,7 @@ def quality_notice(context):
         if n:
             items.append(
                 (
-                    f"{n} flagged caption{'s' if n != 1 else ''} to review (pasted or typed implausibly fast)",
+                    f"{n} flagged caption{'s' if n != 1 else ''} to review (pasted, typed implausibly fast, or sent whole)",
                     reverse("admin:annotation_typingrecord_changelist") + "?review__exact=pending",
                 )
             )
