@@ -114,7 +114,9 @@ def test_annotator_meets_a_control_reports_an_image_and_a_pasted_caption_is_flag
     pasted = TypingRecord.objects.get(assignment=written[PASTED].assignment)
     # Playwright inserts "ä" without a keydown; every other character is a key.
     assert typed.flags == "" and typed.keystrokes >= len("Ein Hund läuft am Strand") - 1
-    assert pasted.flags == "pasted" and pasted.review == "pending" and pasted.pasted_chars == len(PASTED)
+    # Flagged by the page's record and by the server's own draft saves (it arrived whole).
+    assert pasted.flags == "pasted,drafts_whole" and pasted.review == "pending"
+    assert pasted.pasted_chars == len(PASTED)
     control = Item.objects.get(campaign=campaign, is_control=True, assignments__annotator=annotator)
     assert Rating.objects.get(assignment__item=control).value == "good"
 
@@ -171,3 +173,44 @@ def test_manager_sees_control_flags_flagged_captions_and_hours(live_server, page
     expect(page.locator("#hours")).to_contain_text("browser-anna")
     expect(page.locator("#hours")).to_contain_text("6 min 35 s")
     screenshot("wfb-11-annotator-hours")
+
+
+LONG = "Ein Mann mit rotem Hut verkauft auf einem belebten Markt frisches Obst und Gemüse an Kunden"
+
+
+@pytest.mark.parametrize("delay_ms", [60, 160])
+def test_a_caption_typed_in_one_go_reaches_the_server_in_small_steps(
+    live_server, page, screenshot, setup, delay_ms
+):
+    """The page's save cadence, measured: typing without a pause at 16 keys a second (faster than
+    people type) or at 6, the page still saves at least once a second, so no save brings
+    TYPING_MIN_CHARS (20) new characters and the honest caption is not flagged."""
+    from annotation.models import Batch, CaptionDraft
+
+    campaign, annotator = setup
+    log_in(page, live_server, annotator.user)
+    page.goto(f"{live_server.url}/work/")
+    page.get_by_role("button", name="Start a batch").click()
+    page.wait_for_url("**/rate/")
+    page.locator("#item-1").focus()
+    for _ in range(4):
+        page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/write/")
+    fields = page.locator("#items .item textarea")
+    for i in range(fields.count()):
+        fields.nth(i).focus()
+        page.keyboard.type(LONG if i == 0 else f"Ein Hund am Strand {i}", delay=delay_ms)
+    expect(page.locator("#save-status")).to_contain_text("All changes saved")
+    batch = Batch.objects.get(annotator=annotator)
+    first = batch.assignments.filter(item__is_control=False).order_by("position").first()
+    saves = CaptionDraft.objects.get(assignment=first).saves
+    steps = [b[1] - a[1] for a, b in zip([[saves[0][0], 0], *saves], saves, strict=False)]
+    gaps = [b[0] - a[0] for a, b in zip(saves, saves[1:], strict=False)]
+    print(f"{delay_ms} ms a key: {len(saves)} saves, steps {steps}, gaps {gaps} ms")
+    assert max(steps) < 20 and len(saves) >= len(LONG) * delay_ms / 1000 / 1.5
+    screenshot(f"wfb-12-typed-in-one-go-{delay_ms}ms")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_role("heading", name="Batch submitted")).to_be_visible()
+    record = TypingRecord.objects.get(assignment=first)
+    assert (record.flags, record.review) == ("", "")
