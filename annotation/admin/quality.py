@@ -1,5 +1,6 @@
 """Admin of workforce quality: adding rated control items to a campaign, reviewing flagged captions
-(keep / exclude), image reports and withdrawn images (put back in the pool)."""
+(keep / exclude), image reports (withdraw the image, dismiss) and withdrawn images (extend to every
+campaign, limit to their own, put back in the pool)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -15,7 +17,14 @@ from django.utils.text import Truncator
 from annotation.admin.common import StyledModelAdmin, run_service
 from annotation.models import Campaign, CampaignKind, CaptioningSystem
 from annotation.quality.models import ImageReport, ImageWithdrawal, TypingRecord, TypingReview
-from annotation.quality.reports import image_restore
+from annotation.quality.reports import (
+    image_reports_dismiss,
+    image_reports_withdraw,
+    image_restore,
+    reports_to_review,
+    withdrawals_extend,
+    withdrawals_limit,
+)
 from annotation.quality.typing import typing_review
 from annotation.services.controls import MAX_CONTROLS_PER_BATCH, campaign_controls_add
 from core.errors import DomainError
@@ -199,12 +208,43 @@ class TypingRecordAdmin(StyledModelAdmin):
         self._review(request, queryset, TypingReview.EXCLUDED)
 
 
+class ReportStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [("review", "to review (reporter not trusted)"), ("open", "open"), ("resolved", "resolved")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "review":
+            return queryset.filter(pk__in=reports_to_review().values("pk"))
+        if self.value() in ("open", "resolved"):
+            return queryset.filter(resolved=self.value() == "resolved")
+        return queryset
+
+
 @admin.register(ImageReport)
 class ImageReportAdmin(StyledModelAdmin):
-    list_display = ["image", "reason", "note_short", "annotator", "campaign", "created_at", "resolved"]
-    list_filter = ["reason", "resolved", "campaign"]
+    """Every report with its reporter (as participants are named elsewhere: account and pseudonym),
+    campaign, reason, time and whether it counted; the manager withdraws the image or dismisses the
+    reports. Reports of reporters not trusted (annotation.quality.reports.reporter_trusted) never
+    withdraw an image by themselves: they wait here."""
+
+    list_display = [
+        "image",
+        "campaign",
+        "annotator",
+        "pseudonym",
+        "reason",
+        "note_short",
+        "created_at",
+        "counts",
+        "state",
+    ]
+    list_filter = [ReportStateFilter, "trusted", "reason", "campaign"]
     list_select_related = ["image", "annotator__user", "campaign"]
-    search_fields = ["=image__key"]
+    search_fields = ["=image__key", "=annotator__user__username", "=annotator__pseudonym"]
+    actions = ["withdraw_here", "withdraw_everywhere", "dismiss_reports"]
 
     def has_add_permission(self, request):
         return False
@@ -214,18 +254,87 @@ class ImageReportAdmin(StyledModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def has_decide_permission(self, request):
+        return request.user.has_perm("annotation.add_imagewithdrawal")
+
+    def get_queryset(self, request):
+        in_force = ImageWithdrawal.objects.filter(image_id=OuterRef("image_id")).filter(
+            Q(campaign_id=OuterRef("campaign_id")) | Q(everywhere=True)
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                withdrawn_here=Exists(in_force), withdrawn_everywhere=Exists(in_force.filter(everywhere=True))
+            )
+        )
+
+    @admin.display(description="pseudonym")
+    def pseudonym(self, obj):
+        return obj.annotator.pseudonym
 
     @admin.display(description="note")
     def note_short(self, obj):
         return Truncator(obj.note).chars(80)
 
+    @admin.display(description="counts toward withdrawal", ordering="trusted")
+    def counts(self, obj):
+        return "yes (trusted reporter)" if obj.trusted else "no: for review only"
+
+    @admin.display(description="state")
+    def state(self, obj):
+        if obj.withdrawn_everywhere:
+            return "image withdrawn from every campaign"
+        if obj.withdrawn_here:
+            return "image withdrawn from this campaign"
+        return "resolved" if obj.resolved else "open"
+
+    def _decide(self, request, queryset, service, done: str, **kwargs):
+        n = run_service(
+            self, request, service, report_ids=list(queryset.values_list("pk", flat=True)), **kwargs
+        )
+        if n is not None:
+            self.message_user(request, done.format(n=n), level=messages.SUCCESS)
+
+    @admin.action(
+        description="Withdraw the images from the campaigns where they were reported", permissions=["decide"]
+    )
+    def withdraw_here(self, request, queryset):
+        self._decide(
+            request,
+            queryset,
+            image_reports_withdraw,
+            "{n} image(s) withdrawn from the campaign where they were reported.",
+            everywhere=False,
+            user=request.user,
+        )
+
+    @admin.action(description="Withdraw the images from every campaign", permissions=["decide"])
+    def withdraw_everywhere(self, request, queryset):
+        self._decide(
+            request,
+            queryset,
+            image_reports_withdraw,
+            "{n} image(s) withdrawn from every campaign.",
+            everywhere=True,
+            user=request.user,
+        )
+
+    @admin.action(
+        description="Dismiss the selected reports (nothing wrong with the image)", permissions=["decide"]
+    )
+    def dismiss_reports(self, request, queryset):
+        self._decide(request, queryset, image_reports_dismiss, "{n} report(s) dismissed.")
+
 
 @admin.register(ImageWithdrawal)
 class ImageWithdrawalAdmin(StyledModelAdmin):
-    list_display = ["image", "reports", "reasons", "created_at"]
-    list_select_related = ["image"]
+    list_display = ["image", "scope", "campaign", "reports", "reasons", "withdrawn_by", "created_at"]
+    list_filter = ["everywhere", "campaign"]
+    list_select_related = ["image", "campaign", "withdrawn_by"]
     search_fields = ["=image__key"]
-    actions = ["restore_images"]
+    actions = ["extend_everywhere", "limit_to_campaign", "restore_images"]
 
     def has_add_permission(self, request):
         return False
@@ -236,23 +345,51 @@ class ImageWithdrawalAdmin(StyledModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
+    @admin.display(description="withdrawn from", ordering="everywhere")
+    def scope(self, obj):
+        return "every campaign" if obj.everywhere else "its campaign only"
+
     @admin.display(description="reasons")
     def reasons(self, obj):
-        return ", ".join(
-            sorted(
-                set(
-                    ImageReport.objects.filter(image=obj.image, resolved=False).values_list(
-                        "reason", flat=True
-                    )
-                )
-            )
+        reports = ImageReport.objects.filter(image=obj.image, resolved=False)
+        if not obj.everywhere:
+            reports = reports.filter(campaign_id=obj.campaign_id)
+        return ", ".join(sorted(set(reports.values_list("reason", flat=True))))
+
+    @admin.action(description="Extend to every campaign", permissions=["scope"])
+    def extend_everywhere(self, request, queryset):
+        n = run_service(
+            self,
+            request,
+            withdrawals_extend,
+            withdrawal_ids=queryset.values_list("pk", flat=True),
+            user=request.user,
         )
+        if n is not None:
+            self.message_user(
+                request, f"{n} image(s) now withdrawn from every campaign.", level=messages.SUCCESS
+            )
+
+    @admin.action(description="Limit to the campaign where they were reported", permissions=["scope"])
+    def limit_to_campaign(self, request, queryset):
+        n = run_service(
+            self, request, withdrawals_limit, withdrawal_ids=queryset.values_list("pk", flat=True)
+        )
+        if n is not None:
+            self.message_user(
+                request,
+                f"{n} image(s) back in every other campaign's pool, still withdrawn where they were reported.",
+                level=messages.SUCCESS,
+            )
 
     @admin.action(description="Put the selected images back in the pool", permissions=["restore"])
     def restore_images(self, request, queryset):
-        n = run_service(self, request, image_restore, image_ids=queryset.values_list("image_id", flat=True))
+        n = run_service(self, request, image_restore, withdrawal_ids=queryset.values_list("pk", flat=True))
         if n is not None:
             self.message_user(request, f"{n} image(s) back in the pool.", level=messages.SUCCESS)
+
+    def has_scope_permission(self, request):
+        return request.user.has_perm("annotation.change_imagewithdrawal")
 
     def has_restore_permission(self, request):
         return request.user.has_perm("annotation.delete_imagewithdrawal")

@@ -485,7 +485,7 @@ def batch_submit(
         if conflicts:
             _raise_edit_conflicts(conflicts)
         # An image the annotator reported (broken, offensive, private) may be left without a caption.
-        reported = reported_image_ids(annotator, [a.item.image_id for a in assignments])
+        reported = reported_image_ids(annotator, batch.campaign_id, [a.item.image_id for a in assignments])
         skipped = {a.pk for a in assignments if a.item.image_id in reported and not texts[a.pk].strip()}
         problems = {}
         for index, a in enumerate(assignments):
