@@ -2,7 +2,7 @@
 (``everywhere``), and name the campaign of the image's earliest open report, where there is one.
 Reversible: going back, the columns this fills are dropped by the schema migration before it."""
 
-from django.db import migrations, models
+from django.db import migrations
 
 
 def scope_old_withdrawals(apps, schema_editor):
@@ -26,11 +26,4 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunPython(scope_old_withdrawals, migrations.RunPython.noop),
-        migrations.AddConstraint(
-            model_name="imagewithdrawal",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("campaign__isnull", False), ("everywhere", True), _connector="OR"),
-                name="image_withdrawal_has_scope",
-            ),
-        ),
     ]
