@@ -12,6 +12,8 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.text import Truncator
 
 from annotation.admin.common import StyledModelAdmin, run_service
@@ -230,17 +232,9 @@ class ImageReportAdmin(StyledModelAdmin):
     reports. Reports of reporters not trusted (annotation.quality.reports.reporter_trusted) never
     withdraw an image by themselves: they wait here."""
 
-    list_display = [
-        "image",
-        "campaign",
-        "annotator",
-        "pseudonym",
-        "reason",
-        "note_short",
-        "created_at",
-        "counts",
-        "state",
-    ]
+    # Narrow enough to show whole beside the admin's navigation and filters: the note is on each
+    # report's own page.
+    list_display = ["image", "campaign", "reporter", "reason_code", "reported", "counts", "state"]
     list_filter = [ReportStateFilter, "trusted", "reason", "campaign"]
     list_select_related = ["image", "annotator__user", "campaign"]
     search_fields = ["=image__key", "=annotator__user__username", "=annotator__pseudonym"]
@@ -270,24 +264,29 @@ class ImageReportAdmin(StyledModelAdmin):
             )
         )
 
-    @admin.display(description="pseudonym")
-    def pseudonym(self, obj):
-        return obj.annotator.pseudonym
+    @admin.display(description="reporter (pseudonym)", ordering="annotator__user__username")
+    def reporter(self, obj):
+        return f"{obj.annotator} ({obj.annotator.pseudonym})"
 
-    @admin.display(description="note")
-    def note_short(self, obj):
-        return Truncator(obj.note).chars(80)
+    @admin.display(description="reason", ordering="reason")
+    def reason_code(self, obj):
+        return obj.reason
 
-    @admin.display(description="counts toward withdrawal", ordering="trusted")
+    @admin.display(description="reported", ordering="created_at")
+    def reported(self, obj):
+        return date_format(timezone.localtime(obj.created_at), "SHORT_DATETIME_FORMAT")
+
+    @admin.display(description="counts", ordering="trusted")
     def counts(self, obj):
-        return "yes (trusted reporter)" if obj.trusted else "no: for review only"
+        """Whether the report counted toward a withdrawal (its reporter was trusted)."""
+        return "yes" if obj.trusted else "review only"
 
     @admin.display(description="state")
     def state(self, obj):
         if obj.withdrawn_everywhere:
-            return "image withdrawn from every campaign"
+            return "withdrawn everywhere"
         if obj.withdrawn_here:
-            return "image withdrawn from this campaign"
+            return "withdrawn here"
         return "resolved" if obj.resolved else "open"
 
     def _decide(self, request, queryset, service, done: str, **kwargs):

@@ -214,3 +214,52 @@ def test_a_caption_typed_in_one_go_reaches_the_server_in_small_steps(
     expect(page.get_by_role("heading", name="Batch submitted")).to_be_visible()
     record = TypingRecord.objects.get(assignment=first)
     assert (record.flags, record.review) == ("", "")
+
+
+def test_manager_reviews_reports_of_new_participants_and_withdraws_an_image(
+    live_server, page, screenshot, setup
+):
+    """Issue 22: three new participants report an image; nothing is withdrawn until the manager,
+    seeing who reported what, withdraws it from that campaign and then from every campaign."""
+    from annotation.assignment.engine import batch_request
+    from annotation.quality.models import ImageWithdrawal
+    from annotation.quality.reports import image_report
+
+    campaign, _ = setup
+    reporters = [
+        f.AnnotatorFactory(user__username=f"crowd-{i}", languages=[campaign.language]) for i in range(3)
+    ]
+    image_id = None
+    for i, reporter in enumerate(reporters):
+        batch, _ = batch_request(annotator=reporter, campaign_id=campaign.pk)
+        a = batch.assignments.filter(item__is_control=False).order_by("item__image_id").first()
+        image_id = image_id or a.item.image_id
+        a = batch.assignments.filter(item__image_id=image_id).first() or a
+        image_report(
+            annotator=reporter, batch_id=batch.pk, assignment_id=a.pk, reason="offensive", note=f"Bild {i}"
+        )
+    assert not ImageWithdrawal.objects.exists()
+    manager = f.UserFactory(username="pm", is_staff=True, is_superuser=True)
+    log_in(page, live_server, manager)
+    page.goto(f"{live_server.url}/admin/")
+    expect(page.locator("#quality-notice")).to_contain_text("image reports to review")
+    page.locator("#quality-notice a", has_text="image reports to review").click()
+    expect(page.locator("#result_list")).to_contain_text("review only")
+    expect(page.locator("#result_list")).to_contain_text("crowd-0")
+    screenshot("wfb-13-reports-to-review")
+    page.locator("#result_list input[name=_selected_action]").first.check()
+    page.locator("select[name=action]").select_option("withdraw_here")
+    page.get_by_role("button", name="Go").click()
+    expect(page.locator(".messagelist")).to_contain_text(
+        "withdrawn from the campaign where they were reported"
+    )
+    screenshot("wfb-14-withdrawn-from-review")
+
+    page.goto(f"{live_server.url}/admin/annotation/imagewithdrawal/")
+    expect(page.locator("#result_list")).to_contain_text("its campaign only")
+    page.locator("#result_list input[name=_selected_action]").first.check()
+    page.locator("select[name=action]").select_option("extend_everywhere")
+    page.get_by_role("button", name="Go").click()
+    expect(page.locator("#result_list")).to_contain_text("every campaign")
+    screenshot("wfb-15-withdrawal-extended")
+    assert ImageWithdrawal.objects.get().everywhere
