@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils.translation import gettext as _
 
-from annotation.models import Annotator, Batch, BatchStage, Campaign, TutorialResult
+from annotation.models import Annotator, Batch, BatchStage, Campaign, Image, TutorialResult
 from annotation.quality.models import ImageReport, ImageWithdrawal, ReportReason
 from annotation.workforce.selectors import tutorial_required
 from core.errors import ValidationFailed
@@ -68,7 +68,7 @@ def image_report(
     """Report a problem with the image of one assignment of the annotator's batch ``batch_id``, in
     that batch's campaign. Idempotent per (image, annotator, campaign). Whether the reporter is
     trusted is decided now and stored with the report; a trusted report may withdraw the image from
-    the campaign. Locks the batch row (through ``batch_of``). Raises NotFound for a batch or image
+    the campaign. Locks the batch row (through ``batch_of``), then the image row. Raises NotFound for a batch or image
     not of this annotator, ValidationFailed for an unknown reason or an over-long note (nothing
     stored)."""
     from annotation.services.work import _assignment_of, batch_of
@@ -81,6 +81,10 @@ def image_report(
         batch = batch_of(annotator, batch_id, lock=True)
         assignment = _assignment_of(batch, assignment_id)
         image_id = assignment.item.image_id
+        # Reports of one image are counted one after the other: two trusted reporters at once would
+        # each count only their own uncommitted report and neither would withdraw it. NO KEY
+        # UPDATE: rows that merely reference the image (captions being submitted) are not held up.
+        Image.objects.select_for_update(no_key=True).filter(pk=image_id).exists()
         report = ImageReport.objects.filter(
             image_id=image_id, annotator=annotator, campaign_id=batch.campaign_id
         ).first()
