@@ -122,12 +122,10 @@ class TypingRecordAdmin(StyledModelAdmin):
 
     list_display = [
         "caption",
-        "flags",
+        "flag_list",
         "review",
         "annotator",
-        "keys_chars",
-        "pasted_chars",
-        "typing_time",
+        "page_record",
         "draft_saves",
     ]
     list_filter = ["review", "flags", "assignment__batch__campaign"]
@@ -161,9 +159,12 @@ class TypingRecordAdmin(StyledModelAdmin):
     def annotator(self, obj):
         return obj.assignment.annotator
 
-    @admin.display(description="keys / chars")
-    def keys_chars(self, obj):
-        return f"{obj.keystrokes} / {obj.chars}"
+    @admin.display(description="page's record")
+    def page_record(self, obj):
+        """What the page reported, in one column so that the caption keeps its room."""
+        return (
+            f"{obj.keystrokes} keys for {obj.chars} chars, {obj.pasted_chars} pasted, {self.typing_time(obj)}"
+        )
 
     @admin.display(description="first to last key")
     def typing_time(self, obj):
@@ -173,7 +174,7 @@ class TypingRecordAdmin(StyledModelAdmin):
         rate = f", {obj.chars / seconds:.1f} chars/s" if seconds > 0 else ""
         return f"{seconds:.1f} s{rate}"
 
-    @admin.display(description="draft saves (server)")
+    @admin.display(description="draft saves")
     def draft_saves(self, obj):
         """How the caption reached the server: its saves and the most characters one save added."""
         draft = getattr(obj.assignment, "draft", None)
@@ -184,7 +185,12 @@ class TypingRecordAdmin(StyledModelAdmin):
             return "not recorded"
         lengths = [0 if draft.saves_dropped == 0 else saves[0][1]] + [n for _, n in saves]
         largest = max(b - a for a, b in zip(lengths, lengths[1:], strict=False))
-        return f"{len(saves) + draft.saves_dropped}, at most +{max(largest, 0)} chars at once"
+        n = len(saves) + draft.saves_dropped
+        return f"{n} save{'s' if n != 1 else ''}, at most +{max(largest, 0)} chars at once"
+
+    @admin.display(description="flags", ordering="flags")
+    def flag_list(self, obj):
+        return obj.flags.replace(",", ", ")
 
     def _review(self, request, queryset, decision: str):
         n = run_service(
@@ -264,7 +270,7 @@ class ImageReportAdmin(StyledModelAdmin):
             )
         )
 
-    @admin.display(description="reporter (pseudonym)", ordering="annotator__user__username")
+    @admin.display(description="reporter", ordering="annotator__user__username")
     def reporter(self, obj):
         return f"{obj.annotator} ({obj.annotator.pseudonym})"
 

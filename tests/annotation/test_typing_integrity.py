@@ -301,7 +301,7 @@ def test_a_pasted_caption_with_a_forged_typing_record_is_flagged_from_its_draft_
     page = manager_client.get(
         reverse("admin:annotation_typingrecord_changelist") + "?review__exact=pending"
     ).content.decode()
-    assert "drafts_whole" in page and f"1, at most +{len(PASTED_90)} chars at once" in page
+    assert "drafts_whole" in page and f"1 save, at most +{len(PASTED_90)} chars at once" in page
 
 
 def test_an_honest_draft_sequence_is_not_flagged(annotator_client, campaign, clock):
