@@ -182,9 +182,10 @@ LONG = "Ein Mann mit rotem Hut verkauft auf einem belebten Markt frisches Obst u
 def test_a_caption_typed_in_one_go_reaches_the_server_in_small_steps(
     live_server, page, screenshot, setup, delay_ms
 ):
-    """The page's save cadence, measured: typing without a pause at 16 keys a second (faster than
-    people type) or at 6, the page still saves at least once a second, so no save brings
-    TYPING_MIN_CHARS (20) new characters and the honest caption is not flagged."""
+    """The page's save cadence, measured: typing without a pause at up to 16 keys a second (faster
+    than people type) or at 6, the page still saves at least once a second, so no save brings
+    TYPING_MIN_CHARS (20) new characters: the caption typed at 6 keys a second is not flagged, the
+    one typed at 16 at most as too fast (by the page's record and the draft saves alike)."""
     from annotation.models import Batch, CaptionDraft
 
     campaign, annotator = setup
@@ -213,7 +214,10 @@ def test_a_caption_typed_in_one_go_reaches_the_server_in_small_steps(
     page.keyboard.press("Control+Enter")
     expect(page.get_by_role("heading", name="Batch submitted")).to_be_visible()
     record = TypingRecord.objects.get(assignment=first)
-    assert (record.flags, record.review) == ("", "")
+    if delay_ms >= 100:  # a person's pace: nothing to flag
+        assert (record.flags, record.review) == ("", "")
+    else:  # above TYPING_MAX_CHARS_PER_SECOND: both sources may say "fast", never "sent whole"
+        assert set(filter(None, record.flags.split(","))) <= {"fast", "drafts_fast"}
 
 
 def test_manager_reviews_reports_of_new_participants_and_withdraws_an_image(
