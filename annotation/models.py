@@ -610,6 +610,12 @@ class CaptionDraft(TimeStamped):
     seconds = models.FloatField(null=True, blank=True)
     # Client-side revision counter: an older save arriving late never overwrites a newer one.
     revision = models.PositiveIntegerField(default=0)
+    # The server's own evidence of how the caption grew (annotation.quality.typing): one
+    # [server epoch ms, length] per save that changed the text, oldest first; only the latest
+    # SAVES_KEPT are kept, ``saves_dropped`` counts the others. Empty on a draft saved before
+    # this was recorded.
+    saves = models.JSONField(default=list, blank=True)
+    saves_dropped = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"draft of {self.assignment}"

@@ -167,7 +167,9 @@ def _reported_images(batch: Batch) -> set[int]:
 
     return set(
         ImageReport.objects.filter(
-            annotator_id=batch.annotator_id, image__items__assignments__batch=batch
+            annotator_id=batch.annotator_id,
+            campaign_id=batch.campaign_id,
+            image__items__assignments__batch=batch,
         ).values_list("image_id", flat=True)
     )
 

@@ -41,6 +41,7 @@ from annotation.models import (
     Campaign,
     CampaignKind,
     CampaignState,
+    ImageWithdrawal,
     Item,
     Side,
 )
@@ -171,6 +172,11 @@ def _seen_images(campaign: Campaign, annotator: Annotator) -> list[int]:
     )
 
 
+def _withdrawn_images(campaign: Campaign):
+    """The images kept out of ``campaign``'s pool after reports (annotation.quality.reports), as a subquery."""
+    return ImageWithdrawal.objects.in_force(campaign.pk).values("image_id")
+
+
 def _rated_controls_choose(campaign: Campaign, annotator: Annotator, chosen: list[int]) -> list[int]:
     """Up to ``campaign.controls_per_batch`` rated control items (caption and verification
     campaigns) the annotator has not had, on images neither seen before nor in this batch, at
@@ -181,7 +187,7 @@ def _rated_controls_choose(campaign: Campaign, annotator: Annotator, chosen: lis
     controls = (
         Item.objects.filter(campaign=campaign, is_control=True, control_kind__in=UNCAPPED)
         .exclude(image__file="")
-        .filter(image__withdrawal__isnull=True)
+        .exclude(image_id__in=_withdrawn_images(campaign))
         .exclude(image_id__in=in_batch)
         .exclude(image_id__in=_seen_images(campaign, annotator))
     )
@@ -209,8 +215,8 @@ def _pool(campaign: Campaign, annotator: Annotator, *, with_own: bool = False):
     pool = (
         Item.objects.filter(campaign=campaign, active_count__lt=campaign.replication)
         .exclude(image__file="")
-        # An image withdrawn after reports (annotation.quality.reports) goes to nobody.
-        .filter(image__withdrawal__isnull=True)
+        # An image withdrawn from this campaign (or every one) after reports goes to nobody.
+        .exclude(image_id__in=_withdrawn_images(campaign))
         .filter(~Exists(already))
         .order_by("active_count", "shuffle_key", "pk")
     )

@@ -3,8 +3,10 @@
 The page (``static/js/typing.js``) counts, per caption, keystrokes, paste events and pasted characters
 and notes the first and last key time, in hidden fields that start from the stored figures (a
 reload carries on counting). Each draft save and the submit send them; they only grow, so an older
-save arriving late never lowers them. On submit the pure rules of
-:mod:`annotation.quality.integrity` flag the caption; a flagged caption is stored and kept like any
+save arriving late never lowers them. The server keeps its own evidence
+beside it, which no page can forge: each draft save that changes the text notes the server's time
+and the caption's length (:func:`draft_save_note`). On submit the pure rules of
+:mod:`annotation.quality.integrity` flag the caption from both (either source flags); a flagged caption is stored and kept like any
 other, waits for the manager's review, and leaves exports, reference sets and metric runs only when
 the manager excludes it (``WrittenCaption.objects.counted()``).
 """
@@ -12,14 +14,15 @@ the manager excludes it (``WrittenCaption.objects.counted()``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import Assignment
-from annotation.quality.integrity import TypingFigures, TypingRules, typing_flags
+from annotation.models import Assignment, CaptionDraft
+from annotation.quality.integrity import DraftSaves, TypingFigures, TypingRules, caption_flags
 from annotation.quality.models import TypingRecord, TypingReview
 from core.errors import ValidationFailed
 
@@ -28,6 +31,9 @@ TIMES = ("first_key_ms", "last_key_ms")
 COUNTER_MAX = 10_000_000
 # Epoch milliseconds a browser clock can plausibly give (2001 .. 2286).
 MS_MIN, MS_MAX = 10**12, 10**13
+# Draft saves noted per caption: at one save a second while typing, minutes of writing and
+# rewriting. Beyond, the oldest go (a few kilobytes a caption at most).
+SAVES_KEPT = 400
 
 
 def typing_clean(raw) -> dict | None:
@@ -79,9 +85,39 @@ def typing_rules() -> TypingRules:
     )
 
 
-def typing_flag(*, assignment: Assignment, text: str) -> list[str]:
-    """On submit: the caption's flags from its stored record (``unmeasured`` without one); a flagged
-    caption waits for review. Call inside the submit's transaction."""
+def draft_save_note(*, draft: CaptionDraft, text: str, now: datetime) -> None:
+    """Note on ``draft`` (not saved here: the caller saves it with its new text) that the server
+    stored ``text`` at ``now``: the evidence of how the caption grew. Only the latest
+    ``SAVES_KEPT`` saves are kept."""
+    saves = [*(draft.saves or []), [_epoch_ms(now), len(text)]]
+    if len(saves) > SAVES_KEPT:
+        draft.saves_dropped += len(saves) - SAVES_KEPT
+        saves = saves[-SAVES_KEPT:]
+    draft.saves = saves
+
+
+def _epoch_ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def draft_evidence(draft: CaptionDraft | None) -> DraftSaves | None:
+    """The draft saves of one caption as plain data; None when no draft was ever stored."""
+    if draft is None:
+        return None
+    saves = tuple((int(t), int(n)) for t, n in (draft.saves or []))
+    return DraftSaves(
+        saves=saves,
+        from_start=draft.saves_dropped == 0,
+        # A draft stored before saves were noted has text but no saves: nothing to judge.
+        known=bool(saves) or draft.saves_dropped > 0,
+    )
+
+
+def typing_flag(*, assignment: Assignment, draft: CaptionDraft | None, text: str, now: datetime) -> list[str]:
+    """On submit: the caption's flags from the page's stored record (``unmeasured`` without one)
+    and from the server's draft saves (``draft``, None when none was stored; the submit at ``now``
+    counts as the last save). A flagged caption waits for review. Call inside the submit's
+    transaction."""
     record, created = TypingRecord.objects.get_or_create(assignment=assignment)
     figures = TypingFigures(
         chars=len(text),
@@ -91,7 +127,7 @@ def typing_flag(*, assignment: Assignment, text: str) -> list[str]:
         seconds=record.typing_seconds,
         measured=not created,
     )
-    flags = typing_flags(figures, typing_rules())
+    flags = caption_flags(figures, draft_evidence(draft), submitted_ms=_epoch_ms(now), rules=typing_rules())
     record.chars = len(text)
     record.flags = ",".join(flags)
     record.review = TypingReview.PENDING if flags else TypingReview.NOT_FLAGGED

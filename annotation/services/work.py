@@ -39,7 +39,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.quality.reports import reported_image_ids
-from annotation.quality.typing import typing_clean, typing_flag, typing_merge
+from annotation.quality.typing import draft_save_note, typing_clean, typing_flag, typing_merge
 from annotation.workforce.services import batch_hold_if_empty
 from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
 from core.scales import choice_to_score
@@ -307,7 +307,8 @@ def draft_save(
       EditConflict (409) with both texts and the stored revision, and nothing changes.
 
     ``typing``: the page's typing figures for this caption (annotation.quality.typing), merged
-    whatever happens to the text. A control item (screen 1 only) has no caption: NotFound.
+    whatever happens to the text. A stored change also notes the server's time and the text's
+    length on the draft: the evidence the typing check trusts over the page's figures. A control item (screen 1 only) has no caption: NotFound.
 
     Works after the lease ran out too (late work is kept). Locks the batch row. Raises
     AlreadySubmitted after submit, Conflict before screen 2, ValidationFailed for over-long text
@@ -340,6 +341,7 @@ def draft_save(
             if draft is None:
                 draft = CaptionDraft(assignment=assignment)
             draft.text, draft.revision = text, stored_revision + 1
+            draft_save_note(draft=draft, text=text, now=timezone.now())
         if draft is not None:
             if seconds is not None:
                 draft.seconds = seconds
@@ -494,7 +496,7 @@ def batch_submit(
         if conflicts:
             _raise_edit_conflicts(conflicts)
         # An image the annotator reported (broken, offensive, private) may be left without a caption.
-        reported = reported_image_ids(annotator, [a.item.image_id for a in assignments])
+        reported = reported_image_ids(annotator, batch.campaign_id, [a.item.image_id for a in assignments])
         skipped = {a.pk for a in assignments if a.item.image_id in reported and not texts[a.pk].strip()}
         problems = {}
         for index, a in enumerate(assignments):
@@ -535,7 +537,7 @@ def batch_submit(
         )
         for a in assignments:
             if a.pk not in skipped:
-                typing_flag(assignment=a, text=texts[a.pk].strip())
+                typing_flag(assignment=a, draft=getattr(a, "draft", None), text=texts[a.pk].strip(), now=now)
         batch.writing_seconds = writing_seconds
         _batch_finish(batch, every, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",))
         # A crowd batch without enough work is kept but held for review (annotation.workforce.counting).

@@ -354,15 +354,18 @@ LOGGING = {
 
 # Workforce quality (issue 14; README "Quality control on every campaign kind").
 # Reports of a problem with an image ("broken", "offensive", "private") by this many different
-# annotators take the image out of every pool until a manager puts it back.
+# trusted reporters in one campaign take the image out of that campaign's pool until a manager puts
+# it back (docs/crowd-quality.md: who is trusted; a manager may extend it to every campaign).
 IMAGE_REPORT_THRESHOLD = env.int("IMAGE_REPORT_THRESHOLD", default=2)
 # What a crowd batch must contain to count (annotation.workforce.counting): at most this share of its
 # images rated NOT-ENOUGH-INFO, and at most this share left without a caption. A batch of a participant
 # from an entry link that leaves more is kept, held for a manager's review, and earns no completion code.
 CROWD_MAX_UNANSWERED_SHARE = env.float("CROWD_MAX_UNANSWERED_SHARE", default=0.5)
 # Screen 2 typing checks: a caption is flagged when pasted text makes up at least this share of it,
-# or when it was typed faster than this many characters a second (from the first key to the last),
-# for captions of at least TYPING_MIN_CHARS characters.
+# or when it was typed faster than this many characters a second (from the first key to the last,
+# or between two draft saves the server received), or when TYPING_MIN_CHARS characters or more
+# reached the server in one draft save; the speed and whole-save checks apply to captions of at
+# least TYPING_MIN_CHARS characters (docs/crowd-quality.md).
 TYPING_PASTED_SHARE = env.float("TYPING_PASTED_SHARE", default=0.5)
 TYPING_MAX_CHARS_PER_SECOND = env.float("TYPING_MAX_CHARS_PER_SECOND", default=15.0)
 TYPING_MIN_CHARS = env.int("TYPING_MIN_CHARS", default=20)

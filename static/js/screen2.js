@@ -18,9 +18,16 @@
   const watch = new Annot.Stopwatch();
   const pageStart = performance.now();
   // assignment -> {base: stored revision the text grew from, savedText: its text, timer,
-  //                inflight: the save under way (a promise), conflict: {theirs, revision} or null}
+  //                inflight: the save under way (a promise), conflict: {theirs, revision} or null,
+  //                dirtySince: when the first change not yet sent was typed, or null}
   const state = new Map();
   let submitting = false;
+  // A draft is saved once typing pauses (SAVE_PAUSE), and while the annotator types on at least
+  // every SAVE_MAX_WAIT: the server judges how a caption grew from the saves it receives
+  // (annotation.quality.integrity), so a caption typed in one go must not reach it whole. One
+  // second holds under 20 characters (TYPING_MIN_CHARS) even at 15 keys a second.
+  const SAVE_PAUSE = 600;
+  const SAVE_MAX_WAIT = 1000;
 
   Annot.setupGuidelines(["F1"]);
 
@@ -150,33 +157,42 @@
     }
   }
 
+  // Save after a pause in typing, or SAVE_MAX_WAIT after the first change not yet sent.
+  function schedule(li) {
+    const s = stateOf(li);
+    const now = performance.now();
+    if (s.dirtySince === null) s.dirtySince = now;
+    clearTimeout(s.timer);
+    s.timer = setTimeout(() => save(li), Math.max(0, Math.min(SAVE_PAUSE, s.dirtySince + SAVE_MAX_WAIT - now)));
+  }
+
   async function save(li) {
     const s = stateOf(li);
     clearTimeout(s.timer);
     while (s.inflight) await s.inflight; // one save per image at a time: its base is always current
     if (Annot.isLocked() || s.conflict) return;
     const text = textarea(li).value;
+    s.dirtySince = null; // what is typed from now on goes in the next save
     if (text === s.savedText) return;
     s.inflight = send(li, text);
     const ok = await s.inflight;
     s.inflight = null;
     if (!ok) return;
     if (!unsaved()) Annot.status(gettext("All changes saved."), "ok");
-    else if (textarea(li).value !== s.savedText) s.timer = setTimeout(() => save(li), 600); // typed on meanwhile
+    else if (textarea(li).value !== s.savedText) schedule(li); // typed on meanwhile
   }
 
   items.forEach((li, i) => {
     const ta = textarea(li);
     const assignment = li.dataset.assignment;
-    state.set(assignment, { base: Number(li.dataset.revision || 0), savedText: ta.value, timer: null, inflight: null, conflict: null });
+    state.set(assignment, { base: Number(li.dataset.revision || 0), savedText: ta.value, timer: null, inflight: null, conflict: null, dirtySince: null });
     ta.addEventListener("focus", () => watch.focus(assignment));
     ta.addEventListener("input", () => {
       const s = stateOf(li);
       refresh();
       if (s.conflict) { li.querySelector(".mine .conflict-text").textContent = ta.value; return; }
       fieldError(li, "");
-      clearTimeout(s.timer);
-      s.timer = setTimeout(() => save(li), 600);
+      schedule(li);
     });
     ta.addEventListener("blur", () => save(li));
   });

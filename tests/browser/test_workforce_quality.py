@@ -114,7 +114,9 @@ def test_annotator_meets_a_control_reports_an_image_and_a_pasted_caption_is_flag
     pasted = TypingRecord.objects.get(assignment=written[PASTED].assignment)
     # Playwright inserts "ä" without a keydown; every other character is a key.
     assert typed.flags == "" and typed.keystrokes >= len("Ein Hund läuft am Strand") - 1
-    assert pasted.flags == "pasted" and pasted.review == "pending" and pasted.pasted_chars == len(PASTED)
+    # Flagged by the page's record and by the server's own draft saves (it arrived whole).
+    assert pasted.flags == "pasted,drafts_whole" and pasted.review == "pending"
+    assert pasted.pasted_chars == len(PASTED)
     control = Item.objects.get(campaign=campaign, is_control=True, assignments__annotator=annotator)
     assert Rating.objects.get(assignment__item=control).value == "good"
 
@@ -171,3 +173,97 @@ def test_manager_sees_control_flags_flagged_captions_and_hours(live_server, page
     expect(page.locator("#hours")).to_contain_text("browser-anna")
     expect(page.locator("#hours")).to_contain_text("6 min 35 s")
     screenshot("wfb-11-annotator-hours")
+
+
+LONG = "Ein Mann mit rotem Hut verkauft auf einem belebten Markt frisches Obst und Gemüse an Kunden"
+
+
+@pytest.mark.parametrize("delay_ms", [60, 160])
+def test_a_caption_typed_in_one_go_reaches_the_server_in_small_steps(
+    live_server, page, screenshot, setup, delay_ms
+):
+    """The page's save cadence, measured: typing without a pause at up to 16 keys a second (faster
+    than people type) or at 6, the page still saves at least once a second, so no save brings
+    TYPING_MIN_CHARS (20) new characters: the caption typed at 6 keys a second is not flagged, the
+    one typed at 16 at most as too fast (by the page's record and the draft saves alike)."""
+    from annotation.models import Batch, CaptionDraft
+
+    campaign, annotator = setup
+    log_in(page, live_server, annotator.user)
+    page.goto(f"{live_server.url}/work/")
+    page.get_by_role("button", name="Start a batch").click()
+    page.wait_for_url("**/rate/")
+    page.locator("#item-1").focus()
+    for _ in range(4):
+        page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/write/")
+    fields = page.locator("#items .item textarea")
+    for i in range(fields.count()):
+        fields.nth(i).focus()
+        page.keyboard.type(LONG if i == 0 else f"Ein Hund am Strand {i}", delay=delay_ms)
+    expect(page.locator("#save-status")).to_contain_text("All changes saved")
+    batch = Batch.objects.get(annotator=annotator)
+    first = batch.assignments.filter(item__is_control=False).order_by("position").first()
+    saves = CaptionDraft.objects.get(assignment=first).saves
+    steps = [b[1] - a[1] for a, b in zip([[saves[0][0], 0], *saves], saves, strict=False)]
+    gaps = [b[0] - a[0] for a, b in zip(saves, saves[1:], strict=False)]
+    print(f"{delay_ms} ms a key: {len(saves)} saves, steps {steps}, gaps {gaps} ms")
+    assert max(steps) < 20 and len(saves) >= len(LONG) * delay_ms / 1000 / 1.5
+    screenshot(f"wfb-12-typed-in-one-go-{delay_ms}ms")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_role("heading", name="Batch submitted")).to_be_visible()
+    record = TypingRecord.objects.get(assignment=first)
+    if delay_ms >= 100:  # a person's pace: nothing to flag
+        assert (record.flags, record.review) == ("", "")
+    else:  # above TYPING_MAX_CHARS_PER_SECOND: both sources may say "fast", never "sent whole"
+        assert set(filter(None, record.flags.split(","))) <= {"fast", "drafts_fast"}
+
+
+def test_manager_reviews_reports_of_new_participants_and_withdraws_an_image(
+    live_server, page, screenshot, setup
+):
+    """Issue 22: three new participants report an image; nothing is withdrawn until the manager,
+    seeing who reported what, withdraws it from that campaign and then from every campaign."""
+    from annotation.assignment.engine import batch_request
+    from annotation.quality.models import ImageWithdrawal
+    from annotation.quality.reports import image_report
+
+    campaign, _ = setup
+    reporters = [
+        f.AnnotatorFactory(user__username=f"crowd-{i}", languages=[campaign.language]) for i in range(3)
+    ]
+    image_id = None
+    for i, reporter in enumerate(reporters):
+        batch, _ = batch_request(annotator=reporter, campaign_id=campaign.pk)
+        a = batch.assignments.filter(item__is_control=False).order_by("item__image_id").first()
+        image_id = image_id or a.item.image_id
+        a = batch.assignments.filter(item__image_id=image_id).first() or a
+        image_report(
+            annotator=reporter, batch_id=batch.pk, assignment_id=a.pk, reason="offensive", note=f"Bild {i}"
+        )
+    assert not ImageWithdrawal.objects.exists()
+    manager = f.UserFactory(username="pm", is_staff=True, is_superuser=True)
+    log_in(page, live_server, manager)
+    page.goto(f"{live_server.url}/admin/")
+    expect(page.locator("#quality-notice")).to_contain_text("image reports to review")
+    page.locator("#quality-notice a", has_text="image reports to review").click()
+    expect(page.locator("#result_list")).to_contain_text("review only")
+    expect(page.locator("#result_list")).to_contain_text("crowd-0")
+    screenshot("wfb-13-reports-to-review")
+    page.locator("#result_list input[name=_selected_action]").first.check()
+    page.locator("select[name=action]").select_option("withdraw_here")
+    page.get_by_role("button", name="Go").click()
+    expect(page.locator(".messagelist")).to_contain_text(
+        "withdrawn from the campaign where they were reported"
+    )
+    screenshot("wfb-14-withdrawn-from-review")
+
+    page.goto(f"{live_server.url}/admin/annotation/imagewithdrawal/")
+    expect(page.locator("#result_list")).to_contain_text("its campaign only")
+    page.locator("#result_list input[name=_selected_action]").first.check()
+    page.locator("select[name=action]").select_option("extend_everywhere")
+    page.get_by_role("button", name="Go").click()
+    expect(page.locator("#result_list")).to_contain_text("every campaign")
+    screenshot("wfb-15-withdrawal-extended")
+    assert ImageWithdrawal.objects.get().everywhere

@@ -128,7 +128,8 @@ NOTES[("work-time", "csv")] = [
     "seconds the item was the current one on screen 1, the verification or the side-by-side screen; "
     "item_writing_seconds: on screen 2. batch_screen_seconds: the batch's screens as the page measured "
     "them; batch_wall_seconds: from the batch being handed out to its submit (breaks included). "
-    "typing_flags / typing_review: a written caption's typing flags (pasted, fast, untyped, unmeasured) "
+    "typing_flags / typing_review: a written caption's typing flags from the page's record (pasted, fast, "
+    "untyped, unmeasured) and from the server's draft saves (drafts_none, drafts_whole, drafts_fast) "
     "and the manager's decision (pending, kept, excluded); empty when not flagged.",
 ]
 NOTES[("hours", "csv")] = [
