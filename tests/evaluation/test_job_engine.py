@@ -45,9 +45,9 @@ def test_a_fine_tune_whose_database_retries_run_out_is_failed_not_left_running()
         celery_conf(task_eager_propagates=False),
     ):
         result = train_clip.apply(args=[run.pk])
-    assert isinstance(result.result, OperationalError)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
+    assert isinstance(result.result, OperationalError)  # the task failed for good, visibly
     assert run.error == "OperationalError: server closed the connection unexpectedly"
     assert run.finished_at is not None
     # Each retry claimed the run again (the engine gave it back after the database error).
@@ -79,9 +79,9 @@ def test_every_job_task_has_a_soft_limit_within_its_hard_limit():
         "evaluation.tasks.requeue_orphaned_retrieval_chunks",
         "evaluation.tasks.requeue_orphaned_fine_tunes",
     }
-    assert wanted <= set(limits)
     too_long = {name: pair for name, pair in limits.items() if None not in pair and pair[0] > pair[1]}
     assert too_long == {}
+    assert wanted <= set(limits)
     assert limits["core.jobs.sweep_orphans"] == (240, 300)
 
 
