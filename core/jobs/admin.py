@@ -159,11 +159,11 @@ class JobAdminMixin:
         )
         lines = [(kind.unit_label(unit), f"{unit.silent_seconds():.0f}") for unit in orphans]
         return format_html(
-            "{} orphaned {}{} (the worker stopped beating; {}), {} alive:<br>{}",
+            "{} orphaned {}{} (the worker stopped beating; {}){}:<br>{}",
             len(orphans),
             noun,
             "" if len(orphans) == 1 else "s",
             what,
-            alive,
+            f"; {alive} more running, worker alive" if alive else "",
             format_html_join(mark_safe("<br>"), "{}: no heartbeat for {} s", lines),  # noqa: S308
         )
