@@ -18,8 +18,10 @@ class JobKind:
 
     * ``compute(unit) -> outcome``: runs outside any transaction, with the heartbeat beating; raises
       :class:`core.jobs.engine.JobDataError` (or one of ``data_errors``) for data that cannot be used.
-    * ``store(job, unit, outcome)``: runs in one transaction with the job row locked, then the unit row;
-      writes the unit's results (replacing an interrupted attempt's). The engine then marks the unit done.
+    * ``store(job, unit, outcome, seconds)``: runs in one transaction with the job row locked, then the
+      unit row; writes the unit's results (replacing an interrupted attempt's) and may change the job's
+      fields (the engine saves it); ``seconds``: the computation's time. The engine then marks the unit
+      done. Raising JobDataError here rolls the store back and fails the unit.
     * ``finalise(job)`` (optional): with the job locked, once every unit is done, before it is marked
       succeeded (e.g. corpus means over the units).
     * ``ready(job_id) -> unit ids`` (optional): the pending units that may be sent now, in order (a unit
@@ -37,7 +39,7 @@ class JobKind:
     job_field: str | None  # the unit's foreign key to its job; None for a single-unit job
     task_name: str  # the Celery task of one unit: queued messages keep it across deploys
     compute: Callable[[Any], Any]
-    store: Callable[[Any, Any, Any], None]
+    store: Callable[[Any, Any, Any, float], None]
     unit_noun: str = "unit"  # "chunk": in the admin's and the logs' messages
     id_detail: str = "job_id"  # the key that also names the job in JobsUnavailable.details (API clients)
     resume_hint: str = ""  # "manage.py metric_run resume {id}": how an operator resumes a job
