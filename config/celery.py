@@ -8,9 +8,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
 app = Celery("captioneval")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# Each app's tasks.py, and the metric-run tasks, which live with the metrics (evaluation/metrics/tasks.py).
+# Each app's tasks.py; the job engine's sweep (core/jobs/tasks.py); and each job kind's tasks.py, which
+# registers the kind with the engine (the sweep covers every kind registered in the worker).
 # Task names are explicit on each task, so moving a module never renames a queued task.
 app.autodiscover_tasks()
-app.autodiscover_tasks(
-    ["evaluation.metrics", "evaluation.metrics.retrieval_checks", "evaluation.metrics.finetune"]
-)
+app.autodiscover_tasks(["core.jobs", "evaluation.runs", "evaluation.retrieval", "evaluation.finetune"])

@@ -66,6 +66,14 @@ class EditConflict(Conflict):
     code = "edit_conflict"
 
 
+class JobsUnavailable(DomainError):
+    """A job could not be handed to the workers (the broker is down). Nothing else is affected: the
+    job is stored, marked failed with the reason, and can be resumed once the broker is back."""
+
+    status_code = 503
+    code = "jobs_unavailable"
+
+
 class NoWorkAvailable(DomainError):
     status_code = 409
     code = "no_work"

@@ -11,14 +11,19 @@ and one per (run, system, metric) for the corpus score.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
-from django.utils import timezone
 
 from annotation.models import Annotator, Campaign, CaptioningSystem, Image, Language
+from core.jobs.models import (
+    FINISHED_JOB_STATUSES,
+    ChunkedJob,
+    JobStatus,
+    SingleUnitJob,
+    UnitStatus,
+    WorkUnit,
+)
 from core.models import TimeStamped
 
 
@@ -139,18 +144,13 @@ class Reference(TimeStamped):
 # --- Metric runs ------------------------------------------------------------------------------
 
 
-class RunStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    SUCCEEDED = "succeeded", "succeeded"
-    FAILED = "failed", "failed"
+# The states of every job and unit are the engine's (core.jobs); these names stay for the readers.
+RunStatus = JobStatus
+ChunkStatus = UnitStatus
+FINISHED_RUN_STATUSES = FINISHED_JOB_STATUSES
 
 
-FINISHED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED)
-
-
-class MetricRun(TimeStamped):
+class MetricRun(ChunkedJob):
     name = models.CharField(max_length=200)
     language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="metric_runs")
     systems = models.ManyToManyField(CaptioningSystem, related_name="metric_runs")
@@ -175,19 +175,9 @@ class MetricRun(TimeStamped):
             "are comparable exactly when their signatures match. Empty for runs made before signatures."
         ),
     )
-    # Package versions of the worker that computed the run.
-    versions = models.JSONField(default=dict, blank=True)
     # Requested metrics a chunk could not compute while the rest were stored: {metric: {system: reason}}
     # (METEOR without Java). The run still succeeds: its other scores are complete and correct.
     not_computed = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
-    error = models.TextField(blank=True)
-    chunks_done = models.PositiveIntegerField(default=0)
-    chunks_total = models.PositiveIntegerField(default=0)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    timings = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="metric_runs"
     )
@@ -205,10 +195,6 @@ class MetricRun(TimeStamped):
     def __str__(self) -> str:
         return f"#{self.pk} {self.name}"
 
-    @property
-    def is_finished(self) -> bool:
-        return self.status in FINISHED_RUN_STATUSES
-
     def signature(self, metric: str) -> str:
         """The signature of this run's ``metric`` numbers, or a clear "not recorded" for older runs."""
         from evaluation.metrics.signatures import NOT_RECORDED
@@ -222,64 +208,13 @@ class MetricRun(TimeStamped):
 
         return group_signatures(list(self.metrics or []), self.signatures)
 
-    @property
-    def progress(self) -> float:
-        """Share of chunks done, 0..1."""
-        return self.chunks_done / self.chunks_total if self.chunks_total else 0.0
-
-    @property
-    def duration_seconds(self) -> float | None:
-        if self.started_at is None:
-            return None
-        if self.finished_at is None:
-            return None
-        return (self.finished_at - self.started_at).total_seconds()
-
 
 class ChunkKind(models.TextChoices):
     TEXT = "text", "text metrics"
     CLIP = "clip", "CLIP metrics"
 
 
-class ChunkStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-
-
-def chunk_orphaned_before(now: datetime | None = None) -> datetime:
-    """A running chunk whose last sign of life is older than this has lost its worker.
-
-    The worker beats every ``METRIC_CHUNK_HEARTBEAT_SECONDS`` while it computes; the settings
-    make ``METRIC_CHUNK_ORPHAN_SECONDS`` at least three beats, so a live chunk is never orphaned.
-    """
-    return (now or timezone.now()) - timedelta(seconds=settings.METRIC_CHUNK_ORPHAN_SECONDS)
-
-
-def _silent_since(cutoff: datetime) -> Q:
-    # The last sign of life is the heartbeat, or the claim for a chunk that never beat.
-    return (
-        Q(heartbeat_at__lt=cutoff)
-        | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-        | Q(heartbeat_at__isnull=True, started_at__isnull=True)
-    )
-
-
-class MetricChunkQuerySet(models.QuerySet):
-    def orphaned(self, *, now: datetime | None = None):
-        """Chunks 'running' with no heartbeat for ``METRIC_CHUNK_ORPHAN_SECONDS``: their worker is gone."""
-        return self.filter(Q(status=ChunkStatus.RUNNING) & _silent_since(chunk_orphaned_before(now)))
-
-    def claimable(self, *, now: datetime | None = None):
-        """Chunks a worker may take: pending, failed, or orphaned. Never done, never running and alive."""
-        return self.filter(
-            Q(status__in=[ChunkStatus.PENDING, ChunkStatus.FAILED])
-            | Q(status=ChunkStatus.RUNNING) & _silent_since(chunk_orphaned_before(now))
-        )
-
-
-class MetricChunk(TimeStamped):
+class MetricChunk(WorkUnit):
     """The unit of work a worker takes, retries and resumes: some metrics of one system on some images."""
 
     run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="chunks")
@@ -287,15 +222,6 @@ class MetricChunk(TimeStamped):
     kind = models.CharField(max_length=4, choices=ChunkKind.choices)
     index = models.PositiveIntegerField()
     image_ids = models.JSONField(default=list)
-    status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Set when a worker claims the chunk and every METRIC_CHUNK_HEARTBEAT_SECONDS while it computes.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-
-    objects = MetricChunkQuerySet.as_manager()
 
     class Meta:
         ordering = ["run", "system", "kind", "index"]
@@ -307,19 +233,6 @@ class MetricChunk(TimeStamped):
 
     def __str__(self) -> str:
         return f"run {self.run_id} / {self.system_id} / {self.kind} {self.index}"
-
-    def silent_seconds(self, now: datetime | None = None) -> float | None:
-        """Seconds since the last sign of life of a running chunk (None when it is not running)."""
-        last = self.heartbeat_at or self.started_at
-        if self.status != ChunkStatus.RUNNING or last is None:
-            return None
-        return ((now or timezone.now()) - last).total_seconds()
-
-    def is_orphaned(self, now: datetime | None = None) -> bool:
-        if self.status != ChunkStatus.RUNNING:
-            return False
-        last = self.heartbeat_at or self.started_at
-        return last is None or last < chunk_orphaned_before(now)
 
 
 class CaptionScore(TimeStamped):
@@ -412,7 +325,7 @@ class RetrievalSource(models.TextChoices):
     REFERENCE_SETS = "reference_sets", "imported reference sets"
 
 
-class RetrievalCheck(TimeStamped):
+class RetrievalCheck(ChunkedJob):
     """Text→image and image→text recall of one CLIP model per language, over human captions.
 
     The data selection is frozen when the check is created (the ``texts`` chunks hold the
@@ -436,16 +349,7 @@ class RetrievalCheck(TimeStamped):
         help_text="Model name, weights tag and checkpoint hash: what runs match on.",
     )
     model_id = models.CharField(max_length=300, blank=True, help_text="The model as the workers loaded it.")
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
-    error = models.TextField(blank=True)
-    chunks_done = models.PositiveIntegerField(default=0)
-    chunks_total = models.PositiveIntegerField(default=0)
     results = models.JSONField(default=dict, blank=True)
-    timings = models.JSONField(default=dict, blank=True)
-    versions = models.JSONField(default=dict, blank=True)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
@@ -471,14 +375,6 @@ class RetrievalCheck(TimeStamped):
         return f"#{self.pk} {self.name or 'retrieval check'}"
 
     @property
-    def is_finished(self) -> bool:
-        return self.status in FINISHED_RUN_STATUSES
-
-    @property
-    def progress(self) -> float:
-        return self.chunks_done / self.chunks_total if self.chunks_total else 0.0
-
-    @property
     def model_label(self) -> str:
         params = self.params or {}
         label = params.get("clip_model", "")
@@ -495,7 +391,7 @@ class RetrievalChunkKind(models.TextChoices):
     RECALL = "recall", "recall of one language"
 
 
-class RetrievalChunk(TimeStamped):
+class RetrievalChunk(WorkUnit):
     """One unit of a retrieval check that a worker takes, retries and resumes.
 
     ``images``: image ids to embed (cached per model and file). ``texts``: ``[[image id, caption],
@@ -508,15 +404,6 @@ class RetrievalChunk(TimeStamped):
     language = models.CharField(max_length=16, blank=True)
     index = models.PositiveIntegerField()
     payload = models.JSONField(default=list)
-    status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-
-    # Same states and orphan rule as the metric chunks.
-    objects = MetricChunkQuerySet.as_manager()
 
     class Meta:
         ordering = ["retrieval_check", "kind", "language", "index"]
@@ -596,7 +483,7 @@ class TrainableParameters(models.TextChoices):
     PROJECTIONS = "projections", "image and text projections"
 
 
-class ClipFineTune(TimeStamped):
+class ClipFineTune(SingleUnitJob):
     """A fine-tuning run: a base CLIP model trained on the platform's captions (contrastive loss) and
     ratings (Pearson loss), early-stopped on dev, judged on a test split it never trained on.
 
@@ -626,8 +513,6 @@ class ClipFineTune(TimeStamped):
     )
     split_seed = models.IntegerField(default=0)
     register_as = models.CharField(max_length=100, help_text="Name of the CLIP model this run registers.")
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
-    error = models.TextField(blank=True)
     epoch = models.PositiveIntegerField(default=0)
     step = models.PositiveIntegerField(default=0)
     loss_contrastive = models.FloatField(null=True, blank=True)
@@ -638,12 +523,6 @@ class ClipFineTune(TimeStamped):
     output = models.CharField(max_length=500, blank=True)
     device = models.CharField(max_length=40, blank=True)
     results = models.JSONField(default=dict, blank=True)
-    versions = models.JSONField(default=dict, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     model = models.OneToOneField(
         ClipModel, on_delete=models.SET_NULL, null=True, blank=True, related_name="fine_tune"
     )
@@ -665,9 +544,17 @@ class ClipFineTune(TimeStamped):
     def __str__(self) -> str:
         return f"#{self.pk} {self.name}"
 
+    @classmethod
+    def orphan_seconds(cls) -> float:
+        # A training step with a cold disk cache may keep a live worker from beating for minutes.
+        return float(settings.JOB_FINETUNE_ORPHAN_SECONDS)
+
     @property
-    def is_finished(self) -> bool:
-        return self.status in FINISHED_RUN_STATUSES
+    def progress(self) -> float:
+        epochs = (self.config or {}).get("epochs") or 0
+        if self.status == RunStatus.SUCCEEDED:
+            return 1.0
+        return min(1.0, self.epoch / epochs) if epochs else 0.0
 
     @property
     def is_demo(self) -> bool:

@@ -158,16 +158,18 @@ def test_check_deploy_with_base_settings_and_a_good_environment_reports_none_of_
 
 
 def test_refuses_an_orphan_timeout_shorter_than_three_heartbeats():
-    """A live but busy worker's metric chunk would be taken over and computed twice (RELIABILITY 10)."""
+    """A live but busy worker's unit would be taken over and computed twice (RELIABILITY 10). The old
+    METRIC_CHUNK_* names still set the JOB_* settings (deprecated aliases)."""
     key = secrets.token_urlsafe(64)
+    result = run_manage("check", DJANGO_SECRET_KEY=key, JOB_HEARTBEAT_SECONDS="40", JOB_ORPHAN_SECONDS="90")
+    assert result.returncode != 0
+    assert "JOB_ORPHAN_SECONDS (90.0) must be at least three heartbeats" in result.stderr
+    result = run_manage("check", DJANGO_SECRET_KEY=key, JOB_HEARTBEAT_SECONDS="0")
+    assert result.returncode != 0 and "JOB_ORPHAN_SECONDS" in result.stderr
     result = run_manage(
         "check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="40", METRIC_CHUNK_ORPHAN_SECONDS="90"
     )
     assert result.returncode != 0
-    assert "METRIC_CHUNK_ORPHAN_SECONDS (90.0) must be at least three heartbeats" in result.stderr
-    result = run_manage("check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="0")
-    assert result.returncode != 0 and "METRIC_CHUNK_ORPHAN_SECONDS" in result.stderr
-    result = run_manage(
-        "check", DJANGO_SECRET_KEY=key, METRIC_CHUNK_HEARTBEAT_SECONDS="30", METRIC_CHUNK_ORPHAN_SECONDS="90"
-    )
+    assert "JOB_ORPHAN_SECONDS (90.0) must be at least three heartbeats" in result.stderr
+    result = run_manage("check", DJANGO_SECRET_KEY=key, JOB_HEARTBEAT_SECONDS="30", JOB_ORPHAN_SECONDS="90")
     assert result.returncode == 0, result.stderr

@@ -204,31 +204,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_step": 0.2,
     "visibility_timeout": 3900,
 }
-# A worker computing a metric chunk beats every METRIC_CHUNK_HEARTBEAT_SECONDS; a running chunk
-# silent for METRIC_CHUNK_ORPHAN_SECONDS lost its worker (killed, machine gone) and is queued
-# again by the sweep every METRIC_ORPHAN_SWEEP_SECONDS, so a kill costs about two minutes, not
-# the task time limit or the visibility timeout. The timeout must span several beats, or a live
-# but busy worker's chunk would be taken over and computed twice.
-METRIC_CHUNK_HEARTBEAT_SECONDS = env.float("METRIC_CHUNK_HEARTBEAT_SECONDS", default=15)
-METRIC_CHUNK_ORPHAN_SECONDS = env.float("METRIC_CHUNK_ORPHAN_SECONDS", default=90)
-METRIC_ORPHAN_SWEEP_SECONDS = env.float("METRIC_ORPHAN_SWEEP_SECONDS", default=30)
-if not 0 < METRIC_CHUNK_HEARTBEAT_SECONDS * 3 <= METRIC_CHUNK_ORPHAN_SECONDS:
-    raise ImproperlyConfigured(
-        f"METRIC_CHUNK_ORPHAN_SECONDS ({METRIC_CHUNK_ORPHAN_SECONDS}) must be at least three heartbeats "
-        f"(METRIC_CHUNK_HEARTBEAT_SECONDS = {METRIC_CHUNK_HEARTBEAT_SECONDS}, > 0): a shorter timeout "
-        "would take live chunks away from their workers."
-    )
-CELERY_BEAT_SCHEDULE = {
-    "expire-stale-leases": {"task": "annotation.tasks.expire_leases", "schedule": 60.0},
-    "requeue-orphaned-metric-chunks": {
-        "task": "evaluation.tasks.requeue_orphaned_chunks",
-        "schedule": METRIC_ORPHAN_SWEEP_SECONDS,
-    },
-    "requeue-orphaned-retrieval-chunks": {
-        "task": "evaluation.tasks.requeue_orphaned_retrieval_chunks",
-        "schedule": METRIC_ORPHAN_SWEEP_SECONDS,
-    },
-}
+# Heartbeats, the orphan rule, the sweep and its beat schedule: config/settings/jobs.py.
+from .jobs import *  # noqa: E402, F403
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -329,12 +306,6 @@ METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
 # captions (NOT-ENOUGH-INFO aside) before a run will train on it.
 CLIP_FINETUNE_DIR = env.str("CLIP_FINETUNE_DIR", default=str(BASE_DIR / "var" / "clip-finetune"))
 CLIP_FINETUNE_MIN_RATINGS = env.int("CLIP_FINETUNE_MIN_RATINGS", default=30)
-# Seconds a training worker may stay silent before its run counts as orphaned (resumable).
-CLIP_FINETUNE_ORPHAN_SECONDS = env.int("CLIP_FINETUNE_ORPHAN_SECONDS", default=900)
-CELERY_BEAT_SCHEDULE["requeue-orphaned-fine-tunes"] = {
-    "task": "evaluation.tasks.requeue_orphaned_fine_tunes",
-    "schedule": 60.0,
-}
 # METEOR runs the METEOR 1.5 jar under Java (README "METEOR"). Empty METEOR_JAR: the jar that ships
 # with pycocoevalcap. METEOR_JAVA: the java executable (name on the PATH or a path). One scoring call
 # (one system's text chunk) is stopped after METEOR_TIMEOUT_SECONDS; the other metrics are kept.

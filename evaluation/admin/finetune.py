@@ -5,24 +5,25 @@ metric runs can choose."""
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from annotation.admin.common import StyledModelAdmin
 from annotation.models import Campaign, CampaignKind
 from core.errors import DomainError
-from evaluation.admin.jobs import PlannedJobAdminMixin
-from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
-from evaluation.metrics.finetune.services import (
+from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
+from core.jobs.engine import ResumeResult
+from evaluation.finetune.plan import (
     DEMO_MODEL_NAME,
     clip_model_demo_register,
     demo_data_files,
-    fine_tune_is_orphaned,
     fine_tune_plan,
     fine_tune_resume,
     fine_tune_store,
 )
+from evaluation.finetune.tasks import FINE_TUNE
+from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
 from evaluation.research.finetune_tables import HEADERS, before_after, before_after_rows
 
@@ -143,7 +144,7 @@ def before_after_html(run: ClipFineTune):
 
 
 @admin.register(ClipFineTune)
-class ClipFineTuneAdmin(PlannedJobAdminMixin, StyledModelAdmin):
+class ClipFineTuneAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = [
         "id",
         "name",
@@ -157,12 +158,12 @@ class ClipFineTuneAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     list_display_links = ["id", "name"]
     list_filter = ["status"]
     search_fields = ["name", "register_as"]
-    actions = ["resume"]
+    job_kind = FINE_TUNE
     run_fields = [
         "name",
         "status",
         "error",
-        "worker",
+        "liveness",
         "progress",
         "loss_contrastive",
         "loss_pearson",
@@ -210,13 +211,11 @@ class ClipFineTuneAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("base", "model", "created_by")
 
-    @admin.action(description="Resume: continue from the last checkpoint", permissions=["change"])
-    def resume(self, request, queryset):
-        resumed = 0
-        for run in queryset:
-            if run_service(self, request, fine_tune_resume, run_id=run.pk) is not None:
-                resumed += 1
-        self.message_user(request, f"{resumed} fine-tuning run(s) queued again.", level=messages.INFO)
+    @staticmethod
+    def job_resume_service(*, job_id: int):
+        # The service refuses (Conflict) a run whose worker is alive, with when it may be resumed.
+        fine_tune_resume(run_id=job_id)
+        return ResumeResult(job=None, requeued=1, running=0)
 
     # --- columns ----------------------------------------------------------------------------------
 
@@ -229,14 +228,6 @@ class ClipFineTuneAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     def progress(self, run):
         epochs = run.config.get("epochs", "?")
         return f"epoch {run.epoch}/{epochs}, step {run.step}"
-
-    @admin.display(description="worker")
-    def worker(self, run):
-        if run.status != RunStatus.RUNNING or run.heartbeat_at is None:
-            return "–"
-        if fine_tune_is_orphaned(run):
-            return "silent: the worker was probably killed; resume the run"
-        return f"alive (last report {run.heartbeat_at:%H:%M:%S})"
 
     @admin.display(description="registered model")
     def registered(self, run):
@@ -252,16 +243,6 @@ class ClipFineTuneAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     @admin.display(description="before/after on the test split")
     def before_after_table(self, run):
         return before_after_html(run)
-
-    @admin.display(description="started by")
-    def started_by(self, run):
-        return run.created_by.get_username() if run.created_by else "–"
-
-    @admin.display(description="duration")
-    def duration(self, run):
-        if run.started_at and run.finished_at:
-            return seconds_display((run.finished_at - run.started_at).total_seconds())
-        return "–"
 
 
 @admin.register(ClipModel)

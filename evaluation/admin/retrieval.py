@@ -6,25 +6,25 @@ from __future__ import annotations
 import re
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.urls import re_path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from annotation.admin.common import StyledModelAdmin
 from annotation.models import Campaign, CampaignKind
 from core.converters import IdConverter
 from core.errors import DomainError
-from evaluation.admin.jobs import PlannedJobAdminMixin
-from evaluation.metrics.retrieval_checks.selectors import check_trust, retrieval_check_queryset
-from evaluation.metrics.retrieval_checks.services import (
-    retrieval_check_plan,
-    retrieval_check_resume,
-    retrieval_check_store,
-)
+from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
+from evaluation.retrieval.plan import (
+    retrieval_check_plan,
+    retrieval_check_store,
+)
+from evaluation.retrieval.selectors import check_trust, retrieval_check_queryset
+from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
@@ -86,17 +86,18 @@ class RetrievalCheckStartForm(forms.ModelForm):
 
 
 @admin.register(RetrievalCheck)
-class RetrievalCheckAdmin(PlannedJobAdminMixin, StyledModelAdmin):
+class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = ["id", "name", "model", "languages_list", "status", "progress", "flagged", "finished_at"]
     list_display_links = ["id", "name"]
     list_filter = ["status"]
     search_fields = ["name", "model_id"]
-    actions = ["resume"]
+    job_kind = RETRIEVAL_CHECK
     check_fields = [
         "name",
         "status",
         "error",
         "progress",
+        "liveness",
         "model",
         "model_id",
         "source",
@@ -115,7 +116,6 @@ class RetrievalCheckAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     ]
     job_fields = check_fields
     job_store = staticmethod(retrieval_check_store)
-    job_id_detail = "check_id"
     job_start_form = RetrievalCheckStartForm
     job_start_fields = [
         "name",
@@ -129,15 +129,6 @@ class RetrievalCheckAdmin(PlannedJobAdminMixin, StyledModelAdmin):
 
     def get_queryset(self, request):
         return retrieval_check_queryset()
-
-    @admin.action(description="Resume: queue the chunks that are not done", permissions=["change"])
-    def resume(self, request, queryset):
-        requeued = 0
-        for check in queryset:
-            result = run_service(self, request, retrieval_check_resume, check_id=check.pk)
-            if result is not None:
-                requeued += result.requeued
-        self.message_user(request, f"{requeued} chunks queued again.", level=messages.INFO)
 
     # --- the figure -------------------------------------------------------------------------------
 
@@ -178,10 +169,6 @@ class RetrievalCheckAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     def languages_list(self, check):
         return ", ".join(check.languages)
 
-    @admin.display(description="progress")
-    def progress(self, check):
-        return f"{check.chunks_done}/{check.chunks_total}"
-
     @admin.display(description="CLIP-based scores unreliable in")
     def flagged(self, check):
         if check.status != RunStatus.SUCCEEDED:
@@ -194,16 +181,6 @@ class RetrievalCheckAdmin(PlannedJobAdminMixin, StyledModelAdmin):
         items = [f"campaign “{c.name}”" for c in check.campaigns.all()]
         items += [f"reference set “{r.name}”" for r in check.reference_sets.all()]
         return "; ".join(items)
-
-    @admin.display(description="started by")
-    def started_by(self, check):
-        return check.created_by.get_username() if check.created_by else "–"
-
-    @admin.display(description="duration")
-    def duration(self, check):
-        if check.started_at and check.finished_at:
-            return seconds_display((check.finished_at - check.started_at).total_seconds())
-        return "–"
 
     @admin.display(description="results (recalls in %)")
     def results_table(self, check):

@@ -4,26 +4,26 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from annotation.admin.common import StyledModelAdmin, run_service, seconds_display
+from annotation.admin.common import StyledModelAdmin
 from annotation.models import Tokenizer
 from core.errors import DomainError
-from evaluation.admin.jobs import PlannedJobAdminMixin
-from evaluation.metrics.retrieval_checks.selectors import run_clip_trust
-from evaluation.metrics.runs import (
+from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin, unit_liveness
+from evaluation.metrics.signatures import group_signatures
+from evaluation.models import ALL_METRICS, TEXT_METRICS, ClipModel, MetricChunk, MetricRun
+from evaluation.retrieval.selectors import run_clip_trust
+from evaluation.runs.plan import (
     CIDER_DF_CHOICES,
     CIDER_DF_TEST,
     metric_run_plan,
-    metric_run_resume,
     metric_run_store,
 )
-from evaluation.metrics.selectors import corpus_table, metric_run_queryset
-from evaluation.metrics.signatures import group_signatures
-from evaluation.models import ALL_METRICS, TEXT_METRICS, ClipModel, MetricChunk, MetricRun, RunStatus
+from evaluation.runs.selectors import corpus_table, metric_run_queryset
+from evaluation.runs.tasks import METRIC_RUN
 
 # Metrics the run list shows per system, when the run has them (all of a run's scores are on its page).
 HEADLINE_METRICS = ("CIDEr-D", "BLEU-4", "CLIPScore", "RefCLIPScore")
@@ -136,26 +136,17 @@ class MetricChunkInline(admin.TabularInline):
 
     @admin.display(description="worker")
     def liveness(self, chunk):
-        return _liveness(chunk)
-
-
-def _liveness(chunk: MetricChunk) -> str:
-    silent = chunk.silent_seconds()
-    if silent is None:
-        return "–"
-    if chunk.is_orphaned():
-        return f"orphaned: no heartbeat for {silent:.0f} s"
-    return f"alive (last heartbeat {silent:.0f} s ago)"
+        return unit_liveness(chunk)
 
 
 @admin.register(MetricRun)
-class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
+class MetricRunAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = ["id", "name", "language", "status", "progress", "started_at", "duration", "scores"]
     list_display_links = ["id", "name"]
     list_filter = ["status", "language"]
     search_fields = ["name"]
     date_hierarchy = "created_at"
-    actions = ["resume"]
+    job_kind = METRIC_RUN
     inlines = [MetricChunkInline]
     run_fields = [
         "name",
@@ -163,7 +154,7 @@ class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
         "error",
         "not_computed_notes",
         "progress",
-        "orphaned_chunks",
+        "liveness",
         "language",
         "systems_list",
         "reference_set",
@@ -216,15 +207,6 @@ class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
     def get_inlines(self, request, obj):
         return self.inlines if obj is not None else []
 
-    @admin.action(description="Resume: re-enqueue the chunks that are not done", permissions=["change"])
-    def resume(self, request, queryset):
-        requeued = 0
-        for run in queryset:
-            result = run_service(self, request, metric_run_resume, run_id=run.pk)
-            if result is not None:
-                requeued += result.requeued
-        self.message_user(request, f"{requeued} chunks queued again.", level=messages.INFO)
-
     # --- columns --------------------------------------------------------------------------------
 
     @admin.display(description="CLIP trust in this language")
@@ -244,38 +226,6 @@ class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
             )
         return format_html("<strong>{}</strong>: {}", verdict.label, verdict.note)
 
-    @admin.display(description="progress")
-    def progress(self, run):
-        return f"{run.chunks_done}/{run.chunks_total}"
-
-    @admin.display(description="orphaned chunks")
-    def orphaned_chunks(self, run):
-        orphans = list(run.chunks.orphaned().select_related("system"))
-        if not orphans:
-            return "none"
-        lines = [
-            (f"{chunk.system.name} {chunk.kind} chunk {chunk.index}", f"{chunk.silent_seconds():.0f}")
-            for chunk in orphans
-        ]
-        what = (
-            "queued again by the next sweep"
-            if run.status in (RunStatus.QUEUED, RunStatus.RUNNING)
-            else "resume the run"
-        )
-        return format_html(
-            "{} orphaned chunk{} (the worker stopped beating; {}):<br>{}",
-            len(orphans),
-            "" if len(orphans) == 1 else "s",
-            what,
-            format_html_join(mark_safe("<br>"), "{}: no heartbeat for {} s", lines),  # noqa: S308
-        )
-
-    # The account as text: a read-only foreign key is drawn as a link to the user's admin page,
-    # which researchers may not open (they have no view permission on accounts).
-    @admin.display(description="created by")
-    def started_by(self, run):
-        return run.created_by.get_username() if run.created_by_id else "–"
-
     @admin.display(description="signatures")
     def signature_list(self, run):
         lines = [
@@ -285,10 +235,6 @@ class MetricRunAdmin(PlannedJobAdminMixin, StyledModelAdmin):
         if not lines:
             return "–"
         return format_html_join(mark_safe("<br>"), "{}: <code>{}</code>", lines)  # noqa: S308  (a constant)
-
-    @admin.display(description="duration")
-    def duration(self, run):
-        return seconds_display(run.duration_seconds)
 
     @admin.display(description="systems")
     def systems_list(self, run):

@@ -47,8 +47,8 @@ from core.errors import NoWorkAvailable, ValidationFailed
 from core.scales import score_to_choice
 from evaluation.demo.captions import CAPTIONS, SIM_SYSTEMS
 from evaluation.demo.simulation import RaterModel
-from evaluation.metrics.runs import metric_run_create, metric_run_resume
 from evaluation.models import MetricRun, Reference, ReferenceSet, ReferenceSetKind, RunStatus
+from evaluation.runs.plan import metric_run_create, metric_run_resume
 
 RATERS_PER_LANGUAGE = 3  # K
 BATCH_SIZE = 10

@@ -1,2 +1,3 @@
-"""Automatic metrics: tokenisation and the text metrics (``text``, pure), CLIPScore (``clip``), and the
-metric runs that compute them as chunked Celery jobs (``runs``, ``chunks``, ``tasks``, ``references``)."""
+"""The scorers: tokenisation and the text metrics (``text``, pure), CLIPScore (``clip``), signatures, and
+the caches (CLIP models, embeddings) and reference sets they read. The jobs that run them are
+``evaluation.runs``, ``evaluation.retrieval`` and ``evaluation.finetune``."""

@@ -30,11 +30,11 @@ from typing import Any
 
 from annotation.models import CampaignKind, Rating, RatingValue
 from evaluation.human.selectors import DONE_STATES
-from evaluation.metrics.runs import metrics_parse
 from evaluation.models import ALL_METRICS, CaptionScore
 from evaluation.research.comparisons import languages_check, metric_runs_for_report
 from evaluation.research.correlation import TAU_C_SEED001
 from evaluation.research.per_caption import per_caption_agreement_by_language
+from evaluation.runs.plan import metrics_parse
 
 
 @dataclass(frozen=True)

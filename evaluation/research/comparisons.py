@@ -53,10 +53,10 @@ from annotation.selectors import campaign_is_finished, campaigns_progress
 from core.errors import ValidationFailed
 from evaluation.human.selectors import sxs_results
 from evaluation.human.sxs import DEFAULT_N_BOOT
-from evaluation.metrics.runs import metrics_parse
 from evaluation.models import ALL_METRICS, CaptionScore, CorpusScore, MetricRun, RunStatus
 from evaluation.research.correlation import Comparison
 from evaluation.research.meta_evaluation import Item as MetaItem
+from evaluation.runs.plan import metrics_parse
 
 __all__ = [
     "ComparisonList",

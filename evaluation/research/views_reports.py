@@ -24,7 +24,6 @@ from annotation.models import Campaign, CampaignKind
 from core.access import research_required
 from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
-from evaluation.metrics.retrieval_checks.selectors import clip_trust_for_runs
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import ComparisonList, comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
@@ -41,6 +40,7 @@ from evaluation.research.tables import (
     html_table,
 )
 from evaluation.research.trust_tables import trust_html
+from evaluation.retrieval.selectors import clip_trust_for_runs
 
 REPORT_SXS_COLUMNS = (
     ("campaign_id", "#", "d"),

@@ -24,9 +24,9 @@ from annotation.quality.integrity import (
 )
 from annotation.quality.models import TypingRecord
 from evaluation.human.selectors import caption_statistics_rows
-from evaluation.metrics.selectors import reference_texts
 from evaluation.models import ReferenceSet
 from evaluation.research.exports import export_prepare
+from evaluation.runs.selectors import reference_texts
 from tests import factories as f
 from tests.annotation.test_screens import open_writing, rate_all, start_batch
 

@@ -1,7 +1,7 @@
 """A chunk whose worker died is seen as orphaned within a minute or two, never a live one (RELIABILITY 10).
 
-A worker that computes a chunk beats (``heartbeat_at``) every ``METRIC_CHUNK_HEARTBEAT_SECONDS``;
-a running chunk with no beat for ``METRIC_CHUNK_ORPHAN_SECONDS`` is orphaned: ``metric_run resume``
+A worker that computes a chunk beats (``heartbeat_at``) every ``JOB_HEARTBEAT_SECONDS``;
+a running chunk with no beat for ``JOB_ORPHAN_SECONDS`` is orphaned: ``metric_run resume``
 and the periodic sweep queue it again, and a second delivery of a chunk that is still beating is
 refused. The clock is driven by hand here (``clock``); tests/evaluation/test_jobs_redis.py kills a
 real worker.
@@ -18,14 +18,22 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from evaluation.metrics import chunks as chunk_module
-from evaluation.metrics.chunks import metric_chunk_compute
-from evaluation.metrics.runs import metric_run_resume
-from evaluation.metrics.tasks import compute_metric_chunk
+from core.jobs.engine import orphans_requeue, unit_beat, unit_run
 from evaluation.models import CaptionScore, ChunkStatus, MetricChunk, MetricRun, RunStatus
+from evaluation.runs import compute as chunk_module
+from evaluation.runs.plan import metric_run_resume
+from evaluation.runs.tasks import METRIC_RUN, compute_metric_chunk
 from tests.evaluation.test_runs import create, setup  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
+
+
+def metric_chunk_compute(*, chunk_id: int) -> str:
+    return unit_run(METRIC_RUN, unit_id=chunk_id)
+
+
+def metric_chunk_beat(*, chunk_id: int, attempt: int) -> bool:
+    return unit_beat(METRIC_RUN, unit_id=chunk_id, attempt=attempt)
 
 
 class WorkerKilled(BaseException):
@@ -107,7 +115,7 @@ def test_a_second_delivery_of_a_live_chunk_is_refused(setup, clock):  # noqa: F8
     # A slow chunk that keeps beating stays its worker's, however long it takes.
     for _ in range(10):
         clock.advance(60)
-        chunk_module.metric_chunk_beat(chunk_id=chunk.pk, attempt=1)
+        metric_chunk_beat(chunk_id=chunk.pk, attempt=1)
         assert compute_metric_chunk.delay(chunk.pk).get() == "running elsewhere"
     assert not MetricChunk.objects.orphaned().exists()
 
@@ -127,9 +135,9 @@ def test_a_beat_from_a_worker_that_lost_its_chunk_changes_nothing(setup, clock):
     kill_mid_chunk(chunk.pk)  # a second worker took the orphan over (attempt 2)
     taken_at = MetricChunk.objects.get(pk=chunk.pk).heartbeat_at
     clock.advance(10)
-    assert chunk_module.metric_chunk_beat(chunk_id=chunk.pk, attempt=1) is False
+    assert metric_chunk_beat(chunk_id=chunk.pk, attempt=1) is False
     assert MetricChunk.objects.get(pk=chunk.pk).heartbeat_at == taken_at
-    assert chunk_module.metric_chunk_beat(chunk_id=chunk.pk, attempt=2) is True
+    assert metric_chunk_beat(chunk_id=chunk.pk, attempt=2) is True
 
 
 def test_the_sweep_requeues_orphaned_chunks_of_running_runs_only(
@@ -137,8 +145,8 @@ def test_the_sweep_requeues_orphaned_chunks_of_running_runs_only(
     clock,
     django_capture_on_commit_callbacks,
 ):
-    from evaluation.metrics.runs import metric_chunks_requeue_orphaned
-    from evaluation.metrics.tasks import requeue_orphaned_chunks
+    from core.jobs.tasks import sweep_orphans
+    from evaluation.runs.tasks import requeue_orphaned_chunks
 
     running = create(setup, enqueue=False)
     dead, alive = running.chunks.order_by("system__name")
@@ -154,7 +162,7 @@ def test_the_sweep_requeues_orphaned_chunks_of_running_runs_only(
         mock.patch.object(compute_metric_chunk, "apply_async") as send,
         django_capture_on_commit_callbacks(execute=True),
     ):
-        assert metric_chunks_requeue_orphaned() == 1
+        assert orphans_requeue(METRIC_RUN) == 1
     assert sent_chunks(send) == {dead.pk}
     assert MetricChunk.objects.get(pk=dead.pk).status == ChunkStatus.PENDING
     assert MetricChunk.objects.get(pk=alive.pk).status == ChunkStatus.RUNNING
@@ -163,16 +171,17 @@ def test_the_sweep_requeues_orphaned_chunks_of_running_runs_only(
 
     with mock.patch.object(compute_metric_chunk, "apply_async") as send:
         assert requeue_orphaned_chunks.delay().get() == 0  # idempotent: nothing is orphaned now
+        assert sweep_orphans.delay().get()["metric_run"] == 0  # the one sweep over every kind
     assert send.call_count == 0
 
 
 def test_the_sweep_runs_on_the_beat_schedule():
     from django.conf import settings
 
-    entry = settings.CELERY_BEAT_SCHEDULE["requeue-orphaned-metric-chunks"]
-    assert entry["task"] == "evaluation.tasks.requeue_orphaned_chunks"
-    assert entry["schedule"] < settings.METRIC_CHUNK_ORPHAN_SECONDS
-    assert settings.METRIC_CHUNK_HEARTBEAT_SECONDS * 3 <= settings.METRIC_CHUNK_ORPHAN_SECONDS
+    entry = settings.CELERY_BEAT_SCHEDULE["sweep-orphaned-job-units"]
+    assert entry["task"] == "core.jobs.sweep_orphans"
+    assert entry["schedule"] < settings.JOB_ORPHAN_SECONDS
+    assert settings.JOB_HEARTBEAT_SECONDS * 3 <= settings.JOB_ORPHAN_SECONDS
 
 
 def test_the_run_page_names_orphaned_chunks(setup, clock, admin_client):  # noqa: F811
@@ -184,11 +193,11 @@ def test_the_run_page_names_orphaned_chunks(setup, clock, admin_client):  # noqa
     clock.advance(120)
     page = admin_client.get(f"/admin/evaluation/metricrun/{run.pk}/change/").content.decode()
     assert "1 orphaned chunk" in page
-    assert "sys-a text chunk 0: no heartbeat for 120 s" in page
+    assert "sys-a, text chunk 0: no heartbeat for 120 s" in page
 
 
 @pytest.mark.django_db(transaction=True)
-@override_settings(METRIC_CHUNK_HEARTBEAT_SECONDS=0.05)
+@override_settings(JOB_HEARTBEAT_SECONDS=0.05)
 def test_a_slow_chunk_beats_while_it_computes(setup):  # noqa: F811
     run = create(setup, systems=["sys-a"], enqueue=False)
     chunk = run.chunks.get()
@@ -204,6 +213,6 @@ def test_a_slow_chunk_beats_while_it_computes(setup):  # noqa: F811
 
     with mock.patch.object(chunk_module, "_compute_text", side_effect=slow):
         assert metric_chunk_compute(chunk_id=chunk.pk) == "done"
-    assert seen == {"beats": True, "threads": [f"metric-chunk-{chunk.pk}-heartbeat"]}
+    assert seen == {"beats": True, "threads": [f"metric_run-{chunk.pk}-heartbeat"]}
     time.sleep(0.2)
     assert not [t for t in threading.enumerate() if "heartbeat" in t.name]  # stopped with the chunk

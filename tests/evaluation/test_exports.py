@@ -36,8 +36,8 @@ from annotation.models import (
 )
 from annotation.services import work
 from annotation.services.campaigns import campaign_open, rating_campaign_create, sxs_campaign_create
+from core.versions import platform_version
 from evaluation.metrics.references import references_import
-from evaluation.metrics.runs import platform_version
 from evaluation.metrics.text.formats import read_coco_annotations, read_coco_results, read_xm3600_captions
 from evaluation.metrics.text.schemes import scheme, tokens_signature
 from evaluation.metrics.text.scoring import score_texts

@@ -18,17 +18,18 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from core.errors import Conflict, NotFound, ValidationFailed
-from evaluation.metrics.finetune import jobs
-from evaluation.metrics.finetune.services import (
+from core.errors import Conflict, JobsUnavailable, NotFound, ValidationFailed
+from evaluation.finetune import compute as jobs
+from evaluation.finetune.plan import (
     DEMO_MODEL_NAME,
     clip_model_demo_register,
     fine_tune_create,
     fine_tune_resume,
+    fine_tune_train,
 )
-from evaluation.metrics.runs import JobsUnavailable, metric_run_plan
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
 from evaluation.research.finetune_tables import before_after
+from evaluation.runs.plan import metric_run_plan
 from tests import factories as f
 
 VALUES = ["excellent", "good", "medium", "bad", "nei"]
@@ -150,7 +151,7 @@ def test_a_killed_run_resumes_from_its_checkpoint(
     ClipFineTune.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED)
     steps = []
     assert (
-        jobs.fine_tune_train(
+        fine_tune_train(
             run_id=run.pk, on_progress=lambda v: steps.append(v), should_stop=lambda: len(steps) >= 2
         )
         == "interrupted"
@@ -166,13 +167,12 @@ def test_a_killed_run_resumes_from_its_checkpoint(
     resumed_steps = []
     fine_tune_resume(run_id=run.pk, enqueue=False)
     assert (
-        jobs.fine_tune_train(run_id=run.pk, on_progress=lambda v: resumed_steps.append(v["step"]))
-        == "succeeded"
+        fine_tune_train(run_id=run.pk, on_progress=lambda v: resumed_steps.append(v["step"])) == "succeeded"
     )
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED and run.attempts == 2
     assert resumed_steps[0] > 1 and run.step == first_steps  # continued where it stopped, same length
-    assert jobs.fine_tune_train(run_id=run.pk) == "skipped"  # a second delivery does nothing
+    assert fine_tune_train(run_id=run.pk) == "skipped"  # a second delivery does nothing
     assert fine_tune_resume(run_id=run.pk).status == RunStatus.SUCCEEDED
     with pytest.raises(NotFound):
         fine_tune_resume(run_id=run.pk + 100)
@@ -231,7 +231,7 @@ def test_external_files_are_read_and_a_malformed_one_is_refused_by_line(rated_ca
         + f"{keys[0]},ein Hund,de,NOT-ENOUGH-INFO\n",
         encoding="utf-8",
     )
-    from evaluation.metrics.finetune.services import fine_tune_plan
+    from evaluation.finetune.plan import fine_tune_plan
 
     plan = fine_tune_plan(
         **SMALL, campaigns=["Bilder"], ratings_file=str(good), base=DEMO_MODEL_NAME, register_as="x"
@@ -259,7 +259,7 @@ def test_external_files_are_read_and_a_malformed_one_is_refused_by_line(rated_ca
 def test_an_unreachable_broker_fails_the_run_visibly_and_it_stays_resumable(
     rated_campaign, demo_model, django_capture_on_commit_callbacks, monkeypatch
 ):
-    from evaluation.metrics.finetune import tasks
+    from evaluation.finetune import tasks
 
     def down(*args, **kwargs):
         raise ConnectionError("connection refused")
@@ -300,7 +300,7 @@ def test_a_metric_run_can_choose_the_fine_tuned_model_under_its_own_id(
     )
     assert plan.params["clip_registered"] == "bilder-ft"
     assert plan.params["clip_checkpoint"] == run.output and plan.params["clip_model_config"]
-    from evaluation.metrics.runs import metric_run_store
+    from evaluation.runs.plan import metric_run_store
 
     with django_capture_on_commit_callbacks(execute=True):
         metric_run = metric_run_store(plan=plan)
@@ -493,7 +493,7 @@ def test_verification_ratings_of_human_captions_join_the_pearson_data(rated_camp
     from annotation.assignment.engine import batch_request
     from annotation.services import work
     from annotation.services.campaigns import campaign_open, rating_campaign_create
-    from evaluation.metrics.finetune.services import fine_tune_plan
+    from evaluation.finetune.plan import fine_tune_plan
 
     verification = rating_campaign_create(name="Prüfung", source_campaign_id=rated_campaign.pk, batch_size=20)
     verification = campaign_open(campaign_id=verification.pk)
@@ -517,7 +517,7 @@ def test_a_rolled_back_start_queues_nothing_and_the_sweep_requeues_a_silent_run(
 ):
     from django.db import transaction
 
-    from evaluation.metrics.finetune.tasks import requeue_orphaned_fine_tunes
+    from evaluation.finetune.tasks import requeue_orphaned_fine_tunes
 
     with (
         django_capture_on_commit_callbacks(execute=True) as sent,

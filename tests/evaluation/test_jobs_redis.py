@@ -16,21 +16,24 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from annotation.models import SystemCaption
-from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
     CaptionScore,
     ChunkStatus,
+    ClipFineTune,
     CorpusScore,
     MetricRun,
     RunStatus,
 )
+from evaluation.runs.plan import metric_run_create
 from tests import factories as f
 from tests.evaluation.test_runs import celery_conf
 
@@ -82,25 +85,9 @@ class Workers:
         self.processes: list[subprocess.Popen] = []
 
     def start(self, *options: str, **env) -> subprocess.Popen:
-        db = settings.DATABASES["default"]
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-        environment = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.evaluation.worker_settings",
-            "DATABASE_URL": f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-            "CELERY_BROKER_URL": self.broker,
-            "CELERY_TASK_ALWAYS_EAGER": "false",
-            "PYTHONPATH": str(REPO_ROOT),
-            **{key: str(value) for key, value in env.items()},
-        }
-        log = open(self.log_dir / f"worker-{len(self.processes)}.log", "wb")  # noqa: SIM115
-        process = subprocess.Popen(
+        """A worker (one pool process) on the test database and broker; ``env`` adds to its environment."""
+        return self._spawn(
             [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "tests.evaluation.worker_app",
                 "worker",
                 "-l",
                 "warning",
@@ -113,6 +100,28 @@ class Workers:
                 "--without-mingle",
                 *options,
             ],
+            env,
+        )
+
+    def start_beat(self, schedule: Path, **env) -> subprocess.Popen:
+        """``celery beat`` in its own process, as deployed: it only sends the periodic tasks."""
+        return self._spawn(["beat", "-l", "info", "-s", str(schedule)], env)
+
+    def _spawn(self, command: list[str], env: dict) -> subprocess.Popen:
+        db = settings.DATABASES["default"]
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+        environment = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.evaluation.worker_settings",
+            "DATABASE_URL": f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+            "CELERY_BROKER_URL": self.broker,
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "PYTHONPATH": str(REPO_ROOT),
+            **{key: str(value) for key, value in env.items()},
+        }
+        log = open(self.log_dir / f"{command[0]}-{len(self.processes)}.log", "wb")  # noqa: SIM115
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "tests.evaluation.worker_app", *command],
             cwd=REPO_ROOT,
             env=environment,
             stdout=log,
@@ -195,9 +204,9 @@ def wait_for(predicate, timeout: float, workers: Workers, what: str):
 # JOBS_TEST_PRODUCTION_TIMINGS=1 runs it with the production defaults (15 s beats, orphaned after
 # 90 s, swept every 30 s) to measure what a deployment gets.
 SHORT_TIMINGS = {
-    "METRIC_CHUNK_HEARTBEAT_SECONDS": 1,
-    "METRIC_CHUNK_ORPHAN_SECONDS": 5,
-    "METRIC_ORPHAN_SWEEP_SECONDS": 2,
+    "JOB_HEARTBEAT_SECONDS": 1,
+    "JOB_ORPHAN_SECONDS": 5,
+    "JOB_SWEEP_SECONDS": 2,
 }
 
 
@@ -263,8 +272,8 @@ def test_a_killed_worker_group_leaves_no_chunk_running_for_long(german, broker_u
     """
     production = os.environ.get("JOBS_TEST_PRODUCTION_TIMINGS") == "1"
     timings = {} if production else SHORT_TIMINGS
-    orphan_after = 90 if production else SHORT_TIMINGS["METRIC_CHUNK_ORPHAN_SECONDS"]
-    sweep_every = 30 if production else SHORT_TIMINGS["METRIC_ORPHAN_SWEEP_SECONDS"]
+    orphan_after = 90 if production else SHORT_TIMINGS["JOB_ORPHAN_SECONDS"]
+    sweep_every = 30 if production else SHORT_TIMINGS["JOB_SWEEP_SECONDS"]
     reference_set = make_data(german)
     # The chunk takes longer than the orphan timeout: only a dead worker's chunk may be taken over.
     slow = {"METRIC_CHUNK_TEST_DELAY": orphan_after + 3, "CELERY_VISIBILITY_TIMEOUT": 3600, **timings}
@@ -298,3 +307,45 @@ def test_a_killed_worker_group_leaves_no_chunk_running_for_long(german, broker_u
     assert (chunk.status, chunk.attempts) == (ChunkStatus.DONE, 2)
     assert CaptionScore.objects.filter(run=run).count() == 6 * len(METRICS)
     assert CorpusScore.objects.filter(run=run).count() == len(METRICS)
+
+
+def test_a_real_beat_process_requeues_the_orphans_of_every_kind(german, broker_url, workers, tmp_path):
+    """``celery beat`` in its own process sends the one sweep on its schedule and a worker runs it: a
+    metric chunk and a fine-tuning run whose workers were killed are queued again, and neither stays
+    "running". Before the engine, the fine-tuning sweep was refused by the worker on every beat
+    (``SchedulingError: soft_time_limit must be less than or equal to time_limit``)."""
+    timings = {**SHORT_TIMINGS, "JOB_FINETUNE_ORPHAN_SECONDS": 5}
+    reference_set = make_data(german)
+    with celery_conf(broker_url=broker_url, task_always_eager=False):
+        run = metric_run_create(
+            name="orphan", language_code="de", system_names=["sys-a"], reference_set_id=reference_set.pk,
+            metrics=METRICS, enqueue=False,
+        )  # fmt: skip
+    # As a killed worker leaves them: claimed an hour ago, silent since; no message in the broker.
+    long_ago = timezone.now() - timedelta(hours=1)
+    MetricRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, queued_at=long_ago, started_at=long_ago
+    )
+    run.chunks.update(status=ChunkStatus.RUNNING, attempts=1, started_at=long_ago, heartbeat_at=long_ago)
+    # A fine-tuning run with no base model: once queued again, its worker fails it visibly.
+    fine_tune = ClipFineTune.objects.create(
+        name="orphan", register_as="orphan-ft", status=RunStatus.RUNNING, attempts=1, config={"epochs": 1},
+        started_at=long_ago, heartbeat_at=long_ago,
+    )  # fmt: skip
+
+    workers.start(**timings)
+    workers.start_beat(tmp_path / "beat-schedule", **timings)
+
+    def both_done():
+        run.refresh_from_db()
+        fine_tune.refresh_from_db()
+        return run.is_finished and fine_tune.status != RunStatus.RUNNING and fine_tune.attempts == 2
+
+    wait_for(both_done, 90, workers, "the beat's sweep to queue both orphans again")
+    assert "core.jobs.sweep_orphans" in workers.logs()  # beat sent it (its log names what it sends)
+    chunk = run.chunks.get()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert (chunk.status, chunk.attempts) == (ChunkStatus.DONE, 2)
+    assert CaptionScore.objects.filter(run=run).count() == 6 * len(METRICS)
+    assert fine_tune.status == RunStatus.FAILED
+    assert "internal error" in fine_tune.error and "KeyError" in fine_tune.error

@@ -30,7 +30,6 @@ from annotation.services.demo import GOOD_SYSTEM, PHOTOS, SXS_CAMPAIGN, WEAK_SYS
 from core.csp import directives_from_string
 from core.errors import ValidationFailed
 from evaluation.metrics.references import reference_set_from_campaign
-from evaluation.metrics.runs import metric_run_create
 from evaluation.models import (
     MetricRun,
     RunStatus,
@@ -41,6 +40,7 @@ from evaluation.research.comparisons_csv import read_comparisons_csv
 from evaluation.research.correlation import Comparison
 from evaluation.research.meta_evaluation import tie_calibrated_pairs
 from evaluation.research.reports.plots import language_styles, scatter, scatter_filename, write_scatter_plots
+from evaluation.runs.plan import metric_run_create
 from tests import factories as f
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

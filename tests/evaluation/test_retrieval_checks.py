@@ -17,6 +17,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from core.errors import ValidationFailed
+from core.jobs.engine import unit_claim
 from evaluation.metrics.clip import (
     embed_images,
     embed_texts,
@@ -25,9 +26,6 @@ from evaluation.metrics.clip import (
     register_model_config,
 )
 from evaluation.metrics.clip.retrieval import retrieval_recall
-from evaluation.metrics.retrieval_checks import jobs
-from evaluation.metrics.retrieval_checks.services import retrieval_check_create, retrieval_check_resume
-from evaluation.metrics.retrieval_checks.tasks import compute_retrieval_chunk
 from evaluation.models import (
     ChunkStatus,
     ClipEmbedding,
@@ -35,6 +33,9 @@ from evaluation.models import (
     RetrievalChunkKind,
     RunStatus,
 )
+from evaluation.retrieval import compute as jobs
+from evaluation.retrieval.plan import retrieval_check_create, retrieval_check_resume
+from evaluation.retrieval.tasks import RETRIEVAL_CHECK, compute_retrieval_chunk
 from tests import factories as f
 from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_MODEL_NAME, save_tiny_checkpoint
 
@@ -142,7 +143,7 @@ def test_a_check_killed_after_its_image_chunks_resumes_to_the_same_result(
         assert compute_retrieval_chunk.apply(args=[chunk.pk]).get() == "done"
     # The worker dies while embedding the first text chunk: claimed, then silent.
     victim = check.chunks.filter(kind=RetrievalChunkKind.TEXTS).order_by("language", "index").first()
-    assert jobs.retrieval_chunk_claim(chunk_id=victim.pk) == 1
+    assert unit_claim(RETRIEVAL_CHECK, unit_id=victim.pk) == 1
     long_ago = timezone.now() - timedelta(hours=1)
     check.chunks.filter(pk=victim.pk).update(heartbeat_at=long_ago, started_at=long_ago)
     # A recall chunk sent too early waits for the embeddings.

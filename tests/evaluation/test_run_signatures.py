@@ -13,7 +13,6 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Language, SystemCaption
 from core.errors import ValidationFailed
-from evaluation.metrics.runs import metric_run_create
 from evaluation.metrics.signatures import NOT_RECORDED
 from evaluation.metrics.text import schemes
 from evaluation.metrics.text.schemes import text_signature
@@ -27,6 +26,7 @@ from evaluation.models import (
     MetricRun,
     RunStatus,
 )
+from evaluation.runs.plan import metric_run_create
 from tests import factories as f
 from tests.evaluation import test_runs
 from tests.evaluation.test_runs import CAPTIONS, create, run_now
@@ -165,10 +165,11 @@ def test_a_library_missing_on_the_worker_fails_the_chunk_with_its_name(
     german.code = "zh"
     german.save()
     monkeypatch.setattr(schemes.metadata, "version", not_installed)
-    from evaluation.metrics.chunks import metric_chunk_compute
+    from core.jobs.engine import unit_run
+    from evaluation.runs.tasks import METRIC_RUN
 
     chunk = run.chunks.first()
-    assert metric_chunk_compute(chunk_id=chunk.pk) == "failed"
+    assert unit_run(METRIC_RUN, unit_id=chunk.pk) == "failed"
     chunk.refresh_from_db()
     assert "“jieba” needs jieba, which is not installed" in chunk.error and "language “zh”" in chunk.error
     assert not CaptionScore.objects.filter(run=run).exists()

@@ -21,12 +21,9 @@ from django.test import override_settings
 from django.utils import timezone
 
 from annotation.models import SystemCaption
-from core.errors import DomainError, ValidationFailed
+from core.errors import DomainError, JobsUnavailable, ValidationFailed
 from evaluation.metrics.clip import ensure_torchvision_loadable, load_clip, register_model_config, score_clip
 from evaluation.metrics.references import reference_set_from_campaign
-from evaluation.metrics.runs import JobsUnavailable, metric_run_create, metric_run_resume
-from evaluation.metrics.selectors import corpus_table
-from evaluation.metrics.tasks import compute_metric_chunk
 from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import (
     CLIP_METRICS,
@@ -40,6 +37,9 @@ from evaluation.models import (
     MetricRun,
     RunStatus,
 )
+from evaluation.runs.plan import metric_run_create, metric_run_resume
+from evaluation.runs.selectors import corpus_table
+from evaluation.runs.tasks import compute_metric_chunk
 from tests import factories as f
 from tests.evaluation.clip_tiny import TINY_CONFIG, TINY_MODEL_NAME, save_tiny_checkpoint
 
@@ -597,7 +597,7 @@ def test_clip_unavailable_fails_the_run_and_keeps_text_scores(
 
 
 def task_errors(caplog) -> list:
-    return [r for r in caplog.records if r.name == "evaluation.metrics.tasks" and r.levelno >= logging.ERROR]
+    return [r for r in caplog.records if r.name == "core.jobs.tasks" and r.levelno >= logging.ERROR]
 
 
 def test_an_unreadable_image_file_fails_its_clip_chunk_as_bad_data(
@@ -624,7 +624,7 @@ def test_an_unreadable_image_file_fails_its_clip_chunk_as_bad_data(
 def test_a_bug_in_the_scoring_code_fails_the_chunk_visibly_with_its_traceback(
     setup, django_capture_on_commit_callbacks, monkeypatch, caplog, error
 ):
-    from evaluation.metrics import chunks
+    from evaluation.runs import compute as chunks
 
     real = chunks.score_texts
 
@@ -647,13 +647,13 @@ def test_a_bug_in_the_scoring_code_fails_the_chunk_visibly_with_its_traceback(
     assert chunk.attempts == 1  # a bug is not retried: it would fail the same way
     assert run.chunks.get(system__name="sys-a").status == ChunkStatus.DONE
     (record,) = task_errors(caplog)
-    assert record.exc_info[0] is type(error) and f"metric chunk {chunk.pk}" in record.getMessage()
+    assert record.exc_info[0] is type(error) and f"metric run chunk {chunk.pk}" in record.getMessage()
 
 
 def test_a_database_error_is_retried_not_marked_failed(setup, monkeypatch):
     from django.db import OperationalError
 
-    from evaluation.metrics import chunks
+    from evaluation.runs import compute as chunks
 
     run = create(setup, enqueue=False)
     chunk = run.chunks.get(system__name="sys-a")
@@ -828,7 +828,7 @@ def test_admin_starts_a_run_and_refuses_an_impossible_one(
 ):
     from annotation.models import CaptioningSystem
     from evaluation.admin import runs as runs_admin
-    from evaluation.metrics import runs as runs_service
+    from evaluation.runs import plan as runs_service
 
     plans, real_plan = [], runs_service.metric_run_plan
 

@@ -36,7 +36,7 @@ def slow_down_chunks(**_) -> None:
     delay = float(os.environ.get(DELAY_VARIABLE, "0") or 0)
     if delay <= 0:
         return
-    from evaluation.metrics import chunks
+    from evaluation.runs import compute as chunks
 
     chunks._compute_text = _slowed(chunks._compute_text, delay)
     chunks._compute_clip = _slowed(chunks._compute_clip, delay)

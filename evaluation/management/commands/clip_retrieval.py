@@ -17,16 +17,17 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
-from evaluation.metrics.retrieval_checks.jobs import retrieval_chunk_compute
-from evaluation.metrics.retrieval_checks.selectors import check_trust, retrieval_check_get
-from evaluation.metrics.retrieval_checks.services import (
-    ready_chunk_ids,
+from core.jobs.engine import unit_run
+from evaluation.models import RetrievalCheck, RetrievalChunk, RunStatus
+from evaluation.research.retrieval_tables import retrieval_json, retrieval_text
+from evaluation.retrieval.compute import ready_chunk_ids
+from evaluation.retrieval.plan import (
     retrieval_check_plan,
     retrieval_check_resume,
     retrieval_check_store,
 )
-from evaluation.models import RetrievalCheck, RetrievalChunk, RunStatus
-from evaluation.research.retrieval_tables import retrieval_json, retrieval_text
+from evaluation.retrieval.selectors import check_trust, retrieval_check_get
+from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 
 BAR = 30
 
@@ -65,7 +66,7 @@ class Command(BaseCommand):
             if options["show"]:
                 check = retrieval_check_get(check_id=options["show"])
             elif options["resume"]:
-                check = retrieval_check_resume(check_id=options["resume"], enqueue=options["queue"]).check
+                check = retrieval_check_resume(check_id=options["resume"], enqueue=options["queue"]).job
                 if not options["queue"]:
                     check = self._compute(check)
             elif options["campaigns"] or options["reference_sets"]:
@@ -104,7 +105,7 @@ class Command(BaseCommand):
             for chunk_id in ids:
                 chunk = RetrievalChunk.objects.get(pk=chunk_id)
                 self._bar(done, check.chunks_total, f"{chunk.kind} {chunk.language}".strip())
-                outcome = retrieval_chunk_compute(chunk_id=chunk_id, send_next=False)
+                outcome = unit_run(RETRIEVAL_CHECK, unit_id=chunk_id, send_next=False)
                 if outcome == "failed":
                     self.stderr.write("")
                     return check

@@ -18,15 +18,15 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import DomainError
-from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
-from evaluation.metrics.finetune.jobs import fine_tune_train
-from evaluation.metrics.finetune.services import (
+from evaluation.finetune.plan import (
     clip_model_demo_register,
     demo_data_files,
     fine_tune_plan,
     fine_tune_resume,
     fine_tune_store,
+    fine_tune_train,
 )
+from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
 from evaluation.models import ClipFineTune, RunStatus
 from evaluation.research.finetune_tables import before_after, before_after_text
 

@@ -7,10 +7,10 @@ from tqdm import tqdm
 from core.errors import DomainError
 from core.tokenisation import SCHEME_NAMES
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
-from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, metric_run_create, metric_run_resume
-from evaluation.metrics.selectors import corpus_table, metric_run_get, metric_run_queryset
 from evaluation.metrics.signatures import group_signatures
 from evaluation.models import ImageSet, MetricRun, ReferenceSet, RunStatus
+from evaluation.runs.plan import CIDER_DF_CHOICES, CIDER_DF_TEST, metric_run_create, metric_run_resume
+from evaluation.runs.selectors import corpus_table, metric_run_get, metric_run_queryset
 
 POLL_SECONDS = 0.5
 # Queued this long without a chunk starting: probably no worker is running.
@@ -122,12 +122,12 @@ class Command(BaseCommand):
     def handle_resume(self, options):
         result = metric_run_resume(run_id=options["run_id"])
         if result.requeued:
-            self.say(f"Metric run #{result.run.pk}: {result.requeued} chunks queued again.")
+            self.say(f"Metric run #{result.job.pk}: {result.requeued} chunks queued again.")
         elif result.running:
-            self.say(f"Metric run #{result.run.pk}: nothing to resume; {result.running} chunks are running.")
+            self.say(f"Metric run #{result.job.pk}: nothing to resume; {result.running} chunks are running.")
         else:
-            self.say(f"Metric run #{result.run.pk}: nothing to resume.")
-        self.finish(MetricRun.objects.get(pk=result.run.pk), wait=options["wait"])
+            self.say(f"Metric run #{result.job.pk}: nothing to resume.")
+        self.finish(MetricRun.objects.get(pk=result.job.pk), wait=options["wait"])
 
     def handle_show(self, options):
         run = metric_run_get(run_id=options["run_id"])

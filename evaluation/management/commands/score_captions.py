@@ -10,11 +10,11 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import DomainError
 from core.tokenisation import SCHEME_NAMES, default_scheme_name
 from evaluation.metrics.clip.embedding import IMAGE_ORIENTATIONS
-from evaluation.metrics.runs import meteor_config, metrics_parse
 from evaluation.metrics.signatures import clip_signature, group_signatures
 from evaluation.metrics.text.formats import FormatError, read_coco_results, read_references
 from evaluation.metrics.text.schemes import PRETOKENIZED, SchemeError
 from evaluation.models import CLIP_METRICS, TEXT_METRICS
+from evaluation.runs.plan import meteor_config, metrics_parse
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
 # Exit status when the scores were printed but a requested metric could not be computed (METEOR

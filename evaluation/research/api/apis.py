@@ -31,19 +31,13 @@ from core.access import ResearchAccess
 from core.bounds import id_field
 from core.errors import ValidationFailed
 from core.tokenisation import SCHEME_NAMES
-from evaluation.metrics.clip import IMAGE_ORIENTATIONS
-from evaluation.metrics.finetune.selectors import (
+from evaluation.finetune.selectors import (
     clip_model_detail,
     clip_model_queryset,
     fine_tune_get,
     fine_tune_queryset,
 )
-from evaluation.metrics.retrieval_checks.selectors import (
-    clip_trust_for_runs,
-    retrieval_check_get,
-    retrieval_check_queryset,
-)
-from evaluation.metrics.runs import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS, metric_run_create
+from evaluation.metrics.clip import IMAGE_ORIENTATIONS
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
 from evaluation.research.api.filters import ResearchFilterBackend, StrictFilterSet
@@ -74,6 +68,12 @@ from evaluation.research.meta_evaluation import (
     with_soft_pairwise_accuracy,
 )
 from evaluation.research.trust_tables import trust_languages, trust_records
+from evaluation.retrieval.selectors import (
+    clip_trust_for_runs,
+    retrieval_check_get,
+    retrieval_check_queryset,
+)
+from evaluation.runs.plan import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS, metric_run_create
 
 ERRORS = {
     400: OpenApiResponse(description="Invalid query parameters or body: `error`, `message`, `details`."),

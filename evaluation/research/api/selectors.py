@@ -32,8 +32,8 @@ from annotation.models import (
 from annotation.selectors import campaigns_progress
 from core.errors import NotFound
 from evaluation.human.selectors import caption_statistics_rows, rating_results, sxs_results
-from evaluation.metrics.selectors import metric_run_queryset
 from evaluation.models import CaptionScore, ImageSet, MetricRun, ReferenceSet
+from evaluation.runs.selectors import metric_run_queryset
 
 DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
 

@@ -20,9 +20,9 @@ from annotation.models import AssignmentState, CampaignKind, CampaignState, Rati
 from core.bounds import BIGINT_MAX
 from core.scales import SXS
 from evaluation.human.sxs import normalise_choice
-from evaluation.metrics.retrieval_checks.selectors import check_trust, run_clip_trust
 from evaluation.research.correlation import CORRELATION_N_BOOT
 from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS, Status
+from evaluation.retrieval.selectors import check_trust, run_clip_trust
 
 TRUST_STATUSES = get_args(Status)
 

@@ -29,7 +29,7 @@ from django.utils.text import slugify
 
 from annotation.models import Campaign, CampaignKind, CaptioningSystem, Language
 from core.errors import NotFound, ValidationFailed
-from evaluation.metrics.runs import platform_version
+from core.versions import platform_version
 from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, tokens_signature
 
 from . import rows

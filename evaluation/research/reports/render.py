@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from core.versions import platform_version
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
-from evaluation.metrics.runs import platform_version
 from evaluation.metrics.signatures import group_signatures
 from evaluation.models import MetricRun
 from evaluation.research.correlation import TAU_C_SCIPY_LABEL

@@ -26,7 +26,6 @@ from evaluation.human.selectors import REAL_PAIRS, caption_statistics_rows, qual
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
 from evaluation.metrics.clip.trust import FLAG_TEXT, LanguageTrust
-from evaluation.metrics.retrieval_checks.selectors import clip_trust_for_runs
 from evaluation.models import ALL_METRICS, CLIP_METRICS, ClipModel, MetricRun, RunStatus
 from evaluation.research.caption_rows import PerCaptionRow, per_caption_agreement_from_rows, per_caption_rows
 from evaluation.research.comparisons import (
@@ -53,6 +52,7 @@ from evaluation.research.meta_evaluation import (
 )
 from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_variant_check
 from evaluation.research.reports.plots import metric_names
+from evaluation.retrieval.selectors import clip_trust_for_runs
 
 __all__ = [
     "FLAG_TEXT",

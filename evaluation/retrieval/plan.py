@@ -1,42 +1,36 @@
 """Create, enqueue and resume retrieval checks.
 
 A check is planned (every reason it cannot run is found before anything is stored), then stored
-with its chunks in one transaction and sent to the workers on commit, like a metric run
-(:mod:`evaluation.metrics.runs`). Chunks: ``images`` (the distinct images of every language),
+with its chunks in one transaction and sent to the workers on commit by the job engine
+(:mod:`core.jobs.engine`), for the kind registered in :mod:`evaluation.retrieval.tasks`. Chunks: ``images`` (the distinct images of every language),
 ``texts`` (one language's captions) and, once those are done, one ``recall`` chunk per language.
 """
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from annotation.models import Campaign, CampaignKind, Image, Language, WrittenCaption
-from core.errors import NotFound, ValidationFailed
+from core.errors import ValidationFailed
+from core.jobs.engine import ResumeResult, job_enqueue, job_resume
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
-from evaluation.metrics.runs import BROKER_ERRORS, PUBLISH_RETRY_POLICY, JobsUnavailable
-from evaluation.metrics.selectors import reference_texts
 from evaluation.models import (
-    ChunkStatus,
     ReferenceSet,
     RetrievalCheck,
     RetrievalChunk,
     RetrievalChunkKind,
     RetrievalSource,
-    RunStatus,
 )
-
-log = logging.getLogger(__name__)
+from evaluation.retrieval.tasks import RETRIEVAL_CHECK
+from evaluation.runs.selectors import reference_texts
 
 KEYS_SHOWN = 5
-EMBEDDING_KINDS = (RetrievalChunkKind.IMAGES, RetrievalChunkKind.TEXTS)
 
 
 @dataclass
@@ -263,115 +257,13 @@ def retrieval_check_create(*, user=None, enqueue: bool = True, **plan_args) -> R
 
 
 def retrieval_check_enqueue(*, check: RetrievalCheck) -> None:
-    """Send the check's pending chunks that may run now, once the current transaction commits."""
-    check_id = check.pk
-    transaction.on_commit(lambda: _send_ready_chunks(check_id))
+    """Send the check's pending chunks that may run now (images, then texts; recall chunks once every
+    embedding chunk is done), once the current transaction commits."""
+    job_enqueue(RETRIEVAL_CHECK, job=check)
 
 
-def ready_chunk_ids(check_id: int) -> list[int]:
-    """Pending chunks that may run: embedding chunks, and recall chunks once no embedding chunk is left."""
-    pending = RetrievalChunk.objects.filter(retrieval_check_id=check_id, status=ChunkStatus.PENDING)
-    embeddings_left = RetrievalChunk.objects.filter(
-        retrieval_check_id=check_id, kind__in=EMBEDDING_KINDS
-    ).exclude(status=ChunkStatus.DONE)
-    if embeddings_left.exists():
-        pending = pending.filter(kind__in=EMBEDDING_KINDS)
-    # Images first: every language's recall needs them, and metric runs share them.
-    order = {RetrievalChunkKind.IMAGES: 0, RetrievalChunkKind.TEXTS: 1, RetrievalChunkKind.RECALL: 2}
-    rows = sorted(
-        pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
-    )
-    return [pk for pk, *_ in rows]
-
-
-def _send_ready_chunks(check_id: int) -> int:
-    RetrievalCheck.objects.filter(pk=check_id, status=RunStatus.PENDING).update(
-        status=RunStatus.QUEUED, queued_at=timezone.now(), updated_at=timezone.now()
-    )
-    return send_chunks(check_id, ready_chunk_ids(check_id))
-
-
-def send_chunks(check_id: int, chunk_ids: list[int]) -> int:
-    from evaluation.metrics.retrieval_checks.tasks import compute_retrieval_chunk
-
-    for chunk_id in chunk_ids:
-        try:
-            compute_retrieval_chunk.apply_async(
-                args=[chunk_id], retry=True, retry_policy=PUBLISH_RETRY_POLICY
-            )
-        except BROKER_ERRORS as exc:
-            message = f"could not be queued: the job broker is unreachable ({exc})"
-            log.error("retrieval check %s %s", check_id, message)
-            RetrievalCheck.objects.filter(pk=check_id).exclude(status=RunStatus.SUCCEEDED).update(
-                status=RunStatus.FAILED, error=message, finished_at=timezone.now(), updated_at=timezone.now()
-            )
-            raise JobsUnavailable(
-                f"Retrieval check #{check_id} {message}. Once the broker is back, resume it "
-                f"(manage.py clip_retrieval --resume {check_id}, or the admin action).",
-                details={"check_id": check_id},
-            ) from exc
-    return len(chunk_ids)
-
-
-@dataclass(frozen=True)
-class CheckResumeResult:
-    check: RetrievalCheck
-    requeued: int
-    running: int
-
-
-def retrieval_check_resume(*, check_id: int, enqueue: bool = True) -> CheckResumeResult:
+def retrieval_check_resume(*, check_id: int, enqueue: bool = True) -> ResumeResult:
     """Put every chunk that is not done and has no live worker back to pending, and send those that
     may run (on commit). Locks the check row. Idempotent: a succeeded check is left as it is; a check
     whose chunks are all done is finalised. Raises NotFound, and JobsUnavailable from the commit."""
-    from evaluation.metrics.retrieval_checks.jobs import retrieval_check_finalise
-
-    with transaction.atomic():
-        check = RetrievalCheck.objects.select_for_update().filter(pk=check_id).first()
-        if check is None:
-            raise NotFound(f"There is no retrieval check #{check_id}.")
-        if check.status == RunStatus.SUCCEEDED:
-            return CheckResumeResult(check=check, requeued=0, running=0)
-        requeued = check.chunks.claimable().update(
-            status=ChunkStatus.PENDING, error="", updated_at=timezone.now()
-        )
-        running = check.chunks.filter(status=ChunkStatus.RUNNING).count()
-        if requeued == 0 and running == 0:
-            retrieval_check_finalise(check)
-            return CheckResumeResult(check=check, requeued=0, running=0)
-        if requeued:
-            check.status = RunStatus.QUEUED
-            check.queued_at = timezone.now()
-            check.error = ""
-            check.finished_at = None
-            check.save(update_fields=["status", "queued_at", "error", "finished_at", "updated_at"])
-            if enqueue:
-                retrieval_check_enqueue(check=check)
-    return CheckResumeResult(check=check, requeued=requeued, running=running)
-
-
-def retrieval_chunks_requeue_orphaned() -> int:
-    """Queue again the orphaned chunks (worker silent for ``METRIC_CHUNK_ORPHAN_SECONDS``) of queued or
-    running checks; returns how many. Called by the beat; idempotent."""
-    active = [RunStatus.QUEUED, RunStatus.RUNNING]
-    check_ids = sorted(
-        set(
-            RetrievalChunk.objects.orphaned()
-            .filter(retrieval_check__status__in=active)
-            .values_list("retrieval_check_id", flat=True)
-        )
-    )
-    requeued = 0
-    for check_id in check_ids:
-        with transaction.atomic():
-            check = RetrievalCheck.objects.select_for_update().filter(pk=check_id, status__in=active).first()
-            if check is None:
-                continue
-            count = check.chunks.orphaned().update(
-                status=ChunkStatus.PENDING, error="", updated_at=timezone.now()
-            )
-            if count:
-                log.warning("retrieval check %s: %s orphaned chunks queued again", check_id, count)
-                requeued += count
-                retrieval_check_enqueue(check=check)
-    return requeued
+    return job_resume(RETRIEVAL_CHECK, job_id=check_id, enqueue=enqueue)

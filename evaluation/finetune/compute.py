@@ -1,10 +1,12 @@
 """Train one fine-tuning run on a worker, score its test split before and after, register the model.
 
-The run is claimed by one conditional UPDATE (queued → running), so a second delivery of the same task
-does nothing. Training runs outside any transaction; progress (epoch, step, losses, dev score) and a
-heartbeat are written to the run row at most once a second. A killed worker leaves the run "running"
-with a silent heartbeat: ``fine_tune_resume`` queues it again, and training continues from its last
-checkpoint (weights, optimizer, step, RNG states). Any error marks the run failed with the reason.
+A fine-tuning run is a job that is its own unit (:class:`core.jobs.models.SingleUnitJob`): the engine
+claims it by one conditional UPDATE (queued → running), so a second delivery of the same task does
+nothing, and beats for it while :func:`run_compute` trains outside any transaction; progress (epoch,
+step, losses, dev score) is written to the run row at most once a second. A killed worker leaves the
+run "running" with a silent heartbeat: the sweep (or ``fine_tune_resume``) queues it again, and
+training continues from its last checkpoint (weights, optimizer, step, RNG states).
+:func:`run_store` registers the fine-tuned model in the engine's store transaction.
 """
 
 from __future__ import annotations
@@ -12,20 +14,19 @@ from __future__ import annotations
 import io
 import logging
 import time
-from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import transaction
-from django.db.models import F, Q
 from django.utils import timezone
 from PIL import Image as PILImage
 
 from annotation.models import Image
+from core.jobs.engine import JobDataError
+from core.versions import package_versions
+from evaluation.finetune.selectors import split_of
 from evaluation.metrics.clip import (
-    ClipUnavailable,
     LoadedClip,
     image_rgb,
     load_clip,
@@ -41,17 +42,11 @@ from evaluation.metrics.clip.finetune import (
     score_cosines,
 )
 from evaluation.metrics.clip.scoring import DEFAULT_W
-from evaluation.metrics.finetune.services import split_of
-from evaluation.metrics.runs import package_versions
-from evaluation.models import ClipFineTune, ClipModel, RunStatus
+from evaluation.models import ClipFineTune, ClipModel
 
 log = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL = 1.0  # seconds between progress writes
-
-
-class FineTuneDataError(Exception):
-    """The run's data cannot be used (an image file went missing); fails the run with the reason."""
 
 
 def _load(params: dict, *, checkpoint: str | None = None) -> LoadedClip:
@@ -80,7 +75,7 @@ def _pixels(loaded: LoadedClip, orientation: str):
                 image = PILImage.open(io.BytesIO(fh.read()))
                 image.load()
         except (OSError, ValueError, PILImage.DecompressionBombError) as exc:
-            raise FineTuneDataError(
+            raise JobDataError(
                 f"the file of image “{image_key}” (id {image_id}) cannot be read ({exc})"
             ) from exc
         return loaded.preprocess(image_rgb(image, orientation))
@@ -104,47 +99,21 @@ def training_data(run: ClipFineTune) -> dict[str, list]:
     return {"pairs": train_pairs, "rated": train_rated, "rated_dev": dev_rated}
 
 
-def _claim(run_id: int) -> bool:
-    now = timezone.now()
-    return bool(
-        ClipFineTune.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-            status=RunStatus.RUNNING,
-            attempts=F("attempts") + 1,
-            started_at=now,
-            heartbeat_at=now,
-            updated_at=now,
-        )
-    )
-
-
-def fine_tune_fail(*, run_id: int, message: str) -> None:
-    """Mark the run failed with ``message`` (unless it succeeded); it stays resumable from its checkpoint."""
-    ClipFineTune.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
-        status=RunStatus.FAILED, error=message[:4000], finished_at=timezone.now(), updated_at=timezone.now()
-    )
-
-
 def clipscores(cosines) -> list[float]:
     return [float(DEFAULT_W * max(c, 0.0)) for c in cosines]
 
 
-def fine_tune_train(*, run_id: int, should_stop=None, on_progress=None) -> str:
-    """Claim and train run ``run_id``; returns ``"succeeded"``, ``"failed"``, ``"interrupted"`` or
-    ``"skipped"`` (not queued: done, or another worker has it). Idempotent."""
-    if not _claim(run_id):
-        return "skipped"
-    run = ClipFineTune.objects.get(pk=run_id)
+def run_compute(run: ClipFineTune, *, should_stop=None, on_progress=None) -> dict:
+    """Train the run (from its checkpoint, if it has one) and score its test split with the base and the
+    fine-tuned weights: the kind's ``compute``. Raises JobDataError for an unreadable image file, and
+    for an interrupted training (``should_stop``: the command's Ctrl-C), "interrupted: ..."."""
     try:
         return _train(run, should_stop=should_stop, on_progress=on_progress)
     except FineTuneInterrupted as exc:
-        fine_tune_fail(run_id=run_id, message=f"interrupted: {exc}")
-        return "interrupted"
-    except (ClipUnavailable, FineTuneDataError, ValueError) as exc:
-        fine_tune_fail(run_id=run_id, message=str(exc))
-        return "failed"
+        raise JobDataError(f"interrupted: {exc}") from exc
 
 
-def _train(run: ClipFineTune, *, should_stop=None, on_progress=None) -> str:
+def _train(run: ClipFineTune, *, should_stop=None, on_progress=None) -> dict:
     import torch
 
     params = run.base_params
@@ -208,54 +177,59 @@ def _train(run: ClipFineTune, *, should_stop=None, on_progress=None) -> str:
         "device": device,
         "autocast": outcome.autocast,
     }
-    with transaction.atomic():
-        run = ClipFineTune.objects.select_for_update().get(pk=run.pk)
-        model = ClipModel.objects.create(
-            name=run.register_as,
-            model_name=params["clip_model"],
-            pretrained=params.get("clip_pretrained", ""),
-            checkpoint=run.output,
-            architecture=params.get("clip_model_config") or {},
-            model_id=tuned_id,
-            base_model_id=base_id,
-            is_demo=bool(params.get("is_demo")),
-            description=f"Fine-tuned by run #{run.pk} ({run.name}).",
-            provenance={
-                "fine_tune_run": run.pk,
-                "base_model_id": base_id,
-                "data": run.selection,
-                "hyperparameters": run.config,
-                "split_seed": run.split_seed,
-                "seed": run.config.get("seed"),
-                "versions": versions,
-                "device": device,
-                "dev": {
-                    "best": outcome.best_dev,
-                    "best_epoch": outcome.best_epoch,
-                    "history": outcome.history,
-                },
-                "test": "per language in the run's before/after table (admin, report)",
+    return {
+        "results": results,
+        "history": outcome.history,
+        "versions": versions,
+        "epochs_run": outcome.epochs_run,
+        "steps": outcome.steps,
+        "best_dev": outcome.best_dev,
+        "best_epoch": outcome.best_epoch,
+        "base_id": base_id,
+        "tuned_id": tuned_id,
+        "device": device,
+    }
+
+
+def run_store(run: ClipFineTune, unit: ClipFineTune, outcome: dict, seconds: float) -> None:
+    """Register the fine-tuned model and record the run's results (the kind's ``store``: run row locked;
+    the engine then marks it succeeded)."""
+    params = run.base_params
+    model = ClipModel.objects.create(
+        name=run.register_as,
+        model_name=params["clip_model"],
+        pretrained=params.get("clip_pretrained", ""),
+        checkpoint=run.output,
+        architecture=params.get("clip_model_config") or {},
+        model_id=outcome["tuned_id"],
+        base_model_id=outcome["base_id"],
+        is_demo=bool(params.get("is_demo")),
+        description=f"Fine-tuned by run #{run.pk} ({run.name}).",
+        provenance={
+            "fine_tune_run": run.pk,
+            "base_model_id": outcome["base_id"],
+            "data": run.selection,
+            "hyperparameters": run.config,
+            "split_seed": run.split_seed,
+            "seed": run.config.get("seed"),
+            "versions": outcome["versions"],
+            "device": outcome["device"],
+            "dev": {
+                "best": outcome["best_dev"],
+                "best_epoch": outcome["best_epoch"],
+                "history": outcome["history"],
             },
-        )
-        run.model = model
-        run.results = results
-        run.history = outcome.history
-        run.versions = versions
-        run.epoch = outcome.epochs_run
-        run.step = outcome.steps
-        run.dev_score = outcome.best_dev
-        run.status = RunStatus.SUCCEEDED
-        run.error = ""
-        run.finished_at = timezone.now()
-        run.save()
-    return "succeeded"
-
-
-def fine_tune_runs_orphaned() -> list[int]:
-    """Ids of running runs whose worker has been silent for ``CLIP_FINETUNE_ORPHAN_SECONDS``."""
-    limit = timezone.now() - timedelta(seconds=settings.CLIP_FINETUNE_ORPHAN_SECONDS)
-    return list(
-        ClipFineTune.objects.filter(status=RunStatus.RUNNING)
-        .filter(Q(heartbeat_at__lt=limit) | Q(heartbeat_at__isnull=True))
-        .values_list("pk", flat=True)
+            "test": "per language in the run's before/after table (admin, report)",
+        },
     )
+    run.model = model
+    run.results = outcome["results"]
+    run.history = outcome["history"]
+    run.versions = outcome["versions"]
+    run.epoch = outcome["epochs_run"]
+    run.step = outcome["steps"]
+    run.dev_score = outcome["best_dev"]
+    run.device = outcome["device"]
+    timings = dict(run.timings or {})
+    timings["train_seconds"] = round(timings.get("train_seconds", 0.0) + seconds, 3)
+    run.timings = timings

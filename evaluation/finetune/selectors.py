@@ -28,3 +28,8 @@ def clip_model_detail(*, model_id: int) -> ClipModel:
         return clip_model_queryset().get(pk=model_id)
     except ClipModel.DoesNotExist:
         raise NotFound(f"There is no registered CLIP model #{model_id}.") from None
+
+
+def split_of(run: ClipFineTune) -> dict[int, str]:
+    """{image id: split} of a run."""
+    return {int(k): v for k, v in (run.data.get("splits") or {}).items()}

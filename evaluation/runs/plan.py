@@ -1,30 +1,24 @@
 """Metric runs: validate and create a run with its chunks, send it to the workers, resume it.
 
-The work itself (one chunk) is in :mod:`evaluation.metrics.chunks`; the Celery task in
-:mod:`evaluation.metrics.tasks` only calls it.
+The work of one chunk is in :mod:`evaluation.runs.compute`; claiming, sending, resuming and the
+orphan sweep are the job engine's (:mod:`core.jobs.engine`), for the kind registered in
+:mod:`evaluation.runs.tasks`.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
-import sys
-import tomllib
 from dataclasses import dataclass, field
-from importlib import metadata
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
-from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
-from core.errors import DomainError, NotFound, ValidationFailed
+from core.errors import NotFound, ValidationFailed
+from core.jobs.engine import ResumeResult, job_enqueue, job_resume
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.signatures import clip_signature
-from evaluation.metrics.text.cider import DF_FROM_TEST
-from evaluation.metrics.text.meteor import MeteorConfig, meteor_setting
+from evaluation.metrics.text.meteor import meteor_setting
 from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, text_signature
 from evaluation.metrics.text.scoring import meteor_signature
 from evaluation.models import (
@@ -32,7 +26,6 @@ from evaluation.models import (
     CLIP_METRICS,
     TEXT_METRICS,
     ChunkKind,
-    ChunkStatus,
     ClipModel,
     ImageSet,
     MetricChunk,
@@ -40,71 +33,14 @@ from evaluation.models import (
     Reference,
     ReferenceSet,
     ReferenceSetKind,
-    RunStatus,
 )
+from evaluation.runs.compute import CIDER_DF_CHOICES, CIDER_DF_REFSET, CIDER_DF_TEST, meteor_config
+from evaluation.runs.tasks import METRIC_RUN
 
-log = logging.getLogger(__name__)
+__all__ = ["CIDER_DF_CHOICES", "CIDER_DF_TEST", "ResumeResult"]
 
 KEYS_SHOWN = 5
-# Publishing a chunk: one retry, so a dead broker answers within seconds, not minutes.
-PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
-BROKER_ERRORS = (BrokerOperationalError, ConnectionError, OSError)
 METRIC_GROUPS = {"text": TEXT_METRICS, "clip": CLIP_METRICS, "all": ALL_METRICS}
-# Where CIDEr's document frequencies come from: the scored images' references (the COCO server's
-# behaviour, the default) or every image of the run's reference set, scored or not.
-CIDER_DF_TEST = DF_FROM_TEST
-CIDER_DF_REFSET = "refset"
-CIDER_DF_CHOICES = {
-    CIDER_DF_TEST: "the references of the scored images (the COCO server's behaviour)",
-    CIDER_DF_REFSET: "the references of every image of the reference set",
-}
-
-
-def meteor_config() -> MeteorConfig:
-    """The METEOR jar, Java and time limit from the settings (``METEOR_JAR``, ``METEOR_JAVA``, ...)."""
-    return MeteorConfig(
-        jar=settings.METEOR_JAR or None, java=settings.METEOR_JAVA, timeout=settings.METEOR_TIMEOUT_SECONDS
-    )
-
-
-class JobsUnavailable(DomainError):
-    """The job could not be handed to the workers (the broker is down). Nothing else is affected."""
-
-    status_code = 503
-    code = "jobs_unavailable"
-
-
-# --- Package versions recorded with each run ---------------------------------------------------
-
-
-@functools.cache
-def platform_version() -> str:
-    try:
-        with open(settings.BASE_DIR / "pyproject.toml", "rb") as fh:
-            return str(tomllib.load(fh)["project"]["version"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return "unknown"
-
-
-def package_versions() -> dict[str, str]:
-    """Versions of what the numbers depend on, read without importing the packages (torch is slow)."""
-
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    return {
-        "platform": platform_version(),
-        "python": sys.version.split()[0],
-        "numpy": version("numpy"),
-        "scipy": version("scipy"),
-        "torch": version("torch"),
-        "open_clip": version("open_clip_torch"),
-        "django": version("django"),
-        "celery": version("celery"),
-    }
 
 
 # --- Validation -------------------------------------------------------------------------------
@@ -448,130 +384,14 @@ def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> Metri
 
 
 def metric_run_enqueue(*, run: MetricRun) -> None:
-    """Send the run's pending chunks to the workers once the current transaction commits.
-
-    Outside a transaction they are sent at once. If the broker is unreachable the run is
-    marked failed ("could not be queued: ...") and :class:`JobsUnavailable` is raised from
-    the commit; the run can be resumed once the broker is back. Nothing is sent if the
-    transaction rolls back.
-    """
-    run_id = run.pk
-    transaction.on_commit(lambda: _send_pending_chunks(run_id))
-
-
-def _send_pending_chunks(run_id: int) -> int:
-    chunk_ids = list(
-        MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).values_list("pk", flat=True)
-    )
-    MetricRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
-        status=RunStatus.QUEUED, queued_at=timezone.now(), updated_at=timezone.now()
-    )
-    return _send_chunks(run_id, chunk_ids)
-
-
-def _send_chunks(run_id: int, chunk_ids: list[int]) -> int:
-    from evaluation.metrics.tasks import compute_metric_chunk
-
-    chunks = list(
-        MetricChunk.objects.filter(pk__in=chunk_ids).values_list("pk", "kind", "system_id", "index")
-    )
-    # Text chunks first: they are fast, and their scores do not wait behind CLIP inference.
-    chunks.sort(key=lambda c: (c[1] != ChunkKind.TEXT, c[2], c[3]))
-    for chunk_id, *_ in chunks:
-        try:
-            compute_metric_chunk.apply_async(args=[chunk_id], retry=True, retry_policy=PUBLISH_RETRY_POLICY)
-        except BROKER_ERRORS as exc:
-            message = f"could not be queued: the job broker is unreachable ({exc})"
-            log.error("metric run %s %s", run_id, message)
-            with transaction.atomic():
-                run = MetricRun.objects.select_for_update().get(pk=run_id)
-                if run.status != RunStatus.SUCCEEDED:
-                    run.status = RunStatus.FAILED
-                    run.error = message
-                    run.finished_at = timezone.now()
-                    run.save(update_fields=["status", "error", "finished_at", "updated_at"])
-            raise JobsUnavailable(
-                f"Metric run #{run_id} {message}. Annotation is not affected; once the broker is back, "
-                f"resume the run (manage.py metric_run resume {run_id}, or the admin action).",
-                details={"run_id": run_id},
-            ) from exc
-    return len(chunks)
-
-
-@dataclass(frozen=True)
-class ResumeResult:
-    run: MetricRun
-    requeued: int
-    running: int
+    """Send the run's pending chunks (text chunks first) to the workers once the current transaction
+    commits; see :func:`core.jobs.engine.job_enqueue` (JobsUnavailable from the commit, run failed)."""
+    job_enqueue(METRIC_RUN, job=run)
 
 
 def metric_run_resume(*, run_id: int) -> ResumeResult:
-    """Re-enqueue (on commit) every chunk of the run that is not done.
-
-    Pending and failed chunks go back to pending, and so do orphaned chunks (running, but
-    their worker stopped beating ``METRIC_CHUNK_ORPHAN_SECONDS`` ago: it died); chunks whose
-    worker is alive are left to it. Locks the run row. Idempotent: a succeeded run is left as it is; a run
-    whose chunks are all done is finalised. Raises NotFound, and JobsUnavailable like
-    :func:`metric_run_enqueue`.
-    """
-    from evaluation.metrics.chunks import metric_run_finalise
-
-    with transaction.atomic():
-        run = MetricRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None:
-            raise NotFound(f"There is no metric run #{run_id}.")
-        if run.status == RunStatus.SUCCEEDED:
-            return ResumeResult(run=run, requeued=0, running=0)
-        undone = run.chunks.claimable()
-        requeued = undone.update(status=ChunkStatus.PENDING, error="", updated_at=timezone.now())
-        running = run.chunks.filter(status=ChunkStatus.RUNNING).count()
-        if requeued == 0 and running == 0:
-            metric_run_finalise(run)
-            return ResumeResult(run=run, requeued=0, running=0)
-        if requeued:
-            run.status = RunStatus.QUEUED
-            run.queued_at = timezone.now()
-            run.error = ""
-            run.finished_at = None
-            run.save(update_fields=["status", "queued_at", "error", "finished_at", "updated_at"])
-            metric_run_enqueue(run=run)
-    return ResumeResult(run=run, requeued=requeued, running=running)
-
-
-def metric_chunks_requeue_orphaned() -> int:
-    """Queue again every orphaned chunk of a queued or running run; returns how many (the beat calls it).
-
-    An orphaned chunk lost its worker (see ``MetricChunkQuerySet.orphaned``). Per run, locks the
-    run row, then puts back to pending only the chunks still orphaned at that moment (one
-    conditional UPDATE: a chunk that beat or was taken over meanwhile is left alone) and sends
-    just those on commit. Runs that failed or succeeded are left to a person (``metric_run resume``):
-    their pages name the orphaned chunks. Idempotent: a second call finds nothing. Raises
-    JobsUnavailable like :func:`metric_run_enqueue` (the run is then marked failed, resumable).
-    """
-    active = [RunStatus.QUEUED, RunStatus.RUNNING]
-    run_ids = sorted(
-        set(MetricChunk.objects.orphaned().filter(run__status__in=active).values_list("run_id", flat=True))
-    )
-    requeued = 0
-    for run_id in run_ids:
-        with transaction.atomic():
-            run = MetricRun.objects.select_for_update().filter(pk=run_id, status__in=active).first()
-            if run is None:
-                continue
-            chunk_ids = list(run.chunks.orphaned().values_list("pk", flat=True))
-            count = (
-                MetricChunk.objects.filter(pk__in=chunk_ids)
-                .orphaned()
-                .update(status=ChunkStatus.PENDING, error="", updated_at=timezone.now())
-            )
-            if not count:
-                continue
-            chunk_ids = list(
-                MetricChunk.objects.filter(pk__in=chunk_ids, status=ChunkStatus.PENDING).values_list(
-                    "pk", flat=True
-                )
-            )
-            log.warning("metric run %s: %s orphaned chunks queued again (%s)", run_id, count, chunk_ids)
-            requeued += count
-            transaction.on_commit(lambda run_id=run_id, chunk_ids=chunk_ids: _send_chunks(run_id, chunk_ids))
-    return requeued
+    """Re-enqueue (on commit) every chunk of the run that is not done: pending, failed and orphaned
+    chunks (running, but silent for ``JOB_ORPHAN_SECONDS``: their worker died); chunks whose worker is
+    alive are left to it. Locks the run row. Idempotent: a succeeded run is left as it is; a run whose
+    chunks are all done is finalised. Raises NotFound, and JobsUnavailable from the commit."""
+    return job_resume(METRIC_RUN, job_id=run_id)

@@ -15,7 +15,7 @@ every item follows its image.
 
 from __future__ import annotations
 
-import logging
+import dataclasses
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,19 +24,18 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from annotation.models import AssignmentState, Campaign, CampaignKind, Image, Language, Rating, WrittenCaption
 from core.errors import Conflict, NotFound, ValidationFailed
+from core.jobs.engine import job_enqueue, job_resume, unit_run
 from core.scales import RATING
+from evaluation.finetune.compute import run_compute
+from evaluation.finetune.tasks import FINE_TUNE
 from evaluation.metrics.clip.finetune import FineTuneConfig, split_images
 from evaluation.metrics.clip.finetune_files import RatingsFileError, read_ratings_csv
 from evaluation.metrics.clip.tiny import TINY_CLIP_CONFIG, TINY_CLIP_NAME, tiny_clip_checkpoint
-from evaluation.metrics.runs import BROKER_ERRORS, PUBLISH_RETRY_POLICY, JobsUnavailable
 from evaluation.metrics.text.formats import FormatError, read_xm3600_captions
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
-
-log = logging.getLogger(__name__)
 
 KEYS_SHOWN = 5
 DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
@@ -415,37 +414,7 @@ def fine_tune_create(*, user=None, enqueue: bool = True, **plan_args) -> ClipFin
 
 def fine_tune_enqueue(*, run: ClipFineTune) -> None:
     """Mark the run queued and send it to a worker once the current transaction commits."""
-    run_id = run.pk
-    transaction.on_commit(lambda: _send(run_id))
-
-
-def _send(run_id: int) -> None:
-    from evaluation.metrics.finetune.tasks import train_clip
-
-    ClipFineTune.objects.filter(pk=run_id, status__in=[RunStatus.PENDING, RunStatus.QUEUED]).update(
-        status=RunStatus.QUEUED, queued_at=timezone.now(), updated_at=timezone.now()
-    )
-    try:
-        train_clip.apply_async(args=[run_id], retry=True, retry_policy=PUBLISH_RETRY_POLICY)
-    except BROKER_ERRORS as exc:
-        message = f"could not be queued: the job broker is unreachable ({exc})"
-        log.error("fine-tuning run %s %s", run_id, message)
-        ClipFineTune.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
-            status=RunStatus.FAILED, error=message, finished_at=timezone.now(), updated_at=timezone.now()
-        )
-        raise JobsUnavailable(
-            f"Fine-tuning run #{run_id} {message}. Once the broker is back, resume it "
-            f"(manage.py finetune_clip --resume {run_id}, or the admin action).",
-            details={"run_id": run_id},
-        ) from exc
-
-
-def fine_tune_is_orphaned(run: ClipFineTune) -> bool:
-    """A running run whose worker has been silent for ``CLIP_FINETUNE_ORPHAN_SECONDS`` (killed)."""
-    if run.status != RunStatus.RUNNING:
-        return False
-    heard = run.heartbeat_at or run.started_at
-    return heard is None or (timezone.now() - heard).total_seconds() > settings.CLIP_FINETUNE_ORPHAN_SECONDS
+    job_enqueue(FINE_TUNE, job=run)
 
 
 def fine_tune_resume(*, run_id: int, enqueue: bool = True) -> ClipFineTune:
@@ -453,27 +422,28 @@ def fine_tune_resume(*, run_id: int, enqueue: bool = True) -> ClipFineTune:
     row. Idempotent: a succeeded run is left as it is; a queued one is sent again (a second delivery
     finds it claimed and does nothing). Raises NotFound, Conflict for a run whose worker is alive, and
     JobsUnavailable from the commit."""
-    with transaction.atomic():
-        run = ClipFineTune.objects.select_for_update().filter(pk=run_id).first()
-        if run is None:
-            raise NotFound(f"There is no fine-tuning run #{run_id}.")
-        if run.status == RunStatus.SUCCEEDED:
-            return run
-        if run.status == RunStatus.RUNNING and not fine_tune_is_orphaned(run):
-            raise Conflict(
-                f"Fine-tuning run #{run_id} is running (its worker reported at {run.heartbeat_at:%H:%M:%S}); "
-                f"it can be resumed once it has been silent for {settings.CLIP_FINETUNE_ORPHAN_SECONDS} s."
-            )
-        run.status = RunStatus.QUEUED
-        run.error = ""
-        run.finished_at = None
-        run.queued_at = timezone.now()
-        run.save(update_fields=["status", "error", "finished_at", "queued_at", "updated_at"])
-        if enqueue:
-            fine_tune_enqueue(run=run)
+    result = job_resume(FINE_TUNE, job_id=run_id, enqueue=enqueue)
+    run = result.job
+    if result.running and not result.requeued:
+        raise Conflict(
+            f"Fine-tuning run #{run_id} is running (its worker reported at {run.heartbeat_at:%H:%M:%S}); "
+            f"it can be resumed once it has been silent for {ClipFineTune.orphan_seconds():.0f} s."
+        )
     return run
 
 
-def split_of(run: ClipFineTune) -> dict[int, str]:
-    """{image id: split} of a run."""
-    return {int(k): v for k, v in (run.data.get("splits") or {}).items()}
+def fine_tune_train(*, run_id: int, should_stop=None, on_progress=None) -> str:
+    """Claim and train run ``run_id`` in this process (the ``finetune_clip`` command), through the same
+    engine path as a worker. Returns ``"succeeded"``, ``"failed"``, ``"interrupted"`` (``should_stop``
+    said so; resumable from the checkpoint) or ``"skipped"`` (not queued: done, or another worker has it)."""
+    kind = dataclasses.replace(
+        FINE_TUNE,
+        compute=lambda run: run_compute(run, should_stop=should_stop, on_progress=on_progress),
+    )
+    outcome = unit_run(kind, unit_id=run_id)
+    if outcome == "done":
+        return "succeeded"
+    if outcome == "failed":
+        error = ClipFineTune.objects.filter(pk=run_id).values_list("error", flat=True).first() or ""
+        return "interrupted" if error.startswith("interrupted") else "failed"
+    return "skipped"
