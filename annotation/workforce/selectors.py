@@ -173,10 +173,30 @@ def tutorial_item_for(annotator: Annotator, campaign_id: int, item_id: int) -> T
 class ScreenOut:
     """Why a participant cannot take part, and what their crowd platform needs from them."""
 
-    reason: str  # "language": the campaign's language not declared; "english": cannot read English
+    reason: str  # "language": the campaign's language not declared; "english": cannot read English;
+    # "tutorial": the tutorial's verdict is failed
     platform: str  # CrowdPlatform value ("" for an account with a password)
     code: str  # the entry link's screen-out code
     url: str  # the entry link's screen-out URL
+
+
+def tutorial_screen_out_for(annotator: Annotator, campaign: Campaign) -> ScreenOut | None:
+    """What a crowd participant who failed ``campaign``'s tutorial is to tell their platform (the
+    link's screen-out code or URL, else the platform's way to return the study); None for an account
+    no entry link made, which has no study to return."""
+    enrolment = (
+        Enrolment.objects.select_related("link")
+        .filter(annotator=annotator, campaign=campaign, account_created=True)
+        .first()
+    )
+    if enrolment is None:
+        return None
+    return ScreenOut(
+        reason="tutorial",
+        platform=enrolment.platform,
+        code=enrolment.link.screenout_code,
+        url=enrolment.link.screenout_url,
+    )
 
 
 def screen_out_for(enrolment: Enrolment) -> ScreenOut | None:

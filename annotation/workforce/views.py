@@ -18,7 +18,15 @@ from django.views.defaults import page_not_found
 
 from annotation import interface
 from annotation.assignment.engine import batch_start_problem
-from annotation.models import Batch, BatchStage, CampaignKind, Enrolment, EntryLink, SkillLevel
+from annotation.models import (
+    Batch,
+    BatchStage,
+    CampaignKind,
+    Enrolment,
+    EntryLink,
+    SkillLevel,
+    TutorialVerdict,
+)
 from annotation.selectors import batch_for_annotator
 from annotation.views import annotator_required
 from annotation.workforce import selectors, services
@@ -249,10 +257,12 @@ def tutorial(request, campaign_id: int):
             if (request.POST.get("text") or "") and len(request.POST["text"]) > 1000:
                 error = _("A caption can be at most 1000 characters.")
     step = selectors.tutorial_step(request.annotator, campaign)
+    failed = step.result is not None and step.result.verdict == TutorialVerdict.FAILED
+    screen = selectors.tutorial_screen_out_for(request.annotator, campaign) if failed else None
     return render(
         request,
         "annotation/workforce/tutorial.html",
-        _tutorial_context(campaign, step, error=error),
+        _tutorial_context(campaign, step, error=error, screen=screen),
         status=400 if error else 200,
     )
 

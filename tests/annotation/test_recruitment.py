@@ -31,9 +31,11 @@ from tests.annotation.workforce_helpers import (
     STUDY,
     crowd_join,
     declare,
+    in_manager_order,
     join_url,
     link_for,
     prolific,
+    tutorial_for,
 )
 
 pytestmark = pytest.mark.django_db
@@ -551,3 +553,18 @@ def test_an_mturk_worker_is_admitted_from_the_external_question_parameters(campa
         "3HIT0001",
     )
     assert "A2XYZ0123456" not in session_user(client).username
+
+
+def test_a_participant_who_fails_the_tutorial_gets_the_link_s_screen_out_code(campaign, german):
+    """Failing the tutorial is a screen-out too: the page gives the crowd platform's code (it was a dead
+    end: 'you cannot take part' and nothing to tell Prolific)."""
+    items = tutorial_for(campaign, expected=("good", "bad"), threshold=1.0)
+    client, _ = crowd_join(link_for(campaign, screenout_code="TUTOUT"))
+    declare(client, campaign, german)
+    in_manager_order(campaign, Enrolment.objects.get().annotator)
+    url = reverse("annotation:tutorial", args=[campaign.pk])
+    for item in items:
+        client.post(url, {"item": item.pk, "answer": "excellent" if item.expected == "bad" else "good"})
+    page = client.get(url).content.decode()
+    assert 'id="tutorial-failed"' in page
+    assert "Enter this screen-out code on Prolific" in page and 'id="screen-out-code">TUTOUT<' in page
