@@ -34,6 +34,7 @@
   let submitWhenSaved = false;
   let current = 0;
   let submitting = false;
+  let attempts = 0; // submits tried: what one was refused for is judged afresh by the next
   let autoScroll = false; // a smooth scroll started here is taking the view to the selection
   let autoScrollTimer = null;
 
@@ -163,7 +164,8 @@
       // The batch moved on (submitted, or screen 2 opened, maybe in another tab): say so and stop.
       if (Annot.lockIfSubmitted(err)) return;
       if (err.status === 409) { Annot.lockPage(err.message, Annot.batchUrl(), gettext("Go to the batch")); return; }
-      Annot.status(interpolate(gettext("Not saved: %s"), [err.message]), "error");
+      // Stands until this image's answer is saved (or changed): other images' saves do not answer it.
+      Annot.problem(interpolate(gettext("Not saved: %s"), [err.message]), () => pending.get(assignment) !== value);
     }
     refresh();
     if (submitWhenSaved && pending.size === 0) submit();
@@ -188,6 +190,7 @@
     }
     submitWhenSaved = false;
     submitting = true;
+    const attempt = ++attempts;
     refresh();
     watch.stop();
     try {
@@ -204,7 +207,8 @@
         li.classList.add("invalid");
       });
       if (first >= 0) select(first);
-      Annot.status(err.message, "error");
+      // Images named: it stands until each has its answer again; otherwise until the next submit.
+      Annot.problem(err.message, () => attempts !== attempt || (first >= 0 && !items.some((li) => li.classList.contains("invalid"))));
       submitting = false;
       refresh();
     }
