@@ -133,7 +133,9 @@
     followPending = true;
     requestAnimationFrame(() => { followPending = false; followView(); });
   }, { passive: true });
-  window.addEventListener("scrollend", () => { if (autoScroll) { endAutoScroll(); followView(); } });
+  // A scrollend queued by the previous smooth scroll may arrive just after the next one started
+  // (keys pressed in quick succession): only the selection in view says the page got there.
+  window.addEventListener("scrollend", () => { if (autoScroll && selectionInView()) { endAutoScroll(); followView(); } });
   // The annotator scrolling takes over from a smooth scroll of ours.
   for (const type of ["wheel", "touchstart"]) window.addEventListener(type, endAutoScroll, { passive: true });
   window.addEventListener("resize", () => followView());

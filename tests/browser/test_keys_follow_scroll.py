@@ -128,3 +128,23 @@ def test_a_key_pressed_before_the_selection_caught_up_changes_nothing_and_says_w
     page.keyboard.press("4")
     expect(page.locator("#save-status")).to_have_text("All saved.")
     assert stored(batch, "screen1") == {number: "bad"}
+
+
+def test_the_end_of_one_smooth_scroll_is_not_taken_for_the_end_of_the_next(live_server, page):
+    """Keys in quick succession: the scrollend of the scroll to image 2 may come after the key that
+    rated image 2 started the scroll to image 3; image 3 is still the one the next key rates."""
+    page.set_viewport_size({"width": 1280, "height": 520})
+    annotator, batch = caption_batch(f.LanguageFactory(code="de", name="German"), images=4)
+    open_screen(page, live_server, annotator, batch, "screen1")
+    page.evaluate(
+        """() => {
+          const key = (k) => document.activeElement.dispatchEvent(
+            new KeyboardEvent('keydown', {key: k, bubbles: true, cancelable: true}));
+          key('1');
+          key('2');  // image 2 rated; the page starts on its way to image 3
+          window.dispatchEvent(new Event('scrollend'));  // the first scroll's end, late
+          key('3');
+        }"""
+    )
+    wait_until(page, "document.getElementById('save-status').textContent === 'All saved.'")
+    assert stored(batch, "screen1") == {1: "excellent", 2: "good", 3: "medium"}
