@@ -113,22 +113,22 @@
     autoScroll = false;
   }
 
-  function scrollTo(li) {
-    autoScroll = true;
-    // scrollend ends it; the timer covers a scroll that had nowhere to go (no scrollend then)
-    // and browsers without scrollend, re-armed by every scroll event while it runs.
+  // Ends our smooth scroll a second after its last scroll event: a scroll that had nowhere to go
+  // (it fires no scrollend) and browsers without scrollend.
+  function armAutoScrollTimer() {
     clearTimeout(autoScrollTimer);
     autoScrollTimer = setTimeout(() => { endAutoScroll(); followView(); }, 1000);
+  }
+
+  function scrollTo(li) {
+    autoScroll = true;
+    armAutoScrollTimer();
     li.scrollIntoView({ block: "center", behavior: "smooth" });
   }
 
   let followPending = false;
   window.addEventListener("scroll", () => {
-    if (autoScroll) {
-      clearTimeout(autoScrollTimer);
-      autoScrollTimer = setTimeout(() => { endAutoScroll(); followView(); }, 1000);
-      return;
-    }
+    if (autoScroll) { armAutoScrollTimer(); return; }
     if (followPending) return;
     followPending = true;
     requestAnimationFrame(() => { followPending = false; followView(); });
