@@ -148,3 +148,19 @@ def test_the_end_of_one_smooth_scroll_is_not_taken_for_the_end_of_the_next(live_
     )
     wait_until(page, "document.getElementById('save-status').textContent === 'All saved.'")
     assert stored(batch, "screen1") == {1: "excellent", 2: "good", 3: "medium"}
+
+
+def test_a_batch_half_done_opens_with_its_first_open_image_in_view(live_server, page):
+    from annotation.services import work
+
+    annotator, batch = caption_batch(f.LanguageFactory(code="de", name="German"), images=15)
+    for a in batch.assignments.filter(position__lt=12):
+        work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value="good")
+    open_screen(page, live_server, annotator, batch, "screen1")
+    expect(page.locator("#item-13")).to_have_class("item selected")
+    wait_until(page, "window.scrollY > 2000")
+    page.wait_for_timeout(800)  # the smooth scroll ends
+    assert page.evaluate(SHARE_IN_VIEW, "item-13") >= 0.5
+    page.keyboard.press("3")
+    wait_until(page, "document.getElementById('save-status').textContent === 'All saved.'")
+    assert stored(batch, "screen1")[13] == "medium"
