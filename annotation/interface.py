@@ -19,6 +19,8 @@ researchers work in English: the admin and the research pages are not translated
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext, pgettext_lazy
@@ -180,6 +182,40 @@ _SCRIPT_CODES = {
     "Thai": "Thai",
     "Tibetan": "Tibt",
 }
+
+
+# Lists the interface shows ("still unrated: 3, 5, 7", the scale's keys) take their separators from
+# CLDR through Babel: Arabic joins with " و", Japanese with "、", German puts "und" before the last.
+# The narrow style keeps English as it read before: "1, 2, 3", with no "and".
+LIST_STYLE = "standard-narrow"
+
+
+def _interface_locale(interface_language: str | None = None):
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        return Locale.parse(interface_language or translation.get_language() or "en", sep="-")
+    except (ValueError, UnknownLocaleError):
+        return Locale.parse("en")
+
+
+def interface_list(items, interface_language: str | None = None) -> str:
+    """``items`` (as text) written as a list in the interface language, its own separators and
+    conjunction from CLDR ("1, 2, 3"; German "1, 2 und 3"; Arabic "1 و2 و3"; Japanese "1、2、3")."""
+    from babel.lists import format_list
+
+    texts = [str(item) for item in items]
+    return format_list(texts, style=LIST_STYLE, locale=_interface_locale(interface_language)) if texts else ""
+
+
+def list_separators(count: int, interface_language: str | None = None) -> list[str]:
+    """What stands between the items of a list of ``count`` items in the interface language: the
+    ``count - 1`` separators ``interface_list`` puts, for templates that write each item themselves
+    (a link, a key). Items are marked with characters no CLDR pattern contains, then cut out."""
+    if count < 2:
+        return []
+    marks = [f"\x00{i}\x00" for i in range(count)]
+    return re.split("\x00\\d+\x00", interface_list(marks, interface_language))[1:-1]
 
 
 def script_name(script: str) -> str:

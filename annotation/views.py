@@ -7,6 +7,7 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -238,6 +239,12 @@ def interface_language(request):
     ):
         target = reverse("annotation:dashboard") if annotator is not None else reverse("login")
     response = HttpResponseRedirect(target)
+    _remember_language(response, language)
+    return response
+
+
+def _remember_language(response, language: str) -> None:
+    """The language cookie, which pages for visitors not logged in (login) follow; "" forgets it."""
     if language:
         response.set_cookie(
             settings.LANGUAGE_COOKIE_NAME,
@@ -249,7 +256,46 @@ def interface_language(request):
         )
     else:
         response.delete_cookie(settings.LANGUAGE_COOKIE_NAME)
-    return response
+
+
+class PasswordSetView(auth_views.PasswordResetConfirmView):
+    """A new annotator's one-time set-password page (the link their manager sends: Django's
+    password-reset token), in the annotator pages' look rather than the admin's. A valid link
+    speaks its annotator's interface language (annotation.interface) unless one was picked in the
+    top bar, and once the password is set leaves it in the language cookie for the pages that
+    follow (done, login). An invalid
+    link reveals nothing of the account: it reads like any visitor's page."""
+
+    template_name = "registration/password_set.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        language = self._annotator_language(kwargs.get("uidb64"), kwargs.get("token"))
+        if language:
+            translation.activate(language)
+            request.LANGUAGE_CODE = language
+        return super().dispatch(request, *args, **kwargs)
+
+    def _annotator_language(self, uidb64, token) -> str | None:
+        if settings.LANGUAGE_COOKIE_NAME in self.request.COOKIES:
+            return None  # a language picked in the top bar (on this page or the login page) wins
+        user = self.get_user(uidb64)
+        if token == self.reset_url_token:  # the page after Django's redirect keeps the token in the session
+            token = self.request.session.get(auth_views.INTERNAL_RESET_SESSION_TOKEN)
+        if user is None or not token or not self.token_generator.check_token(user, token):
+            return None
+        annotator = annotator_for_user(user)
+        return interface.language_for(annotator, request=self.request) if annotator is not None else None
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        _remember_language(response, translation.get_language())
+        return response
+
+
+class PasswordSetDoneView(auth_views.PasswordResetCompleteView):
+    """After the password is set: the way to log in, in the annotator pages' look."""
+
+    template_name = "registration/password_set_done.html"
 
 
 _catalog = JavaScriptCatalog.as_view(packages=["annotation"])

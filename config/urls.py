@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from annotation import views as annotation_views
 from core import views as core_views
 from evaluation.research import views_home as research_views
 
@@ -13,12 +14,12 @@ urlpatterns = [
     # (annotation.services.annotators.password_set_path; Django's password-reset tokens).
     path(
         "accounts/set-password/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        annotation_views.PasswordSetView.as_view(),
         name="password_set",
     ),
     path(
         "accounts/set-password/done/",
-        auth_views.PasswordResetCompleteView.as_view(),
+        annotation_views.PasswordSetDoneView.as_view(),
         name="password_reset_complete",
     ),
     path("work/", include("annotation.urls")),

@@ -20,7 +20,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from annotation.assignment.engine import item_counters_add
 from annotation.caption_checks import CaptionRules, caption_rules_problem
-from annotation.interface import localized_problem
+from annotation.interface import interface_list, localized_problem
 from annotation.models import (
     UNCAPPED_CONTROL_KINDS,
     Annotator,
@@ -193,7 +193,7 @@ def _check_shown(assignments: list[Assignment], shown: dict | None, stored_of) -
                 "theirs": stored,
             }
     if conflicts:
-        positions = ", ".join(str(c["position"]) for c in conflicts.values())
+        positions = interface_list(str(c["position"]) for c in conflicts.values())
         raise EditConflict(
             gettext(
                 "Judged differently in another tab or window: image %(positions)s. "
@@ -227,7 +227,7 @@ def writing_open(
             .values_list("position", flat=True)
         )
         if unrated:
-            positions = ", ".join(str(p + 1) for p in unrated)
+            positions = interface_list(str(p + 1) for p in unrated)
             raise ValidationFailed(
                 gettext("Rate every caption before you go on (still unrated: %(positions)s).")
                 % {"positions": positions},
@@ -276,7 +276,7 @@ def _edit_conflict(assignment: Assignment, draft: CaptionDraft | None, mine: str
 
 
 def _raise_edit_conflicts(conflicts: list[dict]) -> None:
-    positions = ", ".join(str(c["position"]) for c in conflicts)
+    positions = interface_list(str(c["position"]) for c in conflicts)
     raise EditConflict(
         gettext("Changed in another tab or window: image %(positions)s. Choose which text to keep.")
         % {"positions": positions},
@@ -621,7 +621,7 @@ def judgment_batch_submit(
         assignments = list(batch.assignments.select_related(result).order_by("position"))
         missing = [a for a in assignments if getattr(a, result, None) is None]
         if missing:
-            positions = ", ".join(str(a.position + 1) for a in missing)
+            positions = interface_list(str(a.position + 1) for a in missing)
             if sxs:
                 message = gettext("Judge every pair before you submit (still open: %(positions)s).")
                 each = gettext("Judge this pair.")

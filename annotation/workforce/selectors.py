@@ -312,7 +312,7 @@ def own_reviews(annotator: Annotator, campaign: Campaign) -> list[CaptionReview]
 def pilot_captions(campaign: Campaign) -> list[WrittenCaption]:
     """Every caption of a pilot campaign with its review (if any), for the manager's review page."""
     return list(
-        WrittenCaption.objects.select_related("annotator", "image", "review")
+        WrittenCaption.objects.select_related("annotator__user", "image", "review")
         .filter(campaign=campaign)
         .order_by("image__key", "pk")
     )

@@ -55,11 +55,48 @@ window.Annot = (function () {
     }
   }
 
-  function status(text, kind) {
+  // --- The status line in the footer -------------------------------------------------------
+  // It says one thing at a time. A problem the annotator has to fix (a refused submit, a text to
+  // choose, an answer the server would not save) stands until it is fixed: the news of saves
+  // that follow ("Saving…", "All changes saved.") waits behind it instead of replacing it a
+  // moment later. A new error always shows at once. Each problem carries the test of its being
+  // fixed; the latest one not fixed is the one shown.
+
+  let problems = []; // {text, kind, fixed: () => boolean}
+
+  function show(text, kind) {
     const el = document.getElementById("save-status");
     if (!el) return;
     el.textContent = text || "";
     el.className = "save-status" + (kind ? " " + kind : "");
+  }
+
+  function standing() {
+    problems = problems.filter((p) => !p.fixed());
+    return problems[problems.length - 1] || null;
+  }
+
+  // News for the status line; it shows unless a problem still stands (an error always shows).
+  function status(text, kind) {
+    const p = standing();
+    if (p && kind !== "error") show(p.text, p.kind);
+    else show(text, kind);
+  }
+
+  // Show a problem that stands until fixed() is true; kind "error" (default) or "warn".
+  function problem(text, fixed, kind = "error") {
+    problems.push({ text, kind, fixed });
+    show(text, kind);
+  }
+
+  // Something a problem depends on changed: a problem now fixed leaves the line, and the one
+  // before it (if any is left) shows again.
+  function problemsChanged() {
+    const el = document.getElementById("save-status");
+    const shown = el && problems.some((p) => p.text === el.textContent);
+    const p = standing();
+    if (p) show(p.text, p.kind);
+    else if (shown) show("", "");
   }
 
   // The guidelines are a modal <dialog>: it opens in the middle of the view wherever the page is
@@ -166,7 +203,8 @@ window.Annot = (function () {
   // Turn the page read-only for good: no field or button works, pending saves stop, and a
   // banner in the sticky top bar (seen wherever the page is scrolled) says why and where to go.
   function lockPage(message, href, linkText) {
-    status(message, "error");
+    problems = [];
+    problem(message, () => false);
     if (locked) return;
     locked = true;
     document.body.classList.add("locked");
@@ -226,7 +264,7 @@ window.Annot = (function () {
   }
 
   return {
-    postJSON, status, setupGuidelines, dialogOpen, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails,
+    postJSON, status, problem, problemsChanged, setupGuidelines, dialogOpen, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails,
     lockPage, lockIfSubmitted, isLocked, watchBatch, batchUrl,
   };
 })();

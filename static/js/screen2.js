@@ -28,6 +28,9 @@
   // second holds under 20 characters (TYPING_MIN_CHARS) even at 15 keys a second.
   const SAVE_PAUSE = 600;
   const SAVE_MAX_WAIT = 1000;
+  let attempts = 0; // submits tried: what one was refused for is judged afresh by the next
+
+  const noConflicts = () => !items.some((li) => stateOf(li).conflict);
 
   Annot.setupGuidelines(["F1"]);
 
@@ -113,8 +116,8 @@
     s.savedText = theirs;
     if (side === "theirs") textarea(li).value = theirs;
     refresh();
-    const open = items.filter((other) => stateOf(other).conflict).length;
-    Annot.status(open ? gettext("Choose a text for the other images marked, too.") : gettext("Chosen. Submit again when you are ready."), open ? "warn" : "ok");
+    if (noConflicts()) Annot.status(gettext("Chosen. Submit again when you are ready."), "ok");
+    else Annot.problem(gettext("Choose a text for the other images marked, too."), noConflicts, "warn");
     save(li);
   }
 
@@ -127,7 +130,7 @@
     if (err.status === 409 && err.body && err.body.error === "edit_conflict") {
       const first = Annot.markDetails(items, err, (li, d) => showConflict(li, d.theirs, d.revision));
       if (first >= 0) focusItem(first);
-      Annot.status(err.message, "error");
+      Annot.problem(err.message, noConflicts);
       return true;
     }
     return false;
@@ -150,7 +153,8 @@
       return true;
     } catch (err) {
       if (handleConflict(err)) return false;
-      Annot.status(interpolate(gettext("Not saved: %s"), [err.message]), "error");
+      // Stands until this image's text is saved: a later save of another image is no answer to it.
+      Annot.problem(interpolate(gettext("Not saved: %s"), [err.message]), () => Annot.isLocked() || (!s.inflight && textarea(li).value === s.savedText));
       // Only what can get better by waiting is retried: the connection, the session (log in again).
       if (err.status === 0 || err.status === 403 || err.status >= 500) s.timer = setTimeout(() => save(li), 5000);
       return false;
@@ -192,6 +196,7 @@
       refresh();
       if (s.conflict) { li.querySelector(".mine .conflict-text").textContent = ta.value; return; }
       fieldError(li, "");
+      Annot.problemsChanged();
       schedule(li);
     });
     ta.addEventListener("blur", () => save(li));
@@ -223,10 +228,12 @@
 
   async function submit() {
     if (submitting || Annot.isLocked()) return;
+    const attempt = ++attempts;
+    const retried = () => attempts !== attempt;
     const open = items.findIndex((li) => stateOf(li).conflict);
     if (open >= 0) {
       focusItem(open);
-      Annot.status(gettext("Choose which text to keep for the images marked, then submit."), "error");
+      Annot.problem(gettext("Choose which text to keep for the images marked, then submit."), noConflicts);
       return;
     }
     let firstEmpty = -1;
@@ -241,8 +248,10 @@
       if (Annot.isLocked()) return;
       const stillEmpty = items.findIndex(missing);
       if (stillEmpty >= 0) {
+        // Stands until every image has its caption (or the annotator submits again): leaving the
+        // field just typed in saves it, and that save's news must not cover the refusal.
+        Annot.problem(gettext("Some images have no caption yet."), () => retried() || !items.some(missing));
         focusItem(stillEmpty);
-        Annot.status(gettext("Some images have no caption yet."), "error");
       } else {
         items.forEach((li) => fieldError(li, ""));
         Annot.status(gettext("Texts saved in another tab or window were filled in. Check them, then submit again."), "warn");
@@ -251,13 +260,13 @@
     }
     submitting = true;
     submitBtn.disabled = true;
-    if (await submitShown()) return; // stored: the page is on its way to the batch page
+    if (await submitShown(retried)) return; // stored: the page is on its way to the batch page
     submitting = false;
     submitBtn.disabled = Annot.isLocked();
   }
 
   // True once the server stored the batch; otherwise the reason is shown on the page.
-  async function submitShown() {
+  async function submitShown(retried) {
     try {
       await Promise.all(items.map((li) => save(li))); // surfaces another tab's changes early
       if (Annot.isLocked() || items.some((li) => stateOf(li).conflict)) return false;
@@ -274,8 +283,10 @@
     } catch (err) {
       if (!handleConflict(err)) {
         const first = Annot.markDetails(items, err, (li, d) => fieldError(li, d.message));
+        // Images named: it stands until each has been edited; otherwise until the next submit.
+        const marked = first >= 0;
+        Annot.problem(err.message, () => retried() || (marked && !items.some((li) => li.classList.contains("invalid"))));
         if (first >= 0) focusItem(first);
-        Annot.status(err.message, "error");
       }
       return false;
     }
@@ -303,9 +314,10 @@
       } else showConflict(li, d.text, d.revision);
     });
     refresh();
+    Annot.problemsChanged();
   });
 
-  document.addEventListener("annot:reported", refresh);
+  document.addEventListener("annot:reported", () => { refresh(); Annot.problemsChanged(); });
   refresh();
   const firstEmpty = items.findIndex((li) => !textarea(li).value.trim());
   focusItem(firstEmpty === -1 ? 0 : firstEmpty);

@@ -297,3 +297,14 @@ def test_only_written_captions_are_checked_by_a_person(campaign, annotator, mana
     with pytest.raises(NotFound):
         tutorial_writing_check(answer_id=10**9, correct=False, checker=manager)
     assert TutorialResult.objects.get().verdict == "passed"
+
+
+def test_the_pilot_review_names_authors_as_the_other_admin_lists_do(
+    pilot, pm_client, annotator, other_annotator
+):
+    """By user name (``Annotator.__str__``), as the typing list, the reports and the captions list
+    do: the same participant is not a pseudonym here and a user name there."""
+    page = pm_client.get(review_url(pilot)).content.decode()
+    for author in (annotator, other_annotator):
+        assert f"<td>{author}</td>" in page and str(author) == author.user.username
+        assert author.pseudonym not in page

@@ -473,3 +473,10 @@ def test_a_record_of_another_annotators_caption_is_not_reachable_by_id(client, f
 
 def test_factories_still_work(db):
     assert f.LanguageFactory()
+
+
+def test_the_typing_list_names_the_author_as_the_pilot_review_does(flagged, manager_client):
+    author = flagged.assignment.annotator
+    page = manager_client.get(reverse("admin:annotation_typingrecord_changelist")).content.decode()
+    assert f">{author}</td>" in page and str(author) == author.user.username
+    assert author.pseudonym not in page

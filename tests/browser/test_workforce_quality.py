@@ -76,7 +76,7 @@ def test_annotator_meets_a_control_reports_an_image_and_a_pasted_caption_is_flag
     assert report.reason == "broken" and report.note == "Das Bild ist nur grau."
 
     # Rate everything with the keys (the control is rated GOOD: a failed control), go on.
-    page.locator("#item-1").focus()
+    page.locator("#item-1 .position").click()  # an annotator clicks the card (keys act on what is in view)
     for key in ["2", "2", "2", "2"]:
         page.keyboard.press(key)
     expect(page.locator("#done-count")).to_have_text("4")
