@@ -32,3 +32,8 @@ urlpatterns = [
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's): answer, don't 404.
     path("favicon.ico", core_views.favicon),
 ]
+
+# API paths answer Django's own 400/404/500 in the API's error shape; pages keep the site's error pages.
+handler400 = "core.request_guard.bad_request"
+handler404 = "core.request_guard.page_not_found"
+handler500 = "core.request_guard.server_error"

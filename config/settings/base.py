@@ -49,6 +49,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything reads the query or the body: NUL in a parameter is a 400, an API body declared
+    # over API_MAX_BODY_BYTES a 413 (core.request_guard).
+    "core.request_guard.RequestGuardMiddleware",
     # Near the top, so that it also marks the answers other middleware make (redirects, CSRF 403).
     "core.middleware.ResearchNoStoreMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
