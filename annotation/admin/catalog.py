@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import Q
 from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
@@ -25,7 +27,17 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.images import METADATA_FIELDS, image_place_derive, image_store, image_validate
+from annotation.services.languages import XM3600_LANGUAGES, languages_add
 from core.errors import ValidationFailed
+
+
+class LanguagesAddForm(forms.Form):
+    codes = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Language codes separated by spaces or commas, e.g. “de ar ja fil quz”.",
+    )
+    xm3600 = forms.BooleanField(required=False, label="The 36 languages of Crossmodal-3600")
 
 
 @admin.register(Language)
@@ -34,6 +46,53 @@ class LanguageAdmin(StyledModelAdmin):
     list_filter = ["direction", "tokenizer"]
     search_fields = ["code", "name"]
     actions = ["select_images"]
+    change_list_template = "admin/change_list_tools.html"
+
+    def get_urls(self):
+        return [
+            path(
+                "add-by-code/",
+                self.admin_site.admin_view(self.add_by_code_view),
+                name="annotation_language_add_by_code",
+            ),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request, extra_context=None):
+        tools = []
+        if self.has_add_permission(request):
+            tools.append(
+                {"url": reverse("admin:annotation_language_add_by_code"), "label": "Add languages by code"}
+            )
+        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+
+    def add_by_code_view(self, request):
+        """Languages by code with CLDR's names, direction and default scheme (languages_add): one form
+        for one or all 36 of XM3600; languages already there are left as they are."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = LanguagesAddForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            codes = form.cleaned_data["codes"].replace(",", " ").split()
+            if form.cleaned_data["xm3600"]:
+                codes += XM3600_LANGUAGES
+            result = run_service(self, request, languages_add, codes=codes)
+            if result is not None:
+                added = ", ".join(f"{lang.name} ({lang.code})" for lang in result.created) or "none"
+                self.message_user(
+                    request,
+                    f"Added {len(result.created)} language(s): {added}. "
+                    f"{len(result.existing)} were already there and are unchanged.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:annotation_language_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Add languages by code",
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/annotation/language/add_by_code.html", context)
 
     @admin.action(description="Select geographically diverse images for these languages", permissions=["add"])
     def select_images(self, request, queryset):
