@@ -25,9 +25,9 @@ from annotation.models import Language
 from annotation.services.annotators import (
     AnnotatorSpec,
     annotator_save,
-    annotator_spec_check,
+    annotator_spec_problems,
     existing_user_check,
-    skills_parse,
+    skills_parse_all,
 )
 from core.errors import Conflict, ValidationFailed
 
@@ -72,39 +72,57 @@ def annotators_import(*, path: Path, dry_run: bool = False) -> ImportReport:
     if ignored:
         report.unknown_fields.append(f"{path.name}: {', '.join(ignored)}")
 
-    rows: list[tuple[str, AnnotatorSpec]] = []
+    # Every problem of every line in one report: each cell is judged on its own, and accounts that
+    # exist but are not annotators are looked up now too, not only after the rest is clean.
+    parsed: list[tuple[str, AnnotatorSpec, list[str]]] = []
     for start, cells in records:
         where = f"{path.name} line {start}"
         if len(cells) != len(header):
             problems.add(where, f"{len(cells)} cells, the header has {len(header)}.")
             continue
         record = dict(zip(header, cells))
+        skills, line_problems = skills_parse_all(record["languages"])
         try:
-            spec = AnnotatorSpec(
-                username=record["username"].strip(),
-                email=record["email"].strip(),
-                skills=skills_parse(record["languages"]),
-                reads_english=_reads_english(record.get("reads_english", "")),
-            )
+            reads_english = _reads_english(record.get("reads_english", ""))
         except ValidationFailed as exc:
-            problems.add(where, exc.message)
-            continue
-        rows.append((where, spec))
+            reads_english = True
+            line_problems.append(exc.message)
+        spec = AnnotatorSpec(
+            username=record["username"].strip(),
+            email=record["email"].strip(),
+            skills=skills,
+            reads_english=reads_english,
+        )
+        parsed.append((where, spec, line_problems))
 
-    codes = {code for _, spec in rows for code, _ in spec.skills}
+    codes = {code for _, spec, _ in parsed for code, _ in spec.skills}
     languages = {lang.code: lang for lang in Language.objects.filter(code__in=codes)}
+    accounts = {
+        user.get_username(): user
+        for user in get_user_model()
+        .objects.filter(username__in=[spec.username for _, spec, _ in parsed])
+        .select_related("annotator")
+    }
+    rows: list[tuple[str, AnnotatorSpec]] = []
     seen: dict[str, str] = {}
-    for where, spec in rows:
-        try:
-            annotator_spec_check(spec, languages=languages)
-        except ValidationFailed as exc:
-            problems.add(where, exc.message)
-            continue
+    for where, spec, line_problems in parsed:
+        found = annotator_spec_problems(spec, languages=languages)
+        if line_problems:  # the languages cell was unreadable: "no language" says nothing more
+            found = [problem for problem in found if problem != "no language."]
+        found = line_problems + found
         if spec.username in seen:
-            problems.add(where, f"“{spec.username}” is also on {seen[spec.username]}.")
+            found.append(f"“{spec.username}” is also on {seen[spec.username]}.")
         seen.setdefault(spec.username, where)
-    # Every problem of the file in one report, parse and checks alike.
-    if not rows and not problems:
+        if spec.username in accounts:
+            try:
+                existing_user_check(accounts[spec.username], spec)
+            except ValidationFailed as exc:
+                found.append(exc.message)
+        for problem in found:
+            problems.add(where, problem)
+        if not found:
+            rows.append((where, spec))
+    if not parsed and not problems:
         problems.add(path.name, "no annotator in the file.")
     problems.raise_if_any()
 

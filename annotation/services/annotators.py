@@ -43,9 +43,19 @@ class AnnotatorSpec:
 def skills_parse(text: str) -> tuple[tuple[str, str], ...]:
     """``"de:native; en:fluent"`` (``;``, ``,`` or spaces between) -> (("de", "native"), ("en", "fluent")).
 
-    Raises ValidationFailed naming the bad part: no level, an unknown level, a language twice, none at all.
+    Raises ValidationFailed naming the first bad part: no level, an unknown level, a language twice, none
+    at all (:func:`skills_parse_all` names every one).
     """
+    skills, problems = skills_parse_all(text)
+    if problems:
+        raise ValidationFailed(problems[0])
+    return skills
+
+
+def skills_parse_all(text: str) -> tuple[tuple[tuple[str, str], ...], list[str]]:
+    """The skills that could be read from ``text`` and a sentence for every part that could not."""
     skills: dict[str, str] = {}
+    problems: list[str] = []
     levels = ", ".join(SkillLevel.values)
     for part in SKILL_SEPARATORS.split(text or ""):
         if not part:
@@ -53,44 +63,54 @@ def skills_parse(text: str) -> tuple[tuple[str, str], ...]:
         code, colon, level = part.partition(":")
         code, level = code.strip(), level.strip().lower()
         if not colon or not code:
-            raise ValidationFailed(f"“{part}”: write a language as code:level, e.g. de:native.")
-        if level not in SkillLevel.values:
-            raise ValidationFailed(f"“{part}”: the level is one of {levels}.")
-        if code in skills:
-            raise ValidationFailed(f"language “{code}” is given twice.")
-        skills[code] = level
-    if not skills:
-        raise ValidationFailed(f"no language: give at least one as code:level ({levels}).")
-    return tuple(skills.items())
+            problems.append(f"“{part}”: write a language as code:level, e.g. de:native.")
+        elif level not in SkillLevel.values:
+            problems.append(f"“{part}”: the level is one of {levels}.")
+        elif code in skills:
+            problems.append(f"language “{code}” is given twice.")
+        else:
+            skills[code] = level
+    if not skills and not problems:
+        problems.append(f"no language: give at least one as code:level ({levels}).")
+    return tuple(skills.items()), problems
 
 
 def annotator_spec_check(spec: AnnotatorSpec, *, languages: dict[str, Language]) -> None:
     """The checks every new annotator passes, from the form or from a CSV line.
 
-    ``languages`` maps the known codes to their rows. Raises ValidationFailed with the first reason.
+    ``languages`` maps the known codes to their rows. Raises ValidationFailed with the first reason
+    (:func:`annotator_spec_problems` gives them all).
     """
+    problems = annotator_spec_problems(spec, languages=languages)
+    if problems:
+        raise ValidationFailed(problems[0])
+
+
+def annotator_spec_problems(spec: AnnotatorSpec, *, languages: dict[str, Language]) -> list[str]:
+    """Every reason ``spec`` cannot be an annotator: its username, its e-mail address, its languages."""
+    problems = []
     max_length = get_user_model()._meta.get_field("username").max_length
     if not spec.username:
-        raise ValidationFailed("no username.")
-    if len(spec.username) > max_length:
-        raise ValidationFailed(f"the username is longer than {max_length} characters.")
-    try:
-        UnicodeUsernameValidator()(spec.username)
-    except ValidationError:
-        raise ValidationFailed(
-            f"“{spec.username}” is not a username: letters, digits and @ . + - _ only."
-        ) from None
+        problems.append("no username.")
+    elif len(spec.username) > max_length:
+        problems.append(f"the username is longer than {max_length} characters.")
+    else:
+        try:
+            UnicodeUsernameValidator()(spec.username)
+        except ValidationError:
+            problems.append(f"“{spec.username}” is not a username: letters, digits and @ . + - _ only.")
     try:
         validate_email(spec.email)
     except ValidationError:
-        raise ValidationFailed(f"“{spec.email}” is not an e-mail address.") from None
+        problems.append(f"“{spec.email}” is not an e-mail address.")
     unknown = [code for code, _ in spec.skills if code not in languages]
     if unknown:
-        raise ValidationFailed(
+        problems.append(
             f"unknown language {', '.join(f'“{c}”' for c in unknown)} (add it under Languages first)."
         )
     if not spec.skills:
-        raise ValidationFailed("no language.")
+        problems.append("no language.")
+    return problems
 
 
 def existing_user_check(user, spec: AnnotatorSpec) -> str:

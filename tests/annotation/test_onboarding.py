@@ -8,7 +8,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.importers import annotators_import
@@ -237,3 +237,28 @@ def test_import_annotators_command_prints_the_links(tmp_path, languages, capsys)
     call_command("import_annotators", str(path))
     out = capsys.readouterr().out
     assert "2 annotators: 2 created" in out and re.search(r"anna-de: /accounts/set-password/", out)
+
+
+def test_csv_names_every_problem_of_every_line_in_one_run(pm_client, tmp_path, languages, manager):
+    """Three problems on one line and a staff account on the next took three runs to find: one dry run,
+    in the admin and the command, now names all four."""
+    bad = CSV + "bad name!,not-an-address,de:nativ;xx:native,perhaps\npm,pm@example.org,de:native,yes\n"
+    expected = [
+        "team.csv line 4: “de:nativ”: the level is one of",
+        "team.csv line 4: reads_english is yes or no, not “perhaps”.",
+        "team.csv line 4: “bad name!” is not a username",
+        "team.csv line 4: “not-an-address” is not an e-mail address.",
+        "team.csv line 4: unknown language “xx”",
+        "team.csv line 5: the account “pm” exists and is not an annotator.",
+    ]
+    page = pm_client.post(IMPORT_URL, {"file": csv_file(bad)}).content.decode()
+    assert "<strong>Nothing was imported.</strong> 6 problems:" in page
+    for problem in expected:
+        assert problem in page
+    path = tmp_path / "team.csv"
+    path.write_text(bad)
+    with pytest.raises(CommandError) as caught:
+        call_command("import_annotators", str(path), "--dry-run")
+    for problem in expected:
+        assert problem in str(caught.value)
+    assert not User.objects.filter(username__in=["anna-de", "layla-ar"]).exists()
