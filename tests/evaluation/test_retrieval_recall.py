@@ -124,3 +124,30 @@ def test_the_model_key_names_weights_not_paths():
     assert a == b == "clip:m|weights:none|ckpt:sha256-0123456789abcdef"
     assert clip_model_key(model="m", checkpoint="/a/x.pt") == "clip:m|weights:none|ckpt:pending"
     assert clip_model_key(model="m", pretrained="laion") == "clip:m|weights:laion|ckpt:none"
+
+
+def test_a_collapsed_model_scores_zero_even_when_float32_round_off_splits_its_ties():
+    """A model that maps everything to one direction: its vectors, each normalised in float32 on its
+    own, differ by an ulp or two, so bit-for-bit tie-breaking gave text→image R@5 = 1/47 by luck."""
+    from evaluation.metrics.clip.retrieval import TIE_TOLERANCE
+
+    rng = np.random.default_rng(7)
+    direction = rng.standard_normal(512).astype(np.float32)
+
+    def collapsed(n):
+        rows = np.stack([direction * np.float32(1 + 1e-7 * rng.integers(1, 50)) for _ in range(n)])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    images, captions = collapsed(47), collapsed(47)
+    similarity = captions.astype(np.float64) @ images.astype(np.float64).T
+    assert 0 < np.ptp(similarity) < TIE_TOLERANCE  # not bit-equal, yet the same within the tolerance
+    result = retrieval_recall(images, captions, list(range(47)))
+    assert result.t2i == {1: 0.0, 5: 0.0, 10: 0.0} and result.i2t == {1: 0.0, 5: 0.0, 10: 0.0}
+
+
+def test_fewer_captions_than_k_says_image_to_text_recall_is_one_by_construction():
+    images = np.eye(12)
+    captions = np.eye(12)[[0, 1, 2, 3]]
+    result = retrieval_recall(images, captions, [0, 1, 2, 3])
+    assert result.i2t[5] == 1.0 and result.i2t[10] == 1.0
+    assert any("only 4 captions: image→text R@5/10 is 1 by construction" in note for note in result.notes)

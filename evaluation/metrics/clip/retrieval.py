@@ -18,14 +18,16 @@ Definitions (as seed 003 reports them, mean recall = the average of R@1, R@5, R@
   ``t2i_mean_recall`` and ``i2t_mean_recall`` are the averages of the three of one direction
   (GEM's Table 3 reports the t2i one).
 
-Ties are broken pessimistically: a wrong candidate with exactly the same similarity as the best
-right one ranks before it. So the rank of a query's answer is 1 + the number of wrong candidates
-scoring at least as high as its best right candidate, and a model that maps everything to one
-vector gets R@1 = 0, not a lucky 1. Similarity is the dot product, computed in float64, of the
+Ties are broken pessimistically: a wrong candidate with the same similarity as the best right one
+ranks before it. "The same" is within ``TIE_TOLERANCE`` (1e-6 on a cosine): embeddings come from float32
+models, and two identical vectors normalised apart give similarities an ulp or two apart, which must
+not decide a rank. So the rank of a query's answer is 1 + the number of wrong candidates scoring at
+least its best right candidate's similarity minus the tolerance, and a model that maps everything to
+one vector gets R@k = 0 (for k below the pool), not a lucky share. Similarity is the dot product, computed in float64, of the
 L2-normalised embeddings that :mod:`evaluation.metrics.clip.embedding` returns (their cosine).
 
-Recalls are fractions in [0, 1]. With fewer than k images (t2i) or captions (i2t), R@k is 1 by
-construction: :attr:`RetrievalResult.notes` says so.
+Recalls are fractions in [0, 1]. With at most k images (t2i) or captions (i2t), R@k is 1 by
+construction: :attr:`RetrievalResult.notes` says so, beside the numbers wherever they are shown.
 """
 
 from __future__ import annotations
@@ -36,9 +38,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RECALL_KS", "RetrievalDataError", "RetrievalResult", "retrieval_ranks", "retrieval_recall"]
+__all__ = [
+    "RECALL_KS",
+    "TIE_TOLERANCE",
+    "RetrievalDataError",
+    "RetrievalResult",
+    "retrieval_ranks",
+    "retrieval_recall",
+]
 
 RECALL_KS = (1, 5, 10)
+# Similarities (cosines, in [-1, 1]) closer than this are a tie: float32 round-off is ~1e-7.
+TIE_TOLERANCE = 1e-6
 
 
 class RetrievalDataError(ValueError):
@@ -130,7 +141,8 @@ def retrieval_ranks(
 
     right = similarity[np.arange(n_captions), owner]
     # Wrong images at least as similar as the right one (the right one itself is counted once, removed).
-    t2i = (similarity >= right[:, None]).sum(axis=1)  # includes the right image: 1 + wrong ones
+    t2i = (similarity >= right[:, None] - TIE_TOLERANCE).sum(axis=1)  # includes the right image: 1 + wrong
+    # The right image itself always counts once (it equals itself), so this is 1 + the wrong ones.
 
     i2t = np.full(len(images), -1, dtype=np.int64)
     own = np.zeros_like(similarity, dtype=bool)
@@ -138,7 +150,7 @@ def retrieval_ranks(
     for image in np.unique(owner):
         column = similarity[:, image]
         best = column[own[:, image]].max()
-        i2t[image] = 1 + int(((column >= best) & ~own[:, image]).sum())
+        i2t[image] = 1 + int(((column >= best - TIE_TOLERANCE) & ~own[:, image]).sum())
     return t2i.astype(np.int64), i2t
 
 
@@ -155,10 +167,16 @@ def retrieval_recall(
     queried = i2t_ranks[i2t_ranks > 0]
     n_images, n_captions = len(i2t_ranks), len(t2i_ranks)
     notes = []
-    if n_images < max(RECALL_KS):
+    if n_images <= max(RECALL_KS):
         notes.append(
             f"only {n_images} images: text→image R@k for k ≥ {n_images} is 1 by construction "
             "(chance R@1 is 1/{n_images})".replace("{n_images}", str(n_images))
+        )
+    if n_captions <= max(RECALL_KS):
+        small = [k for k in RECALL_KS if k >= n_captions]
+        notes.append(
+            f"only {n_captions} captions: image→text R@{'/'.join(map(str, small))} is 1 by construction "
+            "(every caption is within the top k)"
         )
     unqueried = n_images - len(queried)
     if unqueried:
