@@ -3,6 +3,7 @@
 import socket
 import sys
 import unicodedata
+from importlib import metadata
 
 import pytest
 
@@ -16,6 +17,7 @@ from evaluation.metrics.text.schemes import (
     TextRejected,
     UnknownScheme,
     default_scheme,
+    regex_unicode_version,
     scheme,
     scheme_for_language,
     text_signature,
@@ -263,14 +265,16 @@ def test_text_signature_format():
     assert text_signature(scheme("whitespace")) == (
         f"tok:whitespace@1+unicode-{unicode}|case:lc|punct:unicode|df:test|impl:text-1"
     )
+    grapheme = f"regex-{metadata.version('regex')}-unicode-{regex_unicode_version()}"
     assert text_signature("char", df_source="coco-train2014") == (
-        f"tok:char@2+unicode-{unicode}|case:lc|punct:unicode|df:coco-train2014|impl:text-1"
+        f"tok:char@2+unicode-{unicode}+{grapheme}|case:lc|punct:unicode|df:coco-train2014|impl:text-1"
     )
     assert (
         text_signature("pretokenized") == "tok:pretokenized|case:as-given|punct:as-given|df:test|impl:text-1"
     )
     assert (
-        tokens_signature("char", lowercase=False) == f"tok:char@2+unicode-{unicode}|case:mixed|punct:unicode"
+        tokens_signature("char", lowercase=False)
+        == f"tok:char@2+unicode-{unicode}+{grapheme}|case:mixed|punct:unicode"
     )
 
 
@@ -298,3 +302,12 @@ def test_schemes_move_cider_a_lot_in_chinese():
     assert whole.corpus["CIDEr-D"] == 0.0  # every caption is one token: no match at all
     assert chars.corpus["CIDEr-D"] > 0.5
     assert whole.signature != chars.signature
+
+
+def test_the_char_signature_names_the_grapheme_library_and_the_unicode_it_implements():
+    """Grapheme clusters come from ``regex``, which follows newer Unicode rules than Python's data (it
+    joins the Khmer conjunct 'ឆ្កែ'): a ``regex`` upgrade must change the signature with the scores."""
+    signature = text_signature("char")
+    assert f"+regex-{metadata.version('regex')}-unicode-" in signature
+    assert regex_unicode_version() not in {"unknown", unicodedata.unidata_version}
+    assert scheme("char").tokenize("ឆ្កែ", language="km") == ["ឆ្កែ"]

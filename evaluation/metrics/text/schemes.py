@@ -36,6 +36,7 @@ caption the segmenter rejects.
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -181,6 +182,24 @@ def _static(version: str) -> Callable[[], str]:
     return lambda: f"{version}+unicode-{unicodedata.unidata_version}"
 
 
+def regex_unicode_version() -> str:
+    """The Unicode version the ``regex`` package's grapheme clusters follow, as its package says ("This
+    module supports Unicode 18.0.0."); "unknown" where it does not say."""
+    try:
+        text = metadata.metadata("regex").get_payload() or ""
+    except metadata.PackageNotFoundError:
+        return "unknown"
+    found = re.search(r"supports Unicode (\d+(?:\.\d+)*)", text)
+    return found.group(1) if found else "unknown"
+
+
+def _char_version() -> str:
+    """Grapheme clusters come from ``regex``, which follows its own (newer) Unicode rules than Python's
+    data (Khmer conjuncts, Hindi): the signature names the library and the Unicode it implements, so a
+    ``regex`` upgrade that moves a cluster boundary changes the signature with the scores."""
+    return f"{_static('2')()}+regex-{metadata.version('regex')}-unicode-{regex_unicode_version()}"
+
+
 # --- PTB (coco-ptb, xm3600-ptb) -----------------------------------------------------------------
 
 
@@ -307,7 +326,7 @@ SCHEMES: dict[str, Scheme] = {
             summary="the whitespace normalisation, then one token per grapheme cluster (Latin/digit runs whole)",
             punctuation="unicode",
             split=_char,
-            version_of=_static("2"),
+            version_of=_char_version,
         ),
         Scheme(
             name=COCO_PTB,
