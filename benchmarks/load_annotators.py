@@ -53,6 +53,7 @@ BACKGROUND_RATIO_TARGET = 1.25
 
 BATCH_RE = re.compile(r"^/work/batch/(\d+)/(rate/|write/)?$")
 ASSIGNMENT_RE = re.compile(r'data-assignment="(\d+)"')
+SCREEN2_ITEM_RE = re.compile(r'data-assignment="(\d+)" data-revision="(\d+)"')
 CSRF_INPUT_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
@@ -311,21 +312,27 @@ def work_one_batch(browser: Browser, phase: Phase, campaign_id: int) -> bool:
         )
         if not expect(stats, "open_writing", status, 200):
             return True
-        status, _, _ = browser.get(stats, "screen2", f"/work/batch/{batch_id}/write/")
-        expect(stats, "screen2", status, 200)
+        status, _, html = browser.get(stats, "screen2", f"/work/batch/{batch_id}/write/")
+        if not expect(stats, "screen2", status, 200):
+            return True
 
-    for pk in ids:
+    # The draft-revision protocol as the page follows it: screen 2 names its images (control items
+    # are never on it) and each draft's stored revision; every save sends the revision it grew from
+    # and goes on from the one the server answers (a resumed batch starts from its stored drafts).
+    revisions = {int(pk): int(rev) for pk, rev in SCREEN2_ITEM_RE.findall(html.decode())}
+    for pk, base in revisions.items():
         words = ["Ein", "Hund", "läuft", "über", "den", "Strand", "am", "Abend", "neben", "dem", "Meer"]
-        for revision in range(1, random.randint(2, 3) + 1):
+        for step in range(1, random.randint(2, 3) + 1):
             phase.think(*PACE["draft"])
-            text = " ".join(words[: 3 + 3 * revision]) + f" {pk}"
-            status, _, _ = browser.post_json(
+            text = " ".join(words[: 3 + 3 * step]) + f" {pk}"
+            status, _, body = browser.post_json(
                 stats,
                 "draft",
                 f"{api}/draft/",
-                {"assignment": pk, "text": text, "base_revision": revision - 1},
+                {"assignment": pk, "text": text, "base_revision": base},
             )
-            expect(stats, "draft", status, 200)
+            if expect(stats, "draft", status, 200):
+                base = json.loads(body)["revision"]
     phase.think(*PACE["submit"])
     status, _, _ = browser.post_json(
         stats, "submit", f"{api}/submit/", {"submit_key": secrets.token_hex(16), "writing_seconds": 90.0}
