@@ -7,8 +7,8 @@ functions of :mod:`evaluation.human`. What counts:
 * side by side: control items never enter ΔS×S, the interval, the tests or alpha; pairs whose
   two captions are the same text are summarised separately ("identical pairs");
 * control items of caption and verification campaigns (rated controls) never enter any
-  number but their own pass rates (:func:`rated_controls`); captions a manager excluded after
-  reviewing their typing never enter Table 1;
+  number but their own pass rates (:func:`rated_controls`); Table 1 counts the written captions
+  of :func:`evaluation.human.references.reference_captions`, the one rule of which captions count;
 * Table 2 (quality) uses the ratings of verification campaigns only: the screen-1 ratings of
   caption campaigns rate model captions, not the human captions.
 """
@@ -26,7 +26,6 @@ from annotation.models import (
     Language,
     Rating,
     SxsJudgment,
-    WrittenCaption,
 )
 from evaluation.human import (
     ControlPassRow,
@@ -38,6 +37,7 @@ from evaluation.human import (
     rating_alpha,
     sxs_summary,
 )
+from evaluation.human.references import reference_captions
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
 
@@ -258,7 +258,7 @@ def caption_statistics_rows(
 ) -> list[CaptionStatsRow]:
     """Table 1 rows, one per language, over the submitted written captions (of every caption
     campaign, or of one), with each language's own tokeniser setting."""
-    captions = WrittenCaption.objects.counted().order_by()
+    captions = reference_captions()
     if language_code:
         captions = captions.filter(language__code=language_code)
     if campaign_id is not None:

@@ -27,7 +27,6 @@ from core.models import TimeStamped
 from evaluation.models.metrics import Metric
 from evaluation.models.sets import ImageSet, ReferenceSet
 
-
 # The states of every job and unit are the engine's (core.jobs); these names stay for the readers.
 RunStatus = JobStatus
 ChunkStatus = UnitStatus

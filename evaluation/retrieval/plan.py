@@ -15,9 +15,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import Campaign, CampaignKind, Image, Language, WrittenCaption
+from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume
+from evaluation.human.references import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (
@@ -68,8 +69,7 @@ def _lookup(model, values, what: str, **filters):
 def _campaign_captions(campaigns: list[Campaign]) -> dict[str, list[tuple[int, str]]]:
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
     rows = (
-        WrittenCaption.objects.counted()
-        .filter(campaign__in=campaigns)
+        reference_captions(campaign_ids=[c.pk for c in campaigns])
         .order_by("language__code", "image_id", "pk")
         .values_list("language__code", "image_id", "text")
     )

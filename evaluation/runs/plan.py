@@ -13,9 +13,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
+from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume
+from evaluation.human.references import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.meteor import meteor_setting
@@ -108,7 +109,7 @@ class RunPlan:
 
 def reference_image_ids(reference_set: ReferenceSet) -> set[int]:
     if reference_set.kind == ReferenceSetKind.CAMPAIGN:
-        rows = WrittenCaption.objects.counted().filter(campaign_id=reference_set.campaign_id).exclude(text="")
+        rows = reference_captions(campaign_ids=[reference_set.campaign_id])
     else:
         rows = Reference.objects.filter(reference_set=reference_set)
     return set(rows.values_list("image_id", flat=True).distinct())
