@@ -59,15 +59,12 @@ from evaluation.research.api.serializers import (
     WrittenCaptionSerializer,
 )
 from evaluation.research.comparisons import ComparisonList, comparisons_from_db, metric_runs_for_report
-from evaluation.research.correlation import correlate
 from evaluation.research.meta_evaluation import (
     ACC23_LABEL,
     MIN_ITEMS,
     SIGNIFICANCE_LEVEL,
-    trust_table,
-    with_soft_pairwise_accuracy,
 )
-from evaluation.research.trust_tables import trust_languages, trust_records
+from evaluation.research.trust_tables import model_level, trust_build, trust_languages, trust_records
 from evaluation.retrieval.selectors import (
     clip_trust_for_runs,
     retrieval_check_get,
@@ -652,9 +649,13 @@ def _system_level(
     """:func:`correlate` of the comparisons with the soft pairwise accuracy from their items; 400 for
     comparisons that cannot be correlated."""
     try:
-        results = correlate(list(found), both_directions=both_directions, n_boot=n_boot, seed=seed)
-        return with_soft_pairwise_accuracy(
-            results, list(found), found.items, n_permutations=n_permutations, n_boot=n_boot, seed=seed
+        return model_level(
+            list(found),
+            found.items,
+            both_directions=both_directions,
+            n_boot=n_boot,
+            n_permutations=n_permutations,
+            seed=seed,
         )
     except ValueError as exc:
         raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
@@ -734,17 +735,17 @@ class TrustApi(ResearchApi):
     def get(self, request):
         params = self.validated(self.FilterSerializer, request.query_params)
         found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
-        trust = clip_trust_for_runs(metric_runs_for_report(params["runs"]))
-        clip_flags = sorted(code for code, verdict in trust.items() if verdict.flagged)
         draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
-        # The pairwise accuracies in the cells are the same in both directions; mirrored is the default.
-        system = _system_level(found, both_directions=True, **draws)
-        table = None
-        if any(item.deltas for item in found.items):
-            try:
-                table = trust_table(found.items, **draws)
-            except ValueError as exc:
-                raise ValidationFailed(f"These items cannot be judged: {exc}.") from None
+        try:
+            trust = trust_build(
+                found.items,
+                list(found),
+                clip_trust=clip_trust_for_runs(metric_runs_for_report(params["runs"])),
+                **draws,
+            )
+        except ValueError as exc:
+            raise ValidationFailed(f"These comparisons cannot be judged: {exc}.") from None
+        table = trust.table
         output = {
             "measure": ACC23_LABEL,
             **draws,
@@ -752,8 +753,8 @@ class TrustApi(ResearchApi):
             "min_items": MIN_ITEMS,
             "metrics": list(table.metrics) if table else [],
             "languages": trust_languages(table) if table else {},
-            "cells": trust_records(table, system, clip_flags) if table else [],
-            "clip_flags": clip_flags,
+            "cells": trust_records(table, trust.system, trust.clip_flags) if table else [],
+            "clip_flags": trust.clip_flags,
             "skipped": found.skipped,
             "note": "" if table else (NO_ITEM if len(found) else NO_COMPARISON),
         }
