@@ -6,7 +6,7 @@
 * :mod:`.services`: ``export_prepare`` (what to export), ``export_write`` (a file and its
   ``.provenance.json`` sidecar), ``export_digest`` (the provenance with the sha256, for the web).
 
-Used by ``manage.py export`` and the download views of ``evaluation.research.views_exports``.
+Used by ``manage.py export`` and the download views of ``evaluation.research.exports.views``.
 """
 
 from .services import (
