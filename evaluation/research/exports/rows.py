@@ -351,7 +351,7 @@ def judgments(campaign: Campaign) -> Iterator[dict[str, Any]]:
         }
 
 
-# --- Time spent (issue 14): per item and batch, and per annotator for paying people ---------------------
+# --- Time spent: per item and batch, and per annotator for paying people --------------------------------
 
 WORK_TIME_COLUMNS = (
     "campaign_id",
