@@ -15,6 +15,7 @@ functions of :mod:`evaluation.human`. What counts:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
@@ -60,6 +61,24 @@ class AnnotatorControls:
     pass_rate: float
     flagged: bool
     too_few: bool
+
+
+def _annotator_controls(
+    rows: Iterable[ControlPassRow], names: Mapping[int, tuple[str, str]]
+) -> list[AnnotatorControls]:
+    """The pass-rate rows with each rater's user name and pseudonym (``names``: id -> both)."""
+    return [
+        AnnotatorControls(
+            username=names[row.rater_id][0],
+            pseudonym=names[row.rater_id][1],
+            n_controls=row.n_controls,
+            n_passed=row.n_passed,
+            pass_rate=row.pass_rate,
+            flagged=row.flagged,
+            too_few=row.too_few,
+        )
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -127,18 +146,7 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
         campaign=campaign,
         summary=sxs_summary(pairs, n_boot=n_boot, seed=seed),
         identical=sxs_summary(identical, n_boot=n_boot, seed=seed),
-        controls=[
-            AnnotatorControls(
-                username=names[row.rater_id][0],
-                pseudonym=names[row.rater_id][1],
-                n_controls=row.n_controls,
-                n_passed=row.n_passed,
-                pass_rate=row.pass_rate,
-                flagged=row.flagged,
-                too_few=row.too_few,
-            )
-            for row in control_rows
-        ],
+        controls=_annotator_controls(control_rows, names),
         control_threshold=threshold,
         n_control_judgments=len(controls),
         control_minimum=campaign.control_min_judgments,
@@ -193,18 +201,7 @@ def rated_controls(campaign: Campaign) -> RatedControls:
     )
     return RatedControls(
         campaign=campaign,
-        controls=[
-            AnnotatorControls(
-                username=names[row.rater_id][0],
-                pseudonym=names[row.rater_id][1],
-                n_controls=row.n_controls,
-                n_passed=row.n_passed,
-                pass_rate=row.pass_rate,
-                flagged=row.flagged,
-                too_few=row.too_few,
-            )
-            for row in table
-        ],
+        controls=_annotator_controls(table, names),
         threshold=campaign.control_pass_threshold,
         minimum=campaign.control_min_judgments,
         n_control_ratings=len(rows),

@@ -5,10 +5,24 @@ from __future__ import annotations
 import csv
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from evaluation.research.correlation import ALL, Comparison
+
+
+def data_rows(reader, error: Callable[[int, str], ValueError]) -> Iterator[tuple[int, list[str]]]:
+    """``(line, cells)`` of each non-blank row a CSV reader gives after its header; a row that is not
+    valid CSV raises ``error(line, reason)``. Shared by the comparisons and judgments files."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise error(reader.line_num, f"not valid CSV: {exc}") from None
+        if any(cell.strip() for cell in row):
+            yield reader.line_num, row
 
 
 class ComparisonsCsvError(ValueError):
@@ -87,16 +101,7 @@ def read_comparisons_csv(
 
         comparisons: list[Comparison] = []
         first_line: dict[tuple[str, str, str], int] = {}
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                raise ComparisonsCsvError(reader.line_num, f"not valid CSV: {exc}") from None
-            line = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
+        for line, row in data_rows(reader, ComparisonsCsvError):
             if len(row) != len(names):
                 raise ComparisonsCsvError(line, f"expected {len(names)} cells, found {len(row)}")
             cells = [cell.strip() for cell in row]

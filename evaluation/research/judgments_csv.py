@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.human.sxs import sxs_summary
-from evaluation.research.comparisons_csv import csv_number
+from evaluation.research.comparisons_csv import csv_number, data_rows
 from evaluation.research.correlation import ALL, Comparison
 from evaluation.research.meta_evaluation import Item
 
@@ -113,16 +113,7 @@ def read_judgments_csv(path: str | Path) -> Judgments:
         deltas: dict[tuple[str, str, str, str], tuple[int, dict[str, float]]] = {}
         raters: dict[tuple[str, str, str, str, str], int] = {}
         n_judgments = 0
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                raise JudgmentsCsvError(reader.line_num, f"not valid CSV: {exc}") from None
-            line = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
+        for line, row in data_rows(reader, JudgmentsCsvError):
             if len(row) != width:
                 raise JudgmentsCsvError(line, f"expected {width} cells, found {len(row)}")
             cells = [cell.strip() for cell in row]
