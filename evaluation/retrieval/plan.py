@@ -17,7 +17,7 @@ from django.db.models import Q
 
 from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import ValidationFailed
-from core.jobs.engine import ResumeResult, job_enqueue, job_resume
+from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from evaluation.human.references import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
@@ -243,11 +243,7 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
             chunks.append(
                 RetrievalChunk(retrieval_check=check, kind=RetrievalChunkKind.RECALL, language=code, index=0)
             )
-        RetrievalChunk.objects.bulk_create(chunks)
-        check.chunks_total = len(chunks)
-        check.save(update_fields=["chunks_total", "updated_at"])
-        if enqueue:
-            retrieval_check_enqueue(check=check)
+        job_units_store(RETRIEVAL_CHECK, job=check, units=chunks, enqueue=enqueue)
     return check
 
 
