@@ -12,6 +12,7 @@ from evaluation.research.meta_evaluation import (
 )
 from evaluation.research.selection import (
     DB_OPTIONS,
+    OUTPUT_FORMATS,
     comparisons_from_file,
     correlation_options,
     db_selection,
@@ -19,8 +20,6 @@ from evaluation.research.selection import (
 )
 from evaluation.research.tables import correlation_csv, correlation_json, correlation_text
 from evaluation.research.trust_tables import model_level, trust_build, trust_csv, trust_json, trust_text
-
-FORMATS = ("text", "csv", "json")
 
 
 class Command(BaseCommand):
@@ -62,7 +61,7 @@ class Command(BaseCommand):
             f"with --judgments or --runs (default {DEFAULT_N_PERMUTATIONS}).",
         )
         parser.add_argument(
-            "--format", choices=FORMATS, default="text", help="Output format (default: text)."
+            "--format", choices=OUTPUT_FORMATS, default="text", help="Output format (default: text)."
         )
 
     def handle(self, *args, **options):
