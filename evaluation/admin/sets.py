@@ -10,7 +10,7 @@ from django.contrib import admin
 
 from annotation.admin.common import StyledModelAdmin, count_of, service_form_view
 from annotation.models import Campaign, CampaignKind, Language
-from evaluation.human.references import reference_captions
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.references import (
     FORMATS,
     reference_set_describe,

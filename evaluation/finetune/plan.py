@@ -31,7 +31,7 @@ from core.jobs.engine import job_enqueue, job_resume, unit_run
 from core.scales import RATING
 from evaluation.finetune.compute import run_compute
 from evaluation.finetune.tasks import FINE_TUNE
-from evaluation.human.references import reference_captions
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.finetune import FineTuneConfig, split_images
 from evaluation.metrics.clip.finetune_files import RatingsFileError, read_ratings_csv
 from evaluation.metrics.clip.tiny import TINY_CLIP_CONFIG, TINY_CLIP_NAME, tiny_clip_checkpoint

@@ -8,7 +8,7 @@ functions of :mod:`evaluation.human`. What counts:
   two captions are the same text are summarised separately ("identical pairs");
 * control items of caption and verification campaigns (rated controls) never enter any
   number but their own pass rates (:func:`rated_controls`); Table 1 counts the written captions
-  of :func:`evaluation.human.references.reference_captions`, the one rule of which captions count;
+  of :func:`reference_captions`, the one rule of which captions count;
 * Table 2 (quality) uses the ratings of verification campaigns only: the screen-1 ratings of
   caption campaigns rate model captions, not the human captions.
 """
@@ -27,6 +27,7 @@ from annotation.models import (
     Language,
     Rating,
     SxsJudgment,
+    WrittenCaption,
 )
 from evaluation.human import (
     ControlPassRow,
@@ -38,7 +39,6 @@ from evaluation.human import (
     rating_alpha,
     sxs_summary,
 )
-from evaluation.human.references import reference_captions
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
 
@@ -248,6 +248,33 @@ def rating_results(campaign: Campaign) -> RatingResults:
         alpha=rating_alpha(rows),
         n_ratings=len(rows),
     )
+
+
+# --- Which written captions count ------------------------------------------------------------------
+# The one rule every reader of the people's captions applies: metric runs over a campaign's reference
+# set, retrieval checks, fine-tuning pairs, Table 1, the caption exports and the research API all read
+# the written captions through reference_captions, so a caption a manager excluded, or one of a held
+# batch, is left out of every number at once, and a change of the rule is made here only.
+
+
+def reference_captions(*, campaign_ids: Iterable[int] | None = None) -> QuerySet[WrittenCaption]:
+    """The written captions that count as references and in every figure, unordered.
+
+    A caption counts when annotation's ``WrittenCaption.objects.counted()`` keeps it (not excluded
+    by a manager after the review of its typing, not of a batch held for review or rejected), it
+    is not on a control item (controls are rated, never captioned: this keeps it so), and it has
+    text (an image the annotator reported may be submitted without a caption, stored empty).
+    ``campaign_ids``: only those campaigns' captions (default: every campaign's). A read; no lock.
+    """
+    captions = (
+        WrittenCaption.objects.counted()
+        .filter(assignment__item__is_control=False)
+        .exclude(text__regex=r"^\s*$")
+        .order_by()
+    )
+    if campaign_ids is not None:
+        captions = captions.filter(campaign_id__in=list(campaign_ids))
+    return captions
 
 
 def caption_statistics_rows(

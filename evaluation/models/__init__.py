@@ -5,7 +5,8 @@
 - ``runs``: metric runs as a chunked job, their chunks, caption and corpus scores, CLIP embeddings;
 - ``retrieval``: CLIP retrieval checks as a chunked job;
 - ``finetune``: registered CLIP models and fine-tuning runs;
-- ``proxies``: admin pages without a table of their own.
+- ``proxies``: admin pages without a table of their own;
+- ``fields``: fields several models declare the same way (who started a job).
 """
 
 from evaluation.models.finetune import ClipFineTune, ClipModel, TrainableParameters

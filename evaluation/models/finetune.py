@@ -11,6 +11,7 @@ from core.jobs.models import (
     SingleUnitJob,
 )
 from core.models import TimeStamped
+from evaluation.models.fields import started_by
 from evaluation.models.runs import RunStatus
 
 
@@ -115,13 +116,7 @@ class ClipFineTune(SingleUnitJob):
     model = models.OneToOneField(
         ClipModel, on_delete=models.SET_NULL, null=True, blank=True, related_name="fine_tune"
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="clip_fine_tunes",
-    )
+    created_by = started_by("clip_fine_tunes")
 
     class Meta:
         ordering = ["-created_at", "-pk"]

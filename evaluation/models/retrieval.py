@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
@@ -11,6 +10,7 @@ from core.jobs.models import (
     ChunkedJob,
     WorkUnit,
 )
+from evaluation.models.fields import started_by
 from evaluation.models.runs import ChunkStatus, RunStatus
 from evaluation.models.sets import ReferenceSet
 
@@ -45,13 +45,7 @@ class RetrievalCheck(ChunkedJob):
     )
     model_id = models.CharField(max_length=300, blank=True, help_text="The model as the workers loaded it.")
     results = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="retrieval_checks",
-    )
+    created_by = started_by("retrieval_checks")
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -11,7 +11,6 @@ and one per (run, system, metric) for the corpus score.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
@@ -24,6 +23,7 @@ from core.jobs.models import (
     WorkUnit,
 )
 from core.models import TimeStamped
+from evaluation.models.fields import started_by
 from evaluation.models.metrics import Metric
 from evaluation.models.sets import ImageSet, ReferenceSet
 
@@ -61,9 +61,7 @@ class MetricRun(ChunkedJob):
     # Requested metrics a chunk could not compute while the rest were stored: {metric: {system: reason}}
     # (METEOR without Java). The run still succeeds: its other scores are complete and correct.
     not_computed = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="metric_runs"
-    )
+    created_by = started_by("metric_runs")
 
     class Meta:
         ordering = ["-created_at", "-pk"]

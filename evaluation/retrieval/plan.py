@@ -18,7 +18,7 @@ from django.db.models import Q
 from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
-from evaluation.human.references import reference_captions
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (

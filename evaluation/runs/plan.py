@@ -16,7 +16,7 @@ from django.db.models import Q
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
-from evaluation.human.references import reference_captions
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.meteor import meteor_setting

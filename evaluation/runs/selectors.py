@@ -12,7 +12,7 @@ from annotation.models import (
     SystemCaption,
 )
 from core.errors import NotFound
-from evaluation.human.references import reference_captions
+from evaluation.human.selectors import reference_captions
 from evaluation.models import (
     ALL_METRICS,
     CorpusScore,

@@ -12,8 +12,7 @@ import pytest
 from annotation.models import AssignmentState, WrittenCaption
 from annotation.quality.models import TypingRecord
 from evaluation.finetune.plan import _campaign_data
-from evaluation.human.references import reference_captions
-from evaluation.human.selectors import caption_statistics_rows
+from evaluation.human.selectors import caption_statistics_rows, reference_captions
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.research.api.selectors import written_caption_list
 from evaluation.research.exports.rows import written_captions

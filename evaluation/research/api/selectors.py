@@ -31,8 +31,12 @@ from annotation.models import (
 )
 from annotation.selectors import campaigns_progress
 from core.errors import NotFound
-from evaluation.human.references import reference_captions
-from evaluation.human.selectors import caption_statistics_rows, rating_results, sxs_results
+from evaluation.human.selectors import (
+    caption_statistics_rows,
+    rating_results,
+    reference_captions,
+    sxs_results,
+)
 from evaluation.models import CaptionScore, ImageSet, MetricRun, ReferenceSet
 from evaluation.runs.selectors import metric_run_queryset
 

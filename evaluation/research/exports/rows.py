@@ -27,8 +27,7 @@ from annotation.models import (
 from annotation.quality.hours import annotator_hours, work_time_rows
 from core.scales import SXS
 from evaluation.human.quality import RATING_SCALE
-from evaluation.human.references import reference_captions
-from evaluation.human.selectors import DONE_STATES, rated_controls
+from evaluation.human.selectors import DONE_STATES, rated_controls, reference_captions
 from evaluation.human.sxs import normalise_choice
 
 from .writers import coco_image_id
