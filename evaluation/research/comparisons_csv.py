@@ -25,6 +25,31 @@ def data_rows(reader, error: Callable[[int, str], ValueError]) -> Iterator[tuple
             yield reader.line_num, row
 
 
+def pair_cells(
+    line: int,
+    row: list[str],
+    *,
+    width: int,
+    index: dict[str, int],
+    required: tuple[str, ...],
+    error: Callable[[int, str], ValueError],
+) -> list[str]:
+    """The row's cells, stripped, once it has ``width`` cells, none of the ``required`` columns empty,
+    a language that is not ``all`` and two different models; otherwise ``error(line, reason)``. The
+    rules every row naming a compared pair (m1, m2, language) follows, in both file formats."""
+    if len(row) != width:
+        raise error(line, f"expected {width} cells, found {len(row)}")
+    cells = [cell.strip() for cell in row]
+    for column in required:
+        if not cells[index[column]]:
+            raise error(line, f"{column} is empty")
+    if cells[index["language"]] == ALL:
+        raise error(line, f"{ALL!r} is reserved for the pooled result, not a language")
+    if cells[index["m1"]] == cells[index["m2"]]:
+        raise error(line, f"m1 and m2 are the same model ({cells[index['m1']]})")
+    return cells
+
+
 class ComparisonsCsvError(ValueError):
     """A comparisons file that cannot be used; ``line`` is the 1-based line in the file."""
 
@@ -102,17 +127,15 @@ def read_comparisons_csv(
         comparisons: list[Comparison] = []
         first_line: dict[tuple[str, str, str], int] = {}
         for line, row in data_rows(reader, ComparisonsCsvError):
-            if len(row) != len(names):
-                raise ComparisonsCsvError(line, f"expected {len(names)} cells, found {len(row)}")
-            cells = [cell.strip() for cell in row]
+            cells = pair_cells(
+                line,
+                row,
+                width=len(names),
+                index=index,
+                required=("m1", "m2", "language"),
+                error=ComparisonsCsvError,
+            )
             m1, m2, language = (cells[index[n]] for n in ("m1", "m2", "language"))
-            for column, value in (("m1", m1), ("m2", m2), ("language", language)):
-                if not value:
-                    raise ComparisonsCsvError(line, f"{column} is empty")
-            if language == ALL:
-                raise ComparisonsCsvError(line, f"{ALL!r} is reserved for the pooled result, not a language")
-            if m1 == m2:
-                raise ComparisonsCsvError(line, f"m1 and m2 are the same model ({m1})")
             key = (m1, m2, language)
             if key in first_line:
                 raise ComparisonsCsvError(
