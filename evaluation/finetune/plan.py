@@ -37,6 +37,7 @@ from evaluation.metrics.clip.finetune_files import RatingsFileError, read_rating
 from evaluation.metrics.clip.tiny import TINY_CLIP_CONFIG, TINY_CLIP_NAME, tiny_clip_checkpoint
 from evaluation.metrics.text.formats import FormatError, read_xm3600_captions
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
+from evaluation.models.fields import starter
 
 KEYS_SHOWN = 5
 DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
@@ -396,7 +397,7 @@ def fine_tune_store(*, plan: FineTunePlan, user=None, enqueue: bool = True) -> C
             config=plan.config.as_dict(),
             split_seed=plan.split_seed,
             register_as=plan.register_as,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=starter(user),
         )
         run.campaigns.set(plan.campaigns)
         folder = run_folder(run.pk)

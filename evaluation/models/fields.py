@@ -11,3 +11,9 @@ def started_by(related_name: str) -> models.ForeignKey:
     return models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name=related_name
     )
+
+
+def starter(user):
+    """The value of a ``started_by`` field for whoever asked: None for a command, a task or an anonymous
+    request, so a job is never attributed to nobody's account."""
+    return user if getattr(user, "is_authenticated", False) else None

@@ -28,6 +28,7 @@ from evaluation.models import (
     RetrievalChunkKind,
     RetrievalSource,
 )
+from evaluation.models.fields import starter
 from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 from evaluation.runs.selectors import reference_texts
 
@@ -215,7 +216,7 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
                 pretrained=params["clip_pretrained"],
                 checkpoint=params["clip_checkpoint"],
             ),
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=starter(user),
         )
         check.campaigns.set(plan.campaigns)
         check.reference_sets.set(plan.reference_sets)

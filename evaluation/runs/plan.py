@@ -35,6 +35,7 @@ from evaluation.models import (
     ReferenceSet,
     ReferenceSetKind,
 )
+from evaluation.models.fields import starter
 from evaluation.runs.compute import CIDER_DF_CHOICES, CIDER_DF_REFSET, CIDER_DF_TEST, meteor_config
 from evaluation.runs.tasks import METRIC_RUN
 
@@ -327,7 +328,7 @@ def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> Metri
             metrics=plan.metrics,
             params=plan.params,
             signatures=plan.signatures,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=starter(user),
         )
         run.systems.set(plan.systems)
         chunks = []
