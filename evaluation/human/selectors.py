@@ -110,20 +110,16 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
     pairs (no control item, no identical pair).
     The bootstrap uses ``n_boot`` resamples and ``seed`` (see :func:`evaluation.human.sxs_summary`).
     """
-    rows = (
-        SxsJudgment.objects.filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
-        .order_by("assignment__item__image__key", "pk")
-        .values_list(
-            "assignment__item__image__key",
-            "assignment__annotator_id",
-            "score",
-            "assignment__m2_side",
-            "assignment__item__is_control",
-            "assignment__item__control_kind",
-            "assignment__item__is_identical_pair",
-            "assignment__annotator__user__username",
-            "assignment__annotator__pseudonym",
-        )
+    rows = submitted_judgments(campaign).values_list(
+        "assignment__item__image__key",
+        "assignment__annotator_id",
+        "score",
+        "assignment__m2_side",
+        "assignment__item__is_control",
+        "assignment__item__control_kind",
+        "assignment__item__is_identical_pair",
+        "assignment__annotator__user__username",
+        "assignment__annotator__pseudonym",
     )
     pairs, identical, controls = [], [], []
     names: dict[int, tuple[str, str]] = {}
@@ -275,6 +271,14 @@ def reference_captions(*, campaign_ids: Iterable[int] | None = None) -> QuerySet
     if campaign_ids is not None:
         captions = captions.filter(campaign_id__in=list(campaign_ids))
     return captions
+
+
+def submitted_judgments(campaign: Campaign) -> QuerySet[SxsJudgment]:
+    """The side-by-side judgments of the campaign's submitted batches, by image key then as stored:
+    what ΔS×S and the judgments export read (a judgment of an open batch can still change)."""
+    return SxsJudgment.objects.filter(
+        assignment__item__campaign=campaign, assignment__state__in=DONE_STATES
+    ).order_by("assignment__item__image__key", "pk")
 
 
 def caption_statistics_rows(

@@ -21,13 +21,12 @@ from annotation.models import (
     CampaignKind,
     Image,
     Rating,
-    SxsJudgment,
     SystemCaption,
 )
 from annotation.quality.hours import annotator_hours, work_time_rows
 from core.scales import SXS
 from evaluation.human.quality import RATING_SCALE
-from evaluation.human.selectors import DONE_STATES, rated_controls, reference_captions
+from evaluation.human.selectors import DONE_STATES, rated_controls, reference_captions, submitted_judgments
 from evaluation.human.sxs import normalise_choice
 
 from .writers import coco_image_id
@@ -268,8 +267,7 @@ def judgments(campaign: Campaign) -> Iterator[dict[str, Any]]:
     m1's caption on both sides).
     """
     rows = (
-        SxsJudgment.objects.filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
-        .order_by("assignment__item__image__key", "pk")
+        submitted_judgments(campaign)
         .values_list(
             "pk",
             "assignment__batch_id",
