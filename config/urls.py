@@ -23,10 +23,10 @@ urlpatterns = [
         name="password_reset_complete",
     ),
     path("work/", include("annotation.urls")),
-    path("exports/", include("evaluation.research.urls_exports")),
+    path("exports/", include("evaluation.research.exports.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("evaluation.research.api.urls")),
-    path("reports/", include("evaluation.research.urls_reports")),
+    path("reports/", include("evaluation.research.reports.urls")),
     path("research/", research_views.research_home, name="research-home"),
     path("healthz", core_views.healthz, name="healthz"),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's): answer, don't 404.

@@ -91,7 +91,7 @@ TEMPLATES = [
 
 # --- Database ---------------------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
-# Reuse connections but check them before use, so that a killed connection (RELIABILITY 8)
+# Reuse connections but check them before use, so that a killed connection
 # costs only the request in flight and the next request reconnects by itself.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -132,8 +132,8 @@ LOGIN_REDIRECT_URL = "home"  # sends each role to its own area (core.views.home)
 LOGOUT_REDIRECT_URL = "login"
 
 # --- i18n -------------------------------------------------------------------------------
-# The annotator interface speaks these languages (locale/<code>/LC_MESSAGES, README "Interface
-# languages"); manager and researcher pages stay in English. An annotator's choice is stored on
+# The annotator interface speaks these languages (locale/<code>/LC_MESSAGES, docs/managers.md
+# "Interface languages and guidelines"); manager and researcher pages stay in English. An annotator's choice is stored on
 # their profile; without one a batch screen speaks its campaign's language if it is listed here.
 # Adding a language: add it here, then scripts/messages.sh and translate its .po files.
 LANGUAGE_CODE = "en"
@@ -166,7 +166,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
-# --- Uploads and images (RELIABILITY 18) ------------------------------------------------
+# --- Uploads and images: refused unless an allowed format, within bounded size and pixels ---
 IMAGE_MAX_BYTES = env.int("IMAGE_MAX_BYTES", default=25 * 1024 * 1024)
 # Pillow raises DecompressionBombError above twice this; we refuse anything above it.
 IMAGE_MAX_PIXELS = env.int("IMAGE_MAX_PIXELS", default=40_000_000)
@@ -196,7 +196,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 60 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 55 * 60
-# Fail fast when the broker is down (RELIABILITY 11) instead of hanging the request.
+# Fail fast when the broker is down instead of hanging the request: annotation goes on, and
+# starting a job says that it could not be queued.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # visibility_timeout: how long Redis waits before handing an unacknowledged task (its worker
 # died) to another worker. It must exceed the longest task (CELERY_TASK_TIME_LIMIT), or a slow
@@ -236,8 +237,8 @@ SPECTACULAR_SETTINGS = {
 
 # --- Security headers that hold everywhere ----------------------------------------------
 # Pages load scripts and styles only from our own origin (no inline script or style, no CDN), so
-# markup smuggled into a caption can neither run nor pull anything in, even if escaping failed
-# (RELIABILITY 20). django-csp sends it on every response; override the whole policy with the
+# markup smuggled into a caption can neither run nor pull anything in, even if escaping failed.
+# django-csp sends it on every response; override the whole policy with the
 # CONTENT_SECURITY_POLICY environment variable, written as the header is (core.csp parses it and
 # refuses unknown directives).
 DEFAULT_CONTENT_SECURITY_POLICY = (
@@ -258,11 +259,12 @@ SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=60 * 60 * 12)
 
 # --- Metrics ---------------------------------------------------------------------------
 # CLIPScore model: an open_clip model name with a pretrained tag, or a local checkpoint file
-# (machines without internet). See evaluation/metrics/clip/loading.py and the README.
+# (machines without internet). See evaluation/metrics/clip/loading.py and docs/metrics.md.
 CLIP_MODEL = env.str("CLIP_MODEL", default="xlm-roberta-base-ViT-B-32")
 CLIP_PRETRAINED = env.str("CLIP_PRETRAINED", default="laion5b_s13b_b90k")
 CLIP_CHECKPOINT = env.str("CLIP_CHECKPOINT", default="")
-# Empty by default: an English prompt before a non-English caption mixes languages (README).
+# Empty by default: an English prompt before a non-English caption mixes languages
+# (docs/metrics.md, "CLIPScore and RefCLIPScore").
 CLIP_PROMPT_PREFIX = env.str("CLIP_PROMPT_PREFIX", default="")
 # How image pixels reach CLIP: "exif" turns them upright by the EXIF orientation tag, as annotators see
 # them (the platform's choice); "stored" takes them as stored, as jmhessel's reference CLIPScore code does
@@ -282,7 +284,7 @@ if CLIP_IMAGE_ORIENTATION not in ("exif", "stored"):
 CLIP_UNRELIABLE_R1_RATIO = env.float("CLIP_UNRELIABLE_R1_RATIO", default=0.5)
 if not 0 < CLIP_UNRELIABLE_R1_RATIO <= 1:
     raise ImproperlyConfigured(f"CLIP_UNRELIABLE_R1_RATIO must be in (0, 1], not {CLIP_UNRELIABLE_R1_RATIO}")
-# CLIP inference speed (README "CLIPScore at XM3600 scale"). CLIP_TORCH_THREADS: torch's CPU threads
+# CLIP inference speed (docs/metrics.md, "How a worker embeds, and how fast"). CLIP_TORCH_THREADS: torch's CPU threads
 # per worker process (0: torch's default, one per core); give each of N worker processes on a machine
 # cores/N. CLIP_IMAGE_LOADER_THREADS: threads decoding the next batch of images while the model works
 # on this one (0: decode in line). CLIP_TEXT_BATCH_SIZE: texts per forward pass (batches are formed by
@@ -303,13 +305,13 @@ if CLIP_TORCH_THREADS < 0 or CLIP_IMAGE_LOADER_THREADS < 0 or CLIP_TEXT_BATCH_SI
     )
 # Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
 METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)
-# CLIP fine-tuning (README "Fine-tuning CLIPScore on the platform's judgments"): run folders (resumable
+# CLIP fine-tuning (docs/metrics.md, "Fine-tuning CLIPScore on the platform's own judgments"): run folders (resumable
 # training state, data snapshot, the fine-tuned weights) live here, on a disk every training worker
 # shares; not under MEDIA_ROOT, which may be served. A language needs CLIP_FINETUNE_MIN_RATINGS rated
 # captions (NOT-ENOUGH-INFO aside) before a run will train on it.
 CLIP_FINETUNE_DIR = env.str("CLIP_FINETUNE_DIR", default=str(BASE_DIR / "var" / "clip-finetune"))
 CLIP_FINETUNE_MIN_RATINGS = env.int("CLIP_FINETUNE_MIN_RATINGS", default=30)
-# METEOR runs the METEOR 1.5 jar under Java (README "METEOR"). Empty METEOR_JAR: the jar that ships
+# METEOR runs the METEOR 1.5 jar under Java (docs/metrics.md, "METEOR"). Empty METEOR_JAR: the jar that ships
 # with pycocoevalcap. METEOR_JAVA: the java executable (name on the PATH or a path). One scoring call
 # (one system's text chunk) is stopped after METEOR_TIMEOUT_SECONDS; the other metrics are kept.
 METEOR_JAR = env.str("METEOR_JAR", default="")
@@ -326,7 +328,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="WARNING")},
 }
 
-# Workforce quality (issue 14; README "Quality control on every campaign kind").
+# Workforce quality (docs/managers.md, "Workforce quality: typing checks, image reports, hours").
 # Reports of a problem with an image ("broken", "offensive", "private") by this many different
 # trusted reporters in one campaign take the image out of that campaign's pool until a manager puts
 # it back (docs/crowd-quality.md: who is trusted; a manager may extend it to every campaign).

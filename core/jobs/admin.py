@@ -101,6 +101,16 @@ class JobAdminMixin:
     job_kind: JobKind = None  # type: ignore[assignment]
     job_resume_service: Callable | None = None
     actions = ["resume"]
+    # Who started the job and when each step of its life happened: the tail of every kind's fields.
+    LIFECYCLE_FIELDS = (
+        "started_by",
+        "created_at",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "duration",
+        "timings",
+    )
 
     def _resume_one(self, request, job_id: int):
         service = self.job_resume_service or (lambda **kw: job_resume(self.job_kind, **kw))

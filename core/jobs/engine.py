@@ -298,6 +298,16 @@ def job_enqueue(kind: JobKind, *, job) -> None:
     transaction.on_commit(lambda: job_send(kind, job_id))
 
 
+def job_units_store(kind: JobKind, *, job, units: list, enqueue: bool = True) -> None:
+    """Store a new chunked job's units, count them on the job, and (``enqueue``) send them on commit
+    (:func:`job_enqueue`). Runs in the caller's transaction, which the caller holds."""
+    kind.unit_model.objects.bulk_create(units)
+    job.chunks_total = len(units)
+    job.save(update_fields=["chunks_total", "updated_at"])
+    if enqueue:
+        job_enqueue(kind, job=job)
+
+
 def _ready(kind: JobKind, job_id: int) -> list[int]:
     if kind.ready is not None:
         return kind.ready(job_id)

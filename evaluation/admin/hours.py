@@ -8,30 +8,19 @@ from datetime import UTC, datetime, time, timedelta
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
-from django.urls import reverse
 
-from annotation.admin.common import StyledModelAdmin, seconds_display
+from annotation.admin.common import seconds_display
 from annotation.models import Campaign
 from annotation.quality.hours import annotator_hours
+from evaluation.admin.pages import ReadOnlyPageAdmin
 from evaluation.models import AnnotatorHours
-from evaluation.research.exports.rows import utc_iso
+from evaluation.research.exports.rows import HOURS_COLUMNS, utc_iso
 from evaluation.research.exports.writers import csv_lines
 
-CSV_COLUMNS = (
-    "annotator",
-    "annotator_username",
-    "batches",
-    "items",
-    "control_items",
-    "screen_hours",
-    "unmeasured_batches",
-    "wall_hours",
-    "first_submit",
-    "last_submit",
-)
+# The hours export's columns without the campaign, with the user name the manager needs to pay.
+CSV_COLUMNS = ("annotator", "annotator_username", *HOURS_COLUMNS[3:])
 
 
 class HoursFilter(forms.Form):
@@ -55,19 +44,8 @@ def _moment(day, *, next_day: bool = False):
 
 
 @admin.register(AnnotatorHours)
-class AnnotatorHoursAdmin(StyledModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def changelist_view(self, request, extra_context=None):
-        if not self.has_view_permission(request):
-            raise PermissionDenied
+class AnnotatorHoursAdmin(ReadOnlyPageAdmin):
+    def page_view(self, request, extra_context=None):
         form = HoursFilter(request.GET or None)
         rows = []
         if form.is_bound and not form.is_valid():
@@ -122,6 +100,3 @@ class AnnotatorHoursAdmin(StyledModelAdmin):
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/evaluation/annotatorhours/change_list.html", context)
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        return HttpResponseRedirect(reverse("admin:evaluation_annotatorhours_changelist"))

@@ -92,20 +92,25 @@ def sxs_panel(results: SxsResults) -> dict:
         "threshold": f"{results.control_threshold:.0%}",
         "minimum": results.control_minimum,
         "n_control_judgments": results.n_control_judgments,
-        "controls": [
-            {
-                "username": row.username,
-                "pseudonym": row.pseudonym,
-                "n_controls": row.n_controls,
-                "n_passed": row.n_passed,
-                "pass_rate": f"{row.pass_rate:.0%}",
-                "flagged": row.flagged,
-                "verdict": _control_verdict(row, results.control_minimum),
-            }
-            for row in results.controls
-        ],
+        "controls": _control_rows(results.controls, results.control_minimum),
         "flagged": [row.username for row in results.flagged],
     }
+
+
+def _control_rows(controls, minimum: int) -> list[dict]:
+    """One row per annotator of a controls table (side-by-side or rated), as the panels show it."""
+    return [
+        {
+            "username": row.username,
+            "pseudonym": row.pseudonym,
+            "n_controls": row.n_controls,
+            "n_passed": row.n_passed,
+            "pass_rate": f"{row.pass_rate:.0%}",
+            "flagged": row.flagged,
+            "verdict": _control_verdict(row, minimum),
+        }
+        for row in controls
+    ]
 
 
 def rated_controls_panel(results: RatedControls) -> dict:
@@ -118,18 +123,7 @@ def rated_controls_panel(results: RatedControls) -> dict:
         "threshold": f"{results.threshold:.0%}",
         "minimum": results.minimum,
         "n_control_ratings": results.n_control_ratings,
-        "controls": [
-            {
-                "username": row.username,
-                "pseudonym": row.pseudonym,
-                "n_controls": row.n_controls,
-                "n_passed": row.n_passed,
-                "pass_rate": f"{row.pass_rate:.0%}",
-                "flagged": row.flagged,
-                "verdict": _control_verdict(row, results.minimum),
-            }
-            for row in results.controls
-        ],
+        "controls": _control_rows(results.controls, results.minimum),
         "flagged": [row.username for row in results.flagged],
     }
 

@@ -105,13 +105,7 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         "languages_list",
         "results_table",
         "figure",
-        "started_by",
-        "created_at",
-        "queued_at",
-        "started_at",
-        "finished_at",
-        "duration",
-        "timings",
+        *JobAdminMixin.LIFECYCLE_FIELDS,
         "versions",
     ]
     job_fields = check_fields

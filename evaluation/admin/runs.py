@@ -164,13 +164,7 @@ class MetricRunAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
         "signature_list",
         "clip_trust",
         "versions",
-        "started_by",
-        "created_at",
-        "queued_at",
-        "started_at",
-        "finished_at",
-        "duration",
-        "timings",
+        *JobAdminMixin.LIFECYCLE_FIELDS,
         "corpus_scores_table",
     ]
     job_fields = run_fields

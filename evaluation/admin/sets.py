@@ -10,6 +10,7 @@ from django.contrib import admin
 
 from annotation.admin.common import StyledModelAdmin, count_of, service_form_view
 from annotation.models import Campaign, CampaignKind, Language
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.references import (
     FORMATS,
     reference_set_describe,
@@ -117,7 +118,7 @@ class ReferenceSetAdmin(StyledModelAdmin):
             count = (
                 reference_set.references.count()
                 if reference_set.kind == ReferenceSetKind.IMPORTED
-                else f"the campaign's {reference_set.campaign.written_captions.count()}"
+                else f"the campaign's {reference_captions(campaign_ids=[reference_set.campaign_id]).count()}"
             )
             return (
                 f"Reference set “{reference_set.name}” ({reference_set.language.code}, "

@@ -4,34 +4,20 @@ campaigns with their ΔS×S."""
 from __future__ import annotations
 
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
 
-from annotation.admin.common import StyledModelAdmin
+from evaluation.admin.pages import ReadOnlyPageAdmin
 from evaluation.admin.results import language_statistics_tables
 from evaluation.human.selectors import language_tables, sxs_table_rows
 from evaluation.models import LanguageStatistics
 
 
 @admin.register(LanguageStatistics)
-class LanguageStatisticsAdmin(StyledModelAdmin):
+class LanguageStatisticsAdmin(ReadOnlyPageAdmin):
     """One read-only page: per language, Table 1 (captions) and Table 2 (quality), and the
     side-by-side campaigns with their ΔS×S."""
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def changelist_view(self, request, extra_context=None):
-        if not self.has_view_permission(request):
-            raise PermissionDenied
+    def page_view(self, request, extra_context=None):
         context = {
             **self.admin_site.each_context(request),
             "title": "Language statistics",
@@ -41,6 +27,3 @@ class LanguageStatisticsAdmin(StyledModelAdmin):
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/evaluation/languagestatistics/change_list.html", context)
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        return HttpResponseRedirect(reverse("admin:evaluation_languagestatistics_changelist"))

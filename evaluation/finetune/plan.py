@@ -25,17 +25,19 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import AssignmentState, Campaign, CampaignKind, Image, Language, Rating, WrittenCaption
+from annotation.models import AssignmentState, Campaign, CampaignKind, Image, Language, Rating
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.jobs.engine import job_enqueue, job_resume, unit_run
 from core.scales import RATING
 from evaluation.finetune.compute import run_compute
 from evaluation.finetune.tasks import FINE_TUNE
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.finetune import FineTuneConfig, split_images
 from evaluation.metrics.clip.finetune_files import RatingsFileError, read_ratings_csv
 from evaluation.metrics.clip.tiny import TINY_CLIP_CONFIG, TINY_CLIP_NAME, tiny_clip_checkpoint
 from evaluation.metrics.text.formats import FormatError, read_xm3600_captions
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
+from evaluation.models.fields import starter
 
 KEYS_SHOWN = 5
 DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
@@ -128,7 +130,7 @@ def _campaign_data(campaigns: list[Campaign]) -> tuple[list[list], list[list]]:
     rating_ids = [c.pk for c in campaigns if c.kind == CampaignKind.RATING]
     pairs = [
         [image_id, text, code]
-        for image_id, text, code in WrittenCaption.objects.filter(campaign_id__in=caption_ids)
+        for image_id, text, code in reference_captions(campaign_ids=caption_ids)
         .order_by("pk")
         .values_list("image_id", "text", "language__code")
         if text.strip()
@@ -154,7 +156,7 @@ def _campaign_data(campaigns: list[Campaign]) -> tuple[list[list], list[list]]:
         Rating.objects.filter(
             assignment__item__campaign_id__in=rating_ids,
             assignment__state__in=DONE_STATES,
-            assignment__item__written_caption__isnull=False,
+            assignment__item__written_caption__in=reference_captions(),
         )
         .order_by("pk")
         .values_list(
@@ -395,7 +397,7 @@ def fine_tune_store(*, plan: FineTunePlan, user=None, enqueue: bool = True) -> C
             config=plan.config.as_dict(),
             split_seed=plan.split_seed,
             register_as=plan.register_as,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=starter(user),
         )
         run.campaigns.set(plan.campaigns)
         folder = run_folder(run.pk)

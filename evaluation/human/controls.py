@@ -12,7 +12,7 @@ A side-by-side campaign can mix in control pairs that look like any other pair:
   MUCH-BETTER for it, i.e. a score from m2's side <= -2. SLIGHTLY-BETTER is not enough: a
   caption of another picture is not "slightly" worse.
 
-Rated controls (screen 1 of a caption campaign, verification campaigns; issue 14) are judged on
+Rated controls (screen 1 of a caption campaign, verification campaigns) are judged on
 the 5-level rating scale, their "score" is the rating's stored code:
 
 * ``mismatched``: a caption of ANOTHER image shown as this image's caption. It PASSES when rated

@@ -7,14 +7,15 @@ functions of :mod:`evaluation.human`. What counts:
 * side by side: control items never enter ΔS×S, the interval, the tests or alpha; pairs whose
   two captions are the same text are summarised separately ("identical pairs");
 * control items of caption and verification campaigns (rated controls) never enter any
-  number but their own pass rates (:func:`rated_controls`); captions a manager excluded after
-  reviewing their typing never enter Table 1;
+  number but their own pass rates (:func:`rated_controls`); Table 1 counts the written captions
+  of :func:`reference_captions`, the one rule of which captions count;
 * Table 2 (quality) uses the ratings of verification campaigns only: the screen-1 ratings of
   caption campaigns rate model captions, not the human captions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
@@ -62,6 +63,24 @@ class AnnotatorControls:
     too_few: bool
 
 
+def _annotator_controls(
+    rows: Iterable[ControlPassRow], names: Mapping[int, tuple[str, str]]
+) -> list[AnnotatorControls]:
+    """The pass-rate rows with each rater's user name and pseudonym (``names``: id -> both)."""
+    return [
+        AnnotatorControls(
+            username=names[row.rater_id][0],
+            pseudonym=names[row.rater_id][1],
+            n_controls=row.n_controls,
+            n_passed=row.n_passed,
+            pass_rate=row.pass_rate,
+            flagged=row.flagged,
+            too_few=row.too_few,
+        )
+        for row in rows
+    ]
+
+
 @dataclass(frozen=True)
 class SxsResults:
     """A side-by-side campaign's numbers: ``summary`` over its real pairs (no control, no identical
@@ -91,20 +110,16 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
     pairs (no control item, no identical pair).
     The bootstrap uses ``n_boot`` resamples and ``seed`` (see :func:`evaluation.human.sxs_summary`).
     """
-    rows = (
-        SxsJudgment.objects.filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
-        .order_by("assignment__item__image__key", "pk")
-        .values_list(
-            "assignment__item__image__key",
-            "assignment__annotator_id",
-            "score",
-            "assignment__m2_side",
-            "assignment__item__is_control",
-            "assignment__item__control_kind",
-            "assignment__item__is_identical_pair",
-            "assignment__annotator__user__username",
-            "assignment__annotator__pseudonym",
-        )
+    rows = submitted_judgments(campaign).values_list(
+        "assignment__item__image__key",
+        "assignment__annotator_id",
+        "score",
+        "assignment__m2_side",
+        "assignment__item__is_control",
+        "assignment__item__control_kind",
+        "assignment__item__is_identical_pair",
+        "assignment__annotator__user__username",
+        "assignment__annotator__pseudonym",
     )
     pairs, identical, controls = [], [], []
     names: dict[int, tuple[str, str]] = {}
@@ -127,18 +142,7 @@ def sxs_results(campaign: Campaign, *, n_boot: int = DEFAULT_N_BOOT, seed: int =
         campaign=campaign,
         summary=sxs_summary(pairs, n_boot=n_boot, seed=seed),
         identical=sxs_summary(identical, n_boot=n_boot, seed=seed),
-        controls=[
-            AnnotatorControls(
-                username=names[row.rater_id][0],
-                pseudonym=names[row.rater_id][1],
-                n_controls=row.n_controls,
-                n_passed=row.n_passed,
-                pass_rate=row.pass_rate,
-                flagged=row.flagged,
-                too_few=row.too_few,
-            )
-            for row in control_rows
-        ],
+        controls=_annotator_controls(control_rows, names),
         control_threshold=threshold,
         n_control_judgments=len(controls),
         control_minimum=campaign.control_min_judgments,
@@ -193,18 +197,7 @@ def rated_controls(campaign: Campaign) -> RatedControls:
     )
     return RatedControls(
         campaign=campaign,
-        controls=[
-            AnnotatorControls(
-                username=names[row.rater_id][0],
-                pseudonym=names[row.rater_id][1],
-                n_controls=row.n_controls,
-                n_passed=row.n_passed,
-                pass_rate=row.pass_rate,
-                flagged=row.flagged,
-                too_few=row.too_few,
-            )
-            for row in table
-        ],
+        controls=_annotator_controls(table, names),
         threshold=campaign.control_pass_threshold,
         minimum=campaign.control_min_judgments,
         n_control_ratings=len(rows),
@@ -253,12 +246,47 @@ def rating_results(campaign: Campaign) -> RatingResults:
     )
 
 
+# --- Which written captions count ------------------------------------------------------------------
+# The one rule every reader of the people's captions applies: metric runs over a campaign's reference
+# set, retrieval checks, fine-tuning pairs, Table 1, the caption exports and the research API all read
+# the written captions through reference_captions, so a caption a manager excluded, or one of a held
+# batch, is left out of every number at once, and a change of the rule is made here only.
+
+
+def reference_captions(*, campaign_ids: Iterable[int] | None = None) -> QuerySet[WrittenCaption]:
+    """The written captions that count as references and in every figure, unordered.
+
+    A caption counts when annotation's ``WrittenCaption.objects.counted()`` keeps it (not excluded
+    by a manager after the review of its typing, not of a batch held for review or rejected), it
+    is not on a control item (controls are rated, never captioned: this keeps it so), and it has
+    text (an image the annotator reported may be submitted without a caption, stored empty).
+    ``campaign_ids``: only those campaigns' captions (default: every campaign's). A read; no lock.
+    """
+    captions = (
+        WrittenCaption.objects.counted()
+        .filter(assignment__item__is_control=False)
+        .exclude(text__regex=r"^\s*$")
+        .order_by()
+    )
+    if campaign_ids is not None:
+        captions = captions.filter(campaign_id__in=list(campaign_ids))
+    return captions
+
+
+def submitted_judgments(campaign: Campaign) -> QuerySet[SxsJudgment]:
+    """The side-by-side judgments of the campaign's submitted batches, by image key then as stored:
+    what ΔS×S and the judgments export read (a judgment of an open batch can still change)."""
+    return SxsJudgment.objects.filter(
+        assignment__item__campaign=campaign, assignment__state__in=DONE_STATES
+    ).order_by("assignment__item__image__key", "pk")
+
+
 def caption_statistics_rows(
     *, language_code: str | None = None, campaign_id: int | None = None
 ) -> list[CaptionStatsRow]:
     """Table 1 rows, one per language, over the submitted written captions (of every caption
     campaign, or of one), with each language's own tokeniser setting."""
-    captions = WrittenCaption.objects.counted().order_by()
+    captions = reference_captions()
     if language_code:
         captions = captions.filter(language__code=language_code)
     if campaign_id is not None:

@@ -5,10 +5,49 @@ from __future__ import annotations
 import csv
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from evaluation.research.correlation import ALL, Comparison
+
+
+def data_rows(reader, error: Callable[[int, str], ValueError]) -> Iterator[tuple[int, list[str]]]:
+    """``(line, cells)`` of each non-blank row a CSV reader gives after its header; a row that is not
+    valid CSV raises ``error(line, reason)``. Shared by the comparisons and judgments files."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise error(reader.line_num, f"not valid CSV: {exc}") from None
+        if any(cell.strip() for cell in row):
+            yield reader.line_num, row
+
+
+def pair_cells(
+    line: int,
+    row: list[str],
+    *,
+    width: int,
+    index: dict[str, int],
+    required: tuple[str, ...],
+    error: Callable[[int, str], ValueError],
+) -> list[str]:
+    """The row's cells, stripped, once it has ``width`` cells, none of the ``required`` columns empty,
+    a language that is not ``all`` and two different models; otherwise ``error(line, reason)``. The
+    rules every row naming a compared pair (m1, m2, language) follows, in both file formats."""
+    if len(row) != width:
+        raise error(line, f"expected {width} cells, found {len(row)}")
+    cells = [cell.strip() for cell in row]
+    for column in required:
+        if not cells[index[column]]:
+            raise error(line, f"{column} is empty")
+    if cells[index["language"]] == ALL:
+        raise error(line, f"{ALL!r} is reserved for the pooled result, not a language")
+    if cells[index["m1"]] == cells[index["m2"]]:
+        raise error(line, f"m1 and m2 are the same model ({cells[index['m1']]})")
+    return cells
 
 
 class ComparisonsCsvError(ValueError):
@@ -87,27 +126,16 @@ def read_comparisons_csv(
 
         comparisons: list[Comparison] = []
         first_line: dict[tuple[str, str, str], int] = {}
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                raise ComparisonsCsvError(reader.line_num, f"not valid CSV: {exc}") from None
-            line = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(names):
-                raise ComparisonsCsvError(line, f"expected {len(names)} cells, found {len(row)}")
-            cells = [cell.strip() for cell in row]
+        for line, row in data_rows(reader, ComparisonsCsvError):
+            cells = pair_cells(
+                line,
+                row,
+                width=len(names),
+                index=index,
+                required=("m1", "m2", "language"),
+                error=ComparisonsCsvError,
+            )
             m1, m2, language = (cells[index[n]] for n in ("m1", "m2", "language"))
-            for column, value in (("m1", m1), ("m2", m2), ("language", language)):
-                if not value:
-                    raise ComparisonsCsvError(line, f"{column} is empty")
-            if language == ALL:
-                raise ComparisonsCsvError(line, f"{ALL!r} is reserved for the pooled result, not a language")
-            if m1 == m2:
-                raise ComparisonsCsvError(line, f"m1 and m2 are the same model ({m1})")
             key = (m1, m2, language)
             if key in first_line:
                 raise ComparisonsCsvError(

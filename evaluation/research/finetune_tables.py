@@ -17,13 +17,8 @@ from typing import Any
 import numpy as np
 
 from core.scales import RATING
-from evaluation.research.correlation import (
-    CORRELATION_N_BOOT,
-    _batch_kendall,
-    _batch_spearman,
-    _rng,
-    percentile_interval,
-)
+from evaluation.research.bootstrap import batch_kendall, batch_spearman, percentile_interval, seeded_rng
+from evaluation.research.correlation import CORRELATION_N_BOOT
 from evaluation.research.per_caption import per_caption_agreement
 
 MODELS = ("base", "fine_tuned")
@@ -58,14 +53,14 @@ def before_after(
         entry["delta_tau_b"] = None
         entry["delta_tau_b_ci"] = None
         if len(rows) >= 3 and n_boot > 0:
-            picks = _rng(seed, f"finetune:{language}").integers(0, len(rows), size=(n_boot, len(rows)))
+            picks = seeded_rng(seed, f"finetune:{language}").integers(0, len(rows), size=(n_boot, len(rows)))
             taus = {}
             for name in MODELS:
                 x = scores[name][picks]
-                tau_b, _ = _batch_kendall(x, y[picks])
+                tau_b, _ = batch_kendall(x, y[picks])
                 taus[name] = tau_b
                 entry[name]["kendall_tau_b_ci"] = _interval(tau_b)
-                entry[name]["spearman_ci"] = _interval(_batch_spearman(x, y[picks]))
+                entry[name]["spearman_ci"] = _interval(batch_spearman(x, y[picks]))
             base, tuned = entry["base"]["kendall_tau_b"], entry["fine_tuned"]["kendall_tau_b"]
             if base is not None and tuned is not None:
                 entry["delta_tau_b"] = tuned - base

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.human.sxs import sxs_summary
-from evaluation.research.comparisons_csv import csv_number
-from evaluation.research.correlation import ALL, Comparison
+from evaluation.research.comparisons_csv import csv_number, data_rows, pair_cells
+from evaluation.research.correlation import Comparison
 from evaluation.research.meta_evaluation import Item
 
 __all__ = ["REQUIRED_COLUMNS", "Judgments", "JudgmentsCsvError", "read_judgments_csv"]
@@ -113,27 +113,11 @@ def read_judgments_csv(path: str | Path) -> Judgments:
         deltas: dict[tuple[str, str, str, str], tuple[int, dict[str, float]]] = {}
         raters: dict[tuple[str, str, str, str, str], int] = {}
         n_judgments = 0
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                raise JudgmentsCsvError(reader.line_num, f"not valid CSV: {exc}") from None
-            line = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != width:
-                raise JudgmentsCsvError(line, f"expected {width} cells, found {len(row)}")
-            cells = [cell.strip() for cell in row]
+        for line, row in data_rows(reader, JudgmentsCsvError):
+            cells = pair_cells(
+                line, row, width=width, index=index, required=REQUIRED_COLUMNS[:5], error=JudgmentsCsvError
+            )
             language, image, m1, m2, rater = (cells[index[n]] for n in REQUIRED_COLUMNS[:5])
-            for column, value in zip(REQUIRED_COLUMNS[:5], (language, image, m1, m2, rater)):
-                if not value:
-                    raise JudgmentsCsvError(line, f"{column} is empty")
-            if language == ALL:
-                raise JudgmentsCsvError(line, f"{ALL!r} is reserved for the pooled result, not a language")
-            if m1 == m2:
-                raise JudgmentsCsvError(line, f"m1 and m2 are the same model ({m1})")
             key = (language, m1, m2, image)
             if (*key, rater) in raters:
                 raise JudgmentsCsvError(

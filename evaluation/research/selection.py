@@ -15,6 +15,10 @@ from evaluation.research.correlation import CORRELATION_N_BOOT, Comparison
 DB_OPTIONS = ("runs", "campaigns", "languages", "metrics")
 
 
+# What ``correlate`` and ``report`` print: --format text (the default), csv or json.
+OUTPUT_FORMATS = ("text", "csv", "json")
+
+
 def selection_arguments(parser, *, csv_help: str) -> None:
     parser.add_argument(
         "--runs",

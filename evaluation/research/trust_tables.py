@@ -1,8 +1,9 @@
 """The trust table (metrics × languages, item-level acc23) as text, CSV, JSON and the cells of the page.
 
 One cell is "acc23 [95% interval] #rank", ``*`` marking the best cluster; a language whose items
-cannot tell the metrics apart says so with its count. Shared by ``correlate --judgments``, the
-``report`` command (``trust.txt``, ``trust.csv``, ``trust.json``), the report page and the API.
+cannot tell the metrics apart says so with its count. :func:`trust_build` makes the table and what
+fills its cells; ``correlate --judgments``, the ``report`` command (``trust.txt``, ``trust.csv``,
+``trust.json``), the report page, its heatmap and the API all call it, then render it here.
 """
 
 from __future__ import annotations
@@ -11,14 +12,26 @@ import csv
 import io
 import json
 import textwrap
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation.research.correlation import CorrelationResult
-from evaluation.research.meta_evaluation import MIN_ITEMS, MetricVerdict, TrustTable
+from evaluation.research.correlation import CORRELATION_N_BOOT, Comparison, CorrelationResult, correlate
+from evaluation.research.meta_evaluation import (
+    DEFAULT_N_PERMUTATIONS,
+    MIN_ITEMS,
+    Item,
+    MetricVerdict,
+    TrustTable,
+    trust_table,
+    with_soft_pairwise_accuracy,
+)
 from evaluation.research.tables import MISSING_TEXT, csv_safe
 
 __all__ = [
+    "Trust",
+    "model_level",
+    "trust_build",
     "trust_cell_text",
     "trust_csv",
     "trust_html",
@@ -27,6 +40,65 @@ __all__ = [
     "trust_records",
     "trust_text",
 ]
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What every view of the trust table shows. ``table`` is None when no item has a metric score
+    (nothing judged, or no per-caption scores); ``system`` holds the model level's correlations with
+    the pairwise and soft pairwise accuracies of the cells (empty when not asked for); ``clip_flags``
+    the languages whose CLIPScore / RefCLIPScore cells are marked unreliable, sorted."""
+
+    table: TrustTable | None
+    system: dict[str, dict[str, CorrelationResult]] = field(default_factory=dict)
+    clip_flags: list[str] = field(default_factory=list)
+
+
+def model_level(
+    comparisons: Sequence[Comparison],
+    items: Sequence[Item] = (),
+    *,
+    both_directions: bool = True,
+    n_boot: int = CORRELATION_N_BOOT,
+    n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    seed: int = 0,
+) -> dict[str, dict[str, CorrelationResult]]:
+    """:func:`~evaluation.research.correlation.correlate` of the comparisons, with the soft pairwise
+    accuracy when the judged ``items`` behind them are known. Pure; raises ``ValueError`` like both."""
+    comparisons = list(comparisons)
+    results = correlate(comparisons, both_directions=both_directions, n_boot=n_boot, seed=seed)
+    if not items:
+        return results
+    return with_soft_pairwise_accuracy(
+        results, comparisons, items, n_permutations=n_permutations, n_boot=n_boot, seed=seed
+    )
+
+
+def trust_build(
+    items: Sequence[Item],
+    comparisons: Sequence[Comparison] | None = None,
+    *,
+    metrics: Sequence[str] | None = None,
+    clip_trust: Mapping[str, Any] | None = None,
+    both_directions: bool = True,
+    n_boot: int = CORRELATION_N_BOOT,
+    n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    seed: int = 0,
+) -> Trust:
+    """The trust table of ``items`` and, when ``comparisons`` (those behind the items) are given, the
+    model level that fills its cells: :func:`~evaluation.research.correlation.correlate` with the soft
+    pairwise accuracy (the pairwise accuracies are the same in both directions; ``both_directions``
+    matters only to the correlations). ``clip_trust``: language code -> a retrieval verdict with a
+    ``flagged`` attribute. The same arguments give the same numbers. Pure; raises ``ValueError`` like
+    :func:`~evaluation.research.meta_evaluation.trust_table` and ``correlate``."""
+    items = list(items)
+    draws = {"n_boot": n_boot, "n_permutations": n_permutations, "seed": seed}
+    system: dict[str, dict[str, CorrelationResult]] = {}
+    if comparisons is not None:
+        system = model_level(comparisons, items, both_directions=both_directions, **draws)
+    table = trust_table(items, metrics=metrics, **draws) if any(item.deltas for item in items) else None
+    flags = sorted(code for code, verdict in (clip_trust or {}).items() if verdict.flagged)
+    return Trust(table, system, flags)
 
 
 def _num(value: float | None, fmt: str = ".3f") -> str:

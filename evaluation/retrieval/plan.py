@@ -15,9 +15,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import Campaign, CampaignKind, Image, Language, WrittenCaption
+from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import ValidationFailed
-from core.jobs.engine import ResumeResult, job_enqueue, job_resume
+from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (
@@ -27,6 +28,7 @@ from evaluation.models import (
     RetrievalChunkKind,
     RetrievalSource,
 )
+from evaluation.models.fields import starter
 from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 from evaluation.runs.selectors import reference_texts
 
@@ -68,8 +70,7 @@ def _lookup(model, values, what: str, **filters):
 def _campaign_captions(campaigns: list[Campaign]) -> dict[str, list[tuple[int, str]]]:
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
     rows = (
-        WrittenCaption.objects.counted()
-        .filter(campaign__in=campaigns)
+        reference_captions(campaign_ids=[c.pk for c in campaigns])
         .order_by("language__code", "image_id", "pk")
         .values_list("language__code", "image_id", "text")
     )
@@ -215,7 +216,7 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
                 pretrained=params["clip_pretrained"],
                 checkpoint=params["clip_checkpoint"],
             ),
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=starter(user),
         )
         check.campaigns.set(plan.campaigns)
         check.reference_sets.set(plan.reference_sets)
@@ -243,11 +244,7 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
             chunks.append(
                 RetrievalChunk(retrieval_check=check, kind=RetrievalChunkKind.RECALL, language=code, index=0)
             )
-        RetrievalChunk.objects.bulk_create(chunks)
-        check.chunks_total = len(chunks)
-        check.save(update_fields=["chunks_total", "updated_at"])
-        if enqueue:
-            retrieval_check_enqueue(check=check)
+        job_units_store(RETRIEVAL_CHECK, job=check, units=chunks, enqueue=enqueue)
     return check
 
 

@@ -13,9 +13,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import CaptioningSystem, Image, Language, SystemCaption, WrittenCaption
+from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from core.errors import NotFound, ValidationFailed
-from core.jobs.engine import ResumeResult, job_enqueue, job_resume
+from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
+from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.meteor import meteor_setting
@@ -34,6 +35,7 @@ from evaluation.models import (
     ReferenceSet,
     ReferenceSetKind,
 )
+from evaluation.models.fields import starter
 from evaluation.runs.compute import CIDER_DF_CHOICES, CIDER_DF_REFSET, CIDER_DF_TEST, meteor_config
 from evaluation.runs.tasks import METRIC_RUN
 
@@ -108,7 +110,7 @@ class RunPlan:
 
 def reference_image_ids(reference_set: ReferenceSet) -> set[int]:
     if reference_set.kind == ReferenceSetKind.CAMPAIGN:
-        rows = WrittenCaption.objects.counted().filter(campaign_id=reference_set.campaign_id).exclude(text="")
+        rows = reference_captions(campaign_ids=[reference_set.campaign_id])
     else:
         rows = Reference.objects.filter(reference_set=reference_set)
     return set(rows.values_list("image_id", flat=True).distinct())
@@ -298,39 +300,11 @@ def metric_run_plan(
 # --- Create, enqueue, resume ------------------------------------------------------------------
 
 
-def metric_run_create(
-    *,
-    name: str | None,
-    language_code: str,
-    system_names: list[str],
-    reference_set_id: int,
-    image_set_id: int | None = None,
-    metrics: list[str],
-    image_orientation: str | None = None,
-    cider_df: str = CIDER_DF_TEST,
-    scheme: str | None = None,
-    clip_model_name: str | None = None,
-    user=None,
-    enqueue: bool = True,
-) -> MetricRun:
-    """Validate (see :func:`metric_run_plan`), then store and enqueue the run (:func:`metric_run_store`).
-
-    Raises ValidationFailed / NotFound before storing anything, and :class:`JobsUnavailable`
-    (after the run is stored and marked failed) when the broker is unreachable.
-    """
-    plan = metric_run_plan(
-        name=name,
-        language_code=language_code,
-        system_names=system_names,
-        reference_set_id=reference_set_id,
-        image_set_id=image_set_id,
-        metrics=metrics,
-        image_orientation=image_orientation,
-        cider_df=cider_df,
-        scheme=scheme,
-        clip_model_name=clip_model_name,
-    )
-    return metric_run_store(plan=plan, user=user, enqueue=enqueue)
+def metric_run_create(*, user=None, enqueue: bool = True, **plan_args) -> MetricRun:
+    """Validate (:func:`metric_run_plan`, which raises ValidationFailed / NotFound before anything is
+    stored), then store and enqueue the run (:func:`metric_run_store`; JobsUnavailable, the run stored
+    and marked failed, when the broker is unreachable)."""
+    return metric_run_store(plan=metric_run_plan(**plan_args), user=user, enqueue=enqueue)
 
 
 def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> MetricRun:
@@ -354,7 +328,7 @@ def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> Metri
             metrics=plan.metrics,
             params=plan.params,
             signatures=plan.signatures,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=starter(user),
         )
         run.systems.set(plan.systems)
         chunks = []
@@ -375,11 +349,7 @@ def metric_run_store(*, plan: RunPlan, user=None, enqueue: bool = True) -> Metri
                             image_ids=image_ids[start : start + size],
                         )
                     )
-        MetricChunk.objects.bulk_create(chunks)
-        run.chunks_total = len(chunks)
-        run.save(update_fields=["chunks_total", "updated_at"])
-        if enqueue:
-            metric_run_enqueue(run=run)
+        job_units_store(METRIC_RUN, job=run, units=chunks, enqueue=enqueue)
     return run
 
 

@@ -10,9 +10,9 @@ from django.db.models import Prefetch, QuerySet
 
 from annotation.models import (
     SystemCaption,
-    WrittenCaption,
 )
 from core.errors import NotFound
+from evaluation.human.selectors import reference_captions
 from evaluation.models import (
     ALL_METRICS,
     CorpusScore,
@@ -41,11 +41,7 @@ def reference_texts(
     submitted; an imported set reads its references by position.
     """
     if reference_set.kind == ReferenceSetKind.CAMPAIGN:
-        base = (
-            WrittenCaption.objects.counted()
-            .filter(campaign_id=reference_set.campaign_id)
-            .order_by("image_id", "pk")
-        )
+        base = reference_captions(campaign_ids=[reference_set.campaign_id]).order_by("image_id", "pk")
     else:
         base = Reference.objects.filter(reference_set=reference_set).order_by("image_id", "position")
     out: dict[int, list[str]] = defaultdict(list)

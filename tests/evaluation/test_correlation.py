@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from evaluation.research import bootstrap as boot
 from evaluation.research import correlation as corr
 from evaluation.research.comparisons_csv import (
     ComparisonsCsvError,
@@ -350,7 +351,7 @@ def test_bootstrap_resamples_comparisons_and_mirrors_each_resample(table4):
     result = correlate(zh, n_boot=n_boot, seed=5)["cider_xm3600"]["zh"]
     x = np.array([c.delta_sxs for c in zh])
     y = np.array([c.deltas["cider_xm3600"] for c in zh])
-    picks = corr._rng(5, "zh").integers(0, len(zh), size=(n_boot, len(zh)))
+    picks = boot.seeded_rng(5, "zh").integers(0, len(zh), size=(n_boot, len(zh)))
     by_scipy = {name: [] for name in COEFFICIENTS}
     for row in picks:
         a = np.concatenate([x[row], -x[row]])
@@ -365,13 +366,13 @@ def test_bootstrap_resamples_comparisons_and_mirrors_each_resample(table4):
 
 def test_pooled_bootstrap_keeps_the_number_of_comparisons_per_language(monkeypatch):
     seen = []
-    batch = corr._batch_coefficients
+    batch = boot.batch_coefficients
 
     def spy(x, y):
         seen.append(x.copy())
         return batch(x, y)
 
-    monkeypatch.setattr(corr, "_batch_coefficients", spy)
+    monkeypatch.setattr(boot, "batch_coefficients", spy)
     # ΔS×S > 0 in de (4 comparisons), < 0 in fr (3): every pooled resample has 4 of one and 3 of the other.
     comparisons = _line([1, 2, 3, 4], [1, 2, 3, 5], "de") + _line([-1, -2, -3], [-3, -2, -1], "fr")
     correlate(comparisons, both_directions=False, n_boot=300)
@@ -386,7 +387,7 @@ def test_vectorised_coefficients_equal_scipy():
     for size in (3, 5, 12, 48):
         x = rng.integers(0, 4, size=(200, size)).astype(float)
         y = np.round(rng.normal(size=(200, size)), 1)
-        batch = corr._batch_coefficients(x, y)
+        batch = boot.batch_coefficients(x, y)
         for i in range(200):
             if np.ptp(x[i]) == 0 or np.ptp(y[i]) == 0:
                 assert all(np.isnan(batch[name][i]) for name in COEFFICIENTS)

@@ -584,7 +584,7 @@ def test_the_command_explains_what_is_wrong(campaign, tmp_path, args, options, m
 
 
 def every_export_url(caption_id: int, sxs_id: int, rating_id: int, system_id: int) -> list[str]:
-    from evaluation.research.urls_exports import urlpatterns
+    from evaluation.research.exports.urls import urlpatterns
 
     urls = []
     for pattern in urlpatterns:

@@ -29,6 +29,7 @@ from evaluation.research.meta_evaluation import (
     trust_table,
     with_soft_pairwise_accuracy,
 )
+from evaluation.research.trust_tables import trust_build
 
 TABLE4 = Path(__file__).parent / "data" / "xm3600_table4.csv"
 
@@ -370,3 +371,27 @@ def test_judgments_file_errors_name_the_line(tmp_path, body, message):
     with pytest.raises(JudgmentsCsvError) as caught:
         read_judgments_csv(_write(tmp_path, body))
     assert message in str(caught.value)
+
+
+def test_trust_build_gives_every_view_the_same_table_cells_and_flags():
+    """The API, the report, its heatmap and ``correlate --judgments`` all build through trust_build:
+    the table, the model level in its cells and the CLIP flags come from one call."""
+
+    class Verdict:
+        def __init__(self, flagged):
+            self.flagged = flagged
+
+    human = [2.0, 3.0, 1.0, 2.0, -1.0, 2.0, 1.0, 2.0]
+    items = _items("de", ("a", "b"), human, {"agree": [h / 10 for h in human]})
+    comparisons = [Comparison("a", "b", "de", 100.0, {"agree": 0.2})]
+    clip = {"sw": Verdict(True), "de": Verdict(False), "am": Verdict(True)}
+    trust = trust_build(items, comparisons, clip_trust=clip, n_boot=50, n_permutations=100, seed=3)
+    assert trust.clip_flags == ["am", "sw"]
+    assert trust.table.as_dict() == trust_table(items, n_boot=50, n_permutations=100, seed=3).as_dict()
+    assert trust.system["agree"]["de"].soft_pairwise_accuracy == 1.0
+    # Without the comparisons (the heatmap) the same table, and no model level.
+    alone = trust_build(items, n_boot=50, n_permutations=100, seed=3)
+    assert alone.table.as_dict() == trust.table.as_dict() and alone.system == {}
+    # Judged images without any metric score: no table to show, rather than an empty one.
+    unscored = _items("de", ("a", "b"), human, {})
+    assert trust_build(unscored, comparisons).table is None

@@ -6,24 +6,20 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
 from evaluation.research.comparisons import comparisons_from_db
-from evaluation.research.correlation import correlate
 from evaluation.research.judgments_csv import JudgmentsCsvError, read_judgments_csv
 from evaluation.research.meta_evaluation import (
     DEFAULT_N_PERMUTATIONS,
-    trust_table,
-    with_soft_pairwise_accuracy,
 )
 from evaluation.research.selection import (
     DB_OPTIONS,
+    OUTPUT_FORMATS,
     comparisons_from_file,
     correlation_options,
     db_selection,
     selection_arguments,
 )
 from evaluation.research.tables import correlation_csv, correlation_json, correlation_text
-from evaluation.research.trust_tables import trust_csv, trust_json, trust_text
-
-FORMATS = ("text", "csv", "json")
+from evaluation.research.trust_tables import model_level, trust_build, trust_csv, trust_json, trust_text
 
 
 class Command(BaseCommand):
@@ -65,7 +61,7 @@ class Command(BaseCommand):
             f"with --judgments or --runs (default {DEFAULT_N_PERMUTATIONS}).",
         )
         parser.add_argument(
-            "--format", choices=FORMATS, default="text", help="Output format (default: text)."
+            "--format", choices=OUTPUT_FORMATS, default="text", help="Output format (default: text)."
         )
 
     def handle(self, *args, **options):
@@ -85,17 +81,8 @@ class Command(BaseCommand):
                 self.stderr.write(f"Left out: {item}")
             comparisons, where, items = list(found), "the selection", found.items
         try:
-            results = correlate(comparisons, **common)
-            if items:
-                # The platform holds the judgments behind these comparisons: soft pairwise accuracy too.
-                results = with_soft_pairwise_accuracy(
-                    results,
-                    comparisons,
-                    items,
-                    n_permutations=options["permutations"],
-                    n_boot=common["n_boot"],
-                    seed=common["seed"],
-                )
+            # Where the platform holds the judgments behind the comparisons: soft pairwise accuracy too.
+            results = model_level(comparisons, items, n_permutations=options["permutations"], **common)
         except ValueError as exc:
             raise CommandError(f"{where}: {exc}") from exc
         fmt = options["format"]
@@ -127,10 +114,16 @@ class Command(BaseCommand):
             "seed": common["seed"],
         }
         try:
-            system = correlate(judgments.comparisons, **common)
-            system = with_soft_pairwise_accuracy(system, judgments.comparisons, judgments.items, **draws)
-            table = trust_table(judgments.items, metrics=judgments.metrics, **draws)
+            trust = trust_build(
+                judgments.items,
+                judgments.comparisons,
+                metrics=judgments.metrics,
+                both_directions=common["both_directions"],
+                **draws,
+            )
         except ValueError as exc:
             raise CommandError(f"{path}: {exc}") from exc
+        if trust.table is None:
+            raise CommandError(f"{path}: no judged image has a metric difference.")
         render = {"json": trust_json, "csv": trust_csv, "text": trust_text}[options["format"]]
-        self.stdout.write(render(table, system), ending="")
+        self.stdout.write(render(trust.table, trust.system), ending="")

@@ -14,14 +14,13 @@ from evaluation.research.reports.report import (
     report_from_db,
 )
 from evaluation.research.selection import (
+    OUTPUT_FORMATS,
     comparisons_from_file,
     correlation_options,
     db_selection,
     selection_arguments,
 )
 from evaluation.research.trust_tables import trust_text
-
-FORMATS = ("text", "csv", "json")
 
 
 class Command(BaseCommand):
@@ -60,7 +59,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--out", type=Path, metavar="DIR", help="Write the report's files here.")
         parser.add_argument(
-            "--format", choices=FORMATS, default="text", help="What to print (default: text)."
+            "--format", choices=OUTPUT_FORMATS, default="text", help="What to print (default: text)."
         )
 
     def handle(self, *args, **options):

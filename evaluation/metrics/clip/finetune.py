@@ -35,14 +35,21 @@ from __future__ import annotations
 import math
 import os
 import random
-import tempfile
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from evaluation.metrics.clip.finetune_checkpoints import atomic_torch_save, rng_restore, rng_states
+from evaluation.metrics.clip.finetune_scoring import (
+    autocast_context,
+    cosines,
+    dev_agreement,
+    encode_batch,
+    score_cosines,
+)
 
 __all__ = [
     "ACCUMULATION_STEPS",
@@ -261,122 +268,6 @@ def epoch_schedule(
     return schedule
 
 
-# --- scoring --------------------------------------------------------------------------------------
-
-
-def _autocast(device: str, autocast: str):
-    import contextlib
-
-    import torch
-
-    if autocast == "bf16" and device.startswith("cuda"):
-        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
-
-
-def _features(
-    model, tokenizer, pixels: Callable[[str], Any], images: Sequence[str], texts: Sequence[str], device
-):
-    import torch
-
-    image_batch = torch.stack([pixels(key) for key in images]).to(device)
-    tokens = tokenizer(list(texts)).to(device)
-    return model.encode_image(image_batch), model.encode_text(tokens)
-
-
-def _cosines(image_features, text_features):
-    import torch.nn.functional as F
-
-    return (F.normalize(image_features.float(), dim=-1) * F.normalize(text_features.float(), dim=-1)).sum(-1)
-
-
-def score_cosines(
-    model,
-    tokenizer,
-    pixels: Callable[[str], Any],
-    items: Sequence[Pair | Rated],
-    *,
-    device: str = "cpu",
-    batch_size: int = 64,
-    autocast: str = "",
-) -> np.ndarray:
-    """Cosine of each item's image and caption under ``model`` (eval mode, no gradients), float64."""
-    import torch
-
-    was_training = model.training
-    model.eval()
-    out = []
-    with torch.no_grad(), _autocast(device, autocast):
-        for start in range(0, len(items), batch_size):
-            batch = items[start : start + batch_size]
-            image, text = _features(
-                model, tokenizer, pixels, [i.image for i in batch], [i.text for i in batch], device
-            )
-            out.append(_cosines(image, text).float().cpu().numpy())
-    model.train(was_training)
-    return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
-
-
-def dev_agreement(scores: Sequence[float], rated: Sequence[Rated]) -> float | None:
-    """Mean over languages of Kendall τ_b between scores and ratings (languages with at least 3 ratings and
-    non-constant values); None when no language qualifies. The early-stopping criterion."""
-    from scipy import stats
-
-    by_language: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for score, item in zip(scores, rated):
-        by_language[item.language][0].append(float(score))
-        by_language[item.language][1].append(float(item.rating))
-    taus = []
-    for x, y in by_language.values():
-        if len(x) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
-            tau = stats.kendalltau(x, y, variant="b").statistic
-            if math.isfinite(tau):
-                taus.append(float(tau))
-    return float(np.mean(taus)) if taus else None
-
-
-# --- checkpoints ----------------------------------------------------------------------------------
-
-
-def atomic_torch_save(obj: Any, path: str | os.PathLike[str]) -> Path:
-    """``torch.save`` to a temporary file beside ``path``, then rename: a reader (or a killed writer)
-    never sees half a file."""
-    import torch
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _rng_states() -> dict[str, Any]:
-    import torch
-
-    states = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state_all()
-    return states
-
-
-def _rng_restore(states: dict[str, Any]) -> None:
-    import torch
-
-    random.setstate(states["python"])
-    np.random.set_state(states["numpy"])
-    torch.set_rng_state(states["torch"])
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
-
-
 # --- training -------------------------------------------------------------------------------------
 
 
@@ -439,7 +330,7 @@ def fine_tune(
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         state = saved["state"]
-        _rng_restore(saved["rng"])
+        rng_restore(saved["rng"])
 
     def save_checkpoint() -> None:
         atomic_torch_save(
@@ -449,7 +340,7 @@ def fine_tune(
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
                 "state": state,
-                "rng": _rng_states(),
+                "rng": rng_states(),
             },
             checkpoint_path,
         )
@@ -459,10 +350,10 @@ def fine_tune(
             on_progress({"phase": phase, "epoch": state["epoch"], "step": state["step"], **values})
 
     def micro_step(kind: str, indices: list[int]) -> float | None:
-        with _autocast(device, autocast):
+        with autocast_context(device, autocast):
             if kind == "contrastive":
                 batch = [pairs[i] for i in indices]
-                image, text = _features(
+                image, text = encode_batch(
                     model, tokenizer, pixels, [p.image for p in batch], [p.text for p in batch], device
                 )
                 loss = contrastive_loss(image, text, model.logit_scale.exp())
@@ -471,10 +362,10 @@ def fine_tune(
                 ratings = torch.tensor([r.rating for r in batch], dtype=torch.float32, device=device)
                 if float(ratings.max() - ratings.min()) == 0:
                     return None  # Pearson is undefined on equal ratings: no gradient from this batch
-                image, text = _features(
+                image, text = encode_batch(
                     model, tokenizer, pixels, [r.image for r in batch], [r.text for r in batch], device
                 )
-                loss = pearson_loss(_cosines(image, text), ratings)
+                loss = pearson_loss(cosines(image, text), ratings)
         loss.backward()
         return float(loss.detach())
 

@@ -19,7 +19,7 @@ This module imports no Django: the jar and Java are passed in (:class:`MeteorCon
 and ``java`` on the PATH otherwise. It is not pure in the sense of the other metric modules (it runs
 a subprocess), so each scoring call owns one JVM, started and always reaped here.
 
-Languages (see :func:`meteor_setting` and the README table): the jar knows en, cz, de, es, fr, ru
+Languages (see :func:`meteor_setting` and the table in docs/metrics.md, "METEOR"): the jar knows en, cz, de, es, fr, ru
 with its own normaliser (``-norm``), and da, fi, hu, it, nl, no, pt, ro, se, tr with a stemmer but no
 normaliser (``-lower``; the platform's preprocessing already lowercased and removed punctuation).
 pycocoevalcap ships only the English paraphrase table, so the paraphrase module is used where its

@@ -31,7 +31,7 @@ longest-match loop. Facts of that version worth knowing:
 - Characters the grammar does not know are deleted ("untokenizable"), which splits a word around
   them: all characters outside the Basic Multilingual Plane (emoji, as Java sees two surrogates),
   characters assigned after Unicode 6.2, control characters, and the combining marks of some
-  scripts (Kannada, Gurmukhi, some of Telugu and Malayalam: README, "COCO PTB tokenisation", has
+  scripts (Kannada, Gurmukhi, some of Telugu and Malayalam: docs/metrics.md, "COCO PTB tokenisation", has
   the per-script measurement). Zero-width space, BOM, LRM/RLM, DEL and NUL are ignored.
 - Lowercasing is done after tokenising, on the tokens, as Java's ``toLowerCase(Locale.ENGLISH)``.
 

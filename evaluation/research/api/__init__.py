@@ -1,7 +1,7 @@
 """The research REST API: read-only endpoints over the platform's data and results, and one write
 (start a metric run).
 
-Who reaches it (RELIABILITY 13-15): members of the "Researchers" or "Project managers" groups and
+Who reaches it (docs/reliability.md, "Access"): members of the "Researchers" or "Project managers" groups and
 superusers, by token (``Authorization: Token <key>``) or by session (CSRF enforced on writes).
 Everyone else, annotators included, gets 401 (no credentials) or 403, on every endpoint, the schema
 and the docs. Annotators appear only by their pseudonym, never their user name; caption drafts and

@@ -31,7 +31,12 @@ from annotation.models import (
 )
 from annotation.selectors import campaigns_progress
 from core.errors import NotFound
-from evaluation.human.selectors import caption_statistics_rows, rating_results, sxs_results
+from evaluation.human.selectors import (
+    caption_statistics_rows,
+    rating_results,
+    reference_captions,
+    sxs_results,
+)
 from evaluation.models import CaptionScore, ImageSet, MetricRun, ReferenceSet
 from evaluation.runs.selectors import metric_run_queryset
 
@@ -115,7 +120,7 @@ def campaign_detail(*, campaign_id: int) -> Campaign:
 def written_caption_list() -> QuerySet[WrittenCaption]:
     """Submitted written captions (a WrittenCaption only exists once its batch is submitted)."""
     return (
-        WrittenCaption.objects.counted()
+        reference_captions()
         .select_related("image", "language", "annotator", "assignment__batch")
         .order_by("pk")
     )

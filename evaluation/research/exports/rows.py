@@ -21,14 +21,12 @@ from annotation.models import (
     CampaignKind,
     Image,
     Rating,
-    SxsJudgment,
     SystemCaption,
-    WrittenCaption,
 )
 from annotation.quality.hours import annotator_hours, work_time_rows
 from core.scales import SXS
 from evaluation.human.quality import RATING_SCALE
-from evaluation.human.selectors import DONE_STATES, rated_controls
+from evaluation.human.selectors import DONE_STATES, rated_controls, reference_captions, submitted_judgments
 from evaluation.human.sxs import normalise_choice
 
 from .writers import coco_image_id
@@ -58,8 +56,7 @@ def written_captions(campaign: Campaign) -> Iterator[tuple[str, str, str]]:
     """``(image key, image country, caption)`` of the campaign's submitted captions, by key then
     in the order they were stored."""
     return (
-        WrittenCaption.objects.counted()
-        .filter(campaign=campaign)
+        reference_captions(campaign_ids=[campaign.pk])
         .order_by("image__key", "pk")
         .values_list("image__key", "image__country", "text")
         .iterator(chunk_size=CHUNK)
@@ -69,9 +66,7 @@ def written_captions(campaign: Campaign) -> Iterator[tuple[str, str, str]]:
 def caption_images(campaign: Campaign) -> Iterator[dict[str, Any]]:
     """COCO image objects of the images with a caption in the campaign, by key."""
     rows = (
-        Image.objects.filter(
-            pk__in=WrittenCaption.objects.counted().filter(campaign=campaign).values("image_id")
-        )
+        Image.objects.filter(pk__in=reference_captions(campaign_ids=[campaign.pk]).values("image_id"))
         .order_by("key")
         .values_list("key", "width", "height")
         .iterator(chunk_size=CHUNK)
@@ -86,8 +81,7 @@ def caption_images(campaign: Campaign) -> Iterator[dict[str, Any]]:
 def caption_annotations(campaign: Campaign) -> Iterator[tuple[int, int | str, str]]:
     """``(caption id, COCO image id, caption)``, in the order of :func:`written_captions`."""
     rows = (
-        WrittenCaption.objects.counted()
-        .filter(campaign=campaign)
+        reference_captions(campaign_ids=[campaign.pk])
         .order_by("image__key", "pk")
         .values_list("pk", "image__key", "text")
         .iterator(chunk_size=CHUNK)
@@ -273,8 +267,7 @@ def judgments(campaign: Campaign) -> Iterator[dict[str, Any]]:
     m1's caption on both sides).
     """
     rows = (
-        SxsJudgment.objects.filter(assignment__item__campaign=campaign, assignment__state__in=DONE_STATES)
-        .order_by("assignment__item__image__key", "pk")
+        submitted_judgments(campaign)
         .values_list(
             "pk",
             "assignment__batch_id",
@@ -355,7 +348,7 @@ def judgments(campaign: Campaign) -> Iterator[dict[str, Any]]:
         }
 
 
-# --- Time spent (issue 14): per item and batch, and per annotator for paying people ---------------------
+# --- Time spent: per item and batch, and per annotator for paying people --------------------------------
 
 WORK_TIME_COLUMNS = (
     "campaign_id",

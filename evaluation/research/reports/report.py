@@ -47,11 +47,10 @@ from evaluation.research.meta_evaluation import (
     DEFAULT_N_PERMUTATIONS,
     Item,
     TrustTable,
-    trust_table,
-    with_soft_pairwise_accuracy,
 )
 from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_variant_check
 from evaluation.research.reports.plots import metric_names
+from evaluation.research.trust_tables import trust_build
 from evaluation.retrieval.selectors import clip_trust_for_runs
 
 __all__ = [
@@ -351,18 +350,21 @@ def report_from_db(
     )
     if language_codes:
         scope += f" in {', '.join(language_codes)}"
-    draws = {"n_boot": n_boot, "n_permutations": n_permutations, "seed": seed}
-    correlations = with_soft_pairwise_accuracy(
-        _correlate(items, both_directions=both_directions, n_boot=n_boot, seed=seed),
-        items,
+    clip_trust = clip_trust_for_runs(runs)
+    trust = trust_build(
         comparisons.items,
-        **draws,
+        items,
+        clip_trust=clip_trust,
+        both_directions=both_directions,
+        n_boot=n_boot,
+        n_permutations=n_permutations,
+        seed=seed,
     )
     return Report(
         comparisons=items,
-        correlations=correlations,
+        correlations=trust.system,
         items=comparisons.items,
-        trust=trust_table(comparisons.items, **draws) if comparisons.items else None,
+        trust=trust.table,
         n_permutations=n_permutations,
         both_directions=both_directions,
         n_boot=n_boot,
@@ -378,6 +380,6 @@ def report_from_db(
         per_caption=agreement,
         per_caption_notes=notes,
         tau_c=tau_c,
-        clip_trust=clip_trust_for_runs(runs),
+        clip_trust=clip_trust,
         fine_tunes=fine_tune_sections(runs, n_boot=n_boot, seed=seed),
     )

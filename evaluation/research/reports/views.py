@@ -28,7 +28,6 @@ from evaluation.models import ALL_METRICS, MetricRun, RunStatus
 from evaluation.research.comparisons import ComparisonList, comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.finetune_tables import HEADERS as FINETUNE_HEADERS
-from evaluation.research.meta_evaluation import trust_table
 from evaluation.research.reports.heatmap import runs_source, trust_heatmap
 from evaluation.research.reports.plots import metric_names, scatter
 from evaluation.research.reports.render import per_caption_records
@@ -39,7 +38,7 @@ from evaluation.research.tables import (
     correlation_html,
     html_table,
 )
-from evaluation.research.trust_tables import trust_html
+from evaluation.research.trust_tables import trust_build, trust_html
 from evaluation.retrieval.selectors import clip_trust_for_runs
 
 REPORT_SXS_COLUMNS = (
@@ -224,9 +223,9 @@ def report_trust_heatmap(request, fmt: str):
     """The trust table of the page's query as a heatmap, rendered now (PNG or SVG); the same seed and
     draws as the page, so the same numbers."""
     form, comparisons = _figure_selection(request)
-    if not comparisons.items:
-        raise Http404("No compared pair has judged images with per-caption scores.")
     runs = form.cleaned_data["runs"]
-    flags = sorted(code for code, verdict in clip_trust_for_runs(runs).items() if verdict.flagged)
-    data = trust_heatmap(trust_table(comparisons.items), fmt, source=runs_source(runs), clip_flags=flags)
+    trust = trust_build(comparisons.items, clip_trust=clip_trust_for_runs(runs))
+    if trust.table is None:
+        raise Http404("No compared pair has judged images with per-caption scores.")
+    data = trust_heatmap(trust.table, fmt, source=runs_source(runs), clip_flags=trust.clip_flags)
     return _figure_response(data, fmt, "trust_heatmap")

@@ -3,8 +3,7 @@ sibling ``.provenance.json``."""
 
 from django.urls import path
 
-from evaluation.research import views_exports as views
-from evaluation.research.exports import FILE_TYPES, FORMATS
+from evaluation.research.exports import FILE_TYPES, FORMATS, views
 
 app_name = "exports"
 

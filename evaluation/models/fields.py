@@ -1,0 +1,19 @@
+"""Fields several evaluation models declare the same way."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+def started_by(related_name: str) -> models.ForeignKey:
+    """The account that started a job; deleting the account keeps the job, unattributed."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name=related_name
+    )
+
+
+def starter(user):
+    """The value of a ``started_by`` field for whoever asked: None for a command, a task or an anonymous
+    request, so a job is never attributed to nobody's account."""
+    return user if getattr(user, "is_authenticated", False) else None

@@ -1,0 +1,111 @@
+"""What every research API endpoint shares: authentication, access, strict validation, pagination, the root."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+)
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from core.access import ResearchAccess
+from evaluation.research.api.filters import ResearchFilterBackend, StrictFilterSet
+
+ERRORS = {
+    400: OpenApiResponse(description="Invalid query parameters or body: `error`, `message`, `details`."),
+    401: OpenApiResponse(description="No credentials: send `Authorization: Token <key>`."),
+    403: OpenApiResponse(description="Not a researcher or project manager."),
+}
+NOT_FOUND = {404: OpenApiResponse(description="No such object.")}
+DETAIL_ERRORS = {
+    401: ERRORS[401],
+    403: ERRORS[403],
+    **NOT_FOUND,
+}
+LIST_ERRORS = {**ERRORS, 404: OpenApiResponse(description="No such page.")}
+
+
+class ResearchApi(APIView):
+    """Token first, so a request without credentials gets 401 with ``WWW-Authenticate: Token``."""
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [ResearchAccess]
+
+    @staticmethod
+    def validated(serializer_class, data) -> dict:
+        serializer = serializer_class(data=data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+# (URL name, what it lists) of the root's index, in reading order.
+API_INDEX = (
+    ("api:language-list", "languages"),
+    ("api:system-list", "captioning systems"),
+    ("api:reference-set-list", "reference sets"),
+    ("api:image-set-list", "image sets"),
+    (
+        "api:image-selection-list",
+        "geographically diverse image selections with their per-language level table",
+    ),
+    ("api:campaign-list", "campaigns with their progress (a detail adds ΔS×S, agreement, controls)"),
+    ("api:caption-list", "submitted captions"),
+    ("api:judgment-list", "side-by-side judgments"),
+    ("api:rating-list", "ratings"),
+    ("api:metric-run-list", "metric runs (POST starts one)"),
+    (
+        "api:clip-model-list",
+        "registered CLIP models metric runs can choose (fine-tuned ones with provenance)",
+    ),
+    ("api:fine-tune-list", "CLIP fine-tuning runs with their before/after table per language"),
+    ("api:correlations", "correlation of metrics with ΔS×S (?runs=1,2)"),
+    ("api:trust", "which metric to trust: acc23 per language with significance clusters (?runs=1,2)"),
+    ("api:schema", "the OpenAPI schema"),
+    ("api:docs", "browsable documentation"),
+)
+
+
+class ApiRootApi(ResearchApi):
+    @extend_schema(exclude=True)
+    def get(self, request):
+        """What the API has, with absolute links: the answer at ``/api/`` instead of a 404."""
+        return Response(
+            {
+                "endpoints": [
+                    {"url": request.build_absolute_uri(reverse(name)), "what": what}
+                    for name, what in API_INDEX
+                ],
+                "authentication": "Token (Authorization: Token <key>) or the signed-in session; "
+                "researchers and project managers only.",
+            }
+        )
+
+
+class ResearchListApi(ResearchApi):
+    """A paginated list whose query parameters are its ``filterset_class`` (:mod:`.filters`)."""
+
+    pagination_class = api_settings.DEFAULT_PAGINATION_CLASS
+    filter_backends = [ResearchFilterBackend]
+    filterset_class: type[StrictFilterSet]
+
+    def get_queryset(self):
+        """Only for the schema generator, which reads the model here to type the filters."""
+        return self.filterset_class._meta.model._default_manager.none()
+
+    def filtered(self, request, queryset):
+        """``queryset`` narrowed by the validated query parameters (400 for a bad or unknown one)."""
+        for backend in self.filter_backends:
+            queryset = backend().filter_queryset(request, queryset, self)
+        return queryset
+
+    def page_of(self, request, queryset) -> tuple:
+        paginator = self.pagination_class()
+        return paginator, paginator.paginate_queryset(queryset, request, view=self)
+
+    def paginated(self, request, queryset, serializer_class) -> Response:
+        paginator, page = self.page_of(request, queryset)
+        return paginator.get_paginated_response(serializer_class(page, many=True).data)

@@ -1,0 +1,147 @@
+"""Correlation of metrics with side-by-side judgments, and which metric to trust per language."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import (
+    extend_schema,
+)
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from core.errors import ValidationFailed
+from evaluation.research.api.apis.base import ERRORS, ResearchApi
+from evaluation.research.api.serializers import (
+    ComparisonFilterSerializer,
+    CorrelationsSerializer,
+    TrustSerializer,
+)
+from evaluation.research.comparisons import ComparisonList, comparisons_from_db, metric_runs_for_report
+from evaluation.research.meta_evaluation import (
+    ACC23_LABEL,
+    MIN_ITEMS,
+    SIGNIFICANCE_LEVEL,
+)
+from evaluation.research.trust_tables import model_level, trust_build, trust_languages, trust_records
+from evaluation.retrieval.selectors import (
+    clip_trust_for_runs,
+)
+
+# --- Correlation of metrics with side-by-side judgments ----------------------------------------------
+
+
+def _system_level(
+    found: ComparisonList, *, both_directions: bool, n_boot: int, n_permutations: int, seed: int
+) -> dict:
+    """:func:`correlate` of the comparisons with the soft pairwise accuracy from their items; 400 for
+    comparisons that cannot be correlated."""
+    try:
+        return model_level(
+            list(found),
+            found.items,
+            both_directions=both_directions,
+            n_boot=n_boot,
+            n_permutations=n_permutations,
+            seed=seed,
+        )
+    except ValueError as exc:
+        raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
+
+
+class CorrelationApi(ResearchApi):
+    class FilterSerializer(ComparisonFilterSerializer):
+        one_direction = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Count each comparison once instead of in both directions.",
+        )
+
+    @extend_schema(
+        summary="Correlation of metrics with ΔS×S",
+        description=(
+            "One comparison per side-by-side campaign (m1, m2, language): ΔS×S from the campaign and, per "
+            "metric, Δmetric = score(m2) − score(m1) from the corpus scores of one of the given runs in that "
+            "language; when several runs score the same pair with a metric, the run given first is used and "
+            "the others are listed in `skipped`. The same builder serves the report page and the `report` "
+            "command. Pearson, Spearman, Kendall τ_b and τ_c per language and over all (`all`); each "
+            "comparison counts in both directions unless `one_direction=true`. With them, the pairwise "
+            "accuracy and, from the judgments and per-caption scores behind each comparison, the soft "
+            "pairwise accuracy (WMT24)."
+        ),
+        parameters=[FilterSerializer],
+        responses={200: CorrelationsSerializer, **ERRORS},
+    )
+    def get(self, request):
+        params = self.validated(self.FilterSerializer, request.query_params)
+        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        both = not params["one_direction"]
+        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+        output = {
+            "both_directions": both,
+            **draws,
+            "comparisons": found.sources,
+            "skipped": found.skipped,
+            "results": _system_level(found, both_directions=both, **draws),
+        }
+        return Response(CorrelationsSerializer(output).data)
+
+
+# --- Which metric to trust ---------------------------------------------------------------------------
+
+
+NO_COMPARISON = (
+    "No comparison in this selection: nothing judged yet, or no given run scores both systems of a "
+    "campaign (see `skipped`)."
+)
+NO_ITEM = (
+    "No item: the runs have no per-caption scores of both systems on the judged images (see `skipped`), "
+    "and the table is made of them."
+)
+
+
+class TrustApi(ResearchApi):
+    class FilterSerializer(ComparisonFilterSerializer):
+        """No ``one_direction``: neither the item level nor the pairwise accuracies depend on it."""
+
+    @extend_schema(
+        summary="Which metric to trust, language by language",
+        description=(
+            "The comparisons of `/api/correlations/` (same selection), judged the way the WMT metrics task "
+            "does. Item level: one item per judged image of a compared pair (people's mean score from m2's "
+            "side against metric(m2's caption) − metric(m1's caption)); per metric and language (and `all`, "
+            "every item pooled) acc23 with tie calibration, its 95% bootstrap interval over items and its "
+            "significance cluster (paired permutation tests between metrics, as mt-metrics-eval's "
+            "PermutationSigDiff and AssignRanks). Model level, in the same cells: pairwise accuracy and soft "
+            "pairwise accuracy. A language with fewer than `min_items` items gets no test; one whose items "
+            "cannot tell the metrics apart says so. Without an item (nothing judged, or no per-caption "
+            "scores) the cells are empty and `note` says why."
+        ),
+        parameters=[FilterSerializer],
+        responses={200: TrustSerializer, **ERRORS},
+    )
+    def get(self, request):
+        params = self.validated(self.FilterSerializer, request.query_params)
+        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+        try:
+            trust = trust_build(
+                found.items,
+                list(found),
+                clip_trust=clip_trust_for_runs(metric_runs_for_report(params["runs"])),
+                **draws,
+            )
+        except ValueError as exc:
+            raise ValidationFailed(f"These comparisons cannot be judged: {exc}.") from None
+        table = trust.table
+        output = {
+            "measure": ACC23_LABEL,
+            **draws,
+            "alpha": SIGNIFICANCE_LEVEL,
+            "min_items": MIN_ITEMS,
+            "metrics": list(table.metrics) if table else [],
+            "languages": trust_languages(table) if table else {},
+            "cells": trust_records(table, trust.system, trust.clip_flags) if table else [],
+            "clip_flags": trust.clip_flags,
+            "skipped": found.skipped,
+            "note": "" if table else (NO_ITEM if len(found) else NO_COMPARISON),
+        }
+        return Response(TrustSerializer(output).data)

@@ -1,0 +1,15 @@
+from django.urls import path, re_path
+
+from evaluation.research.reports import views
+
+app_name = "reports"
+
+urlpatterns = [
+    path("", views.report_page, name="report"),
+    re_path(
+        r"^scatter/(?P<metric>[A-Za-z0-9_-]{1,64})\.(?P<fmt>png|svg)$",
+        views.report_scatter,
+        name="scatter",
+    ),
+    re_path(r"^trust_heatmap\.(?P<fmt>png|svg)$", views.report_trust_heatmap, name="trust-heatmap"),
+]
