@@ -24,8 +24,9 @@ from annotation.forms import InterfaceLanguageForm
 from annotation.models import BatchStage, CampaignKind
 from annotation.selectors import (
     annotator_for_user,
-    batch_for_annotator,
+    batch_of,
     dashboard_cards,
+    held_context,
     image_visible_to,
     screen1_rows,
     screen2_rows,
@@ -33,7 +34,7 @@ from annotation.selectors import (
     verification_rows,
 )
 from annotation.services.annotators import annotator_interface_language_set
-from annotation.workforce.selectors import completion_for, held_context, hold_of
+from annotation.workforce.selectors import completion_for, hold_of
 from core.access import is_annotator, role_required
 from core.errors import DomainError, NotFound
 from core.scales import RATING, SXS
@@ -96,7 +97,7 @@ def _screen_of(batch) -> str:
 
 def _batch_or_404(request, batch_id):
     try:
-        return batch_for_annotator(request.annotator, batch_id)
+        return batch_of(request.annotator, batch_id)
     except NotFound:
         raise Http404 from None
 

@@ -10,7 +10,6 @@ verification batch has one screen and goes RATING -> SUBMITTED.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -19,8 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from annotation.assignment.engine import item_counters_add
-from annotation.caption_checks import CaptionRules, caption_rules_problem
-from annotation.interface import localized_problem
+from annotation.captions import CAPTION_MAX_CHARS, caption_problem, caption_rules, caption_too_long
 from annotation.models import (
     UNCAPPED_CONTROL_KINDS,
     Annotator,
@@ -28,7 +26,6 @@ from annotation.models import (
     AssignmentState,
     Batch,
     BatchStage,
-    Campaign,
     CampaignKind,
     CaptionDraft,
     Item,
@@ -40,30 +37,12 @@ from annotation.models import (
 )
 from annotation.quality.reports import reported_image_ids
 from annotation.quality.typing import draft_save_note, typing_clean, typing_flag, typing_merge
+from annotation.selectors import assignment_of, batch_of
 from annotation.workforce.services import batch_hold_if_empty
 from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
 from core.scales import choice_to_score
-from core.tokenisation import counts_characters
 
-CAPTION_MAX_CHARS = 1000
 SUBMIT_KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-
-
-def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batch:
-    qs = Batch.objects.select_related("campaign", "campaign__language")
-    if lock:
-        qs = qs.select_for_update(of=("self",))
-    try:
-        return qs.get(pk=batch_id, annotator=annotator)
-    except Batch.DoesNotExist:
-        raise NotFound(gettext("No such batch.")) from None
-
-
-def _assignment_of(batch: Batch, assignment_id: int) -> Assignment:
-    try:
-        return batch.assignments.select_related("item").get(pk=assignment_id)
-    except (Assignment.DoesNotExist, ValueError, TypeError):
-        raise NotFound(gettext("No such image in this batch.")) from None
 
 
 def _on_screen2(batch: Batch) -> bool:
@@ -164,7 +143,7 @@ def rating_save(
         _check_not_submitted(batch)
         if _on_screen2(batch):
             raise Conflict(gettext("Screen 2 is open: the ratings of this batch can no longer change."))
-        assignment = _assignment_of(batch, assignment_id)
+        assignment = assignment_of(batch, assignment_id)
         rating, _ = Rating.objects.update_or_create(
             assignment=assignment, defaults={"value": value, "seconds": seconds}
         )
@@ -318,7 +297,7 @@ def draft_save(
     if not isinstance(text, str):
         raise ValidationFailed(gettext("The caption must be text."))
     if len(text) > CAPTION_MAX_CHARS:
-        raise ValidationFailed(_too_long())
+        raise ValidationFailed(caption_too_long())
     base_revision = _check_base_revision(base_revision)
     seconds = _clean_seconds(seconds)
     with transaction.atomic():
@@ -327,7 +306,7 @@ def draft_save(
         _check_not_submitted(batch)
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
-        assignment = _assignment_of(batch, assignment_id)
+        assignment = assignment_of(batch, assignment_id)
         if assignment.item.is_control:
             raise NotFound("No such image in this batch.")
         typing_merge(assignment=assignment, figures=typing)
@@ -350,47 +329,6 @@ def draft_save(
         if draft is None:  # an empty text never saved before: nothing to store
             return DraftResult(revision=0, saved_at=timezone.now().isoformat())
         return DraftResult(revision=draft.revision, saved_at=draft.updated_at.isoformat())
-
-
-def _comparable(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith(("P", "S")))
-    return " ".join(text.split())
-
-
-def caption_rules(campaign: Campaign) -> CaptionRules:
-    """The caption checks of ``campaign`` (its settings, the language's tokeniser), as plain data."""
-    return CaptionRules(
-        language=campaign.language.code,
-        per_character=counts_characters(campaign.language.tokenizer, campaign.language.code),
-        min_length=campaign.min_caption_length,
-        language_check=campaign.language_check,
-        language_threshold=campaign.language_check_threshold,
-        near_copy_threshold=campaign.near_copy_threshold,
-    )
-
-
-def _too_long() -> str:
-    return gettext("A caption can be at most %(n)s characters.") % {"n": CAPTION_MAX_CHARS}
-
-
-def caption_problem(text: str, prompt_text: str | None, rules: CaptionRules | None = None) -> str | None:
-    """Why a written caption cannot be accepted, or None.
-
-    Empty, over-long and exact copies of the prompt always; with ``rules`` also the
-    campaign's checks (script, language, length, near copy: annotation.caption_checks).
-    """
-    if not text.strip():
-        return gettext("Write a caption for this image.")
-    if len(text) > CAPTION_MAX_CHARS:
-        return _too_long()
-    if prompt_text and _comparable(text) == _comparable(prompt_text):
-        return gettext(
-            "This repeats the English caption from screen 1. Describe the image in your own words."
-        )
-    if rules is not None:
-        return localized_problem(caption_rules_problem(text, prompt_text, rules))
-    return None
 
 
 @dataclass(frozen=True)
@@ -571,7 +509,7 @@ def sxs_judgment_save(
         batch = batch_of(annotator, batch_id, lock=True)
         _check_kind(batch, CampaignKind.SIDE_BY_SIDE)
         _check_not_submitted(batch)
-        assignment = _assignment_of(batch, assignment_id)
+        assignment = assignment_of(batch, assignment_id)
         judgment, _ = SxsJudgment.objects.update_or_create(
             assignment=assignment,
             defaults={

@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.assignment.engine import item_counters_add
+from annotation.captions import caption_problem, caption_rules
 from annotation.models import (
     NOT_COUNTED_STATES,
     UNCAPPED_CONTROL_KINDS,
@@ -490,7 +491,6 @@ def tutorial_answer(
     Raises NotFound for a campaign the annotator may not work on or an item not of its tutorial,
     Conflict when the tutorial is already finished, ValidationFailed for an unknown answer or a
     caption the campaign's caption checks refuse."""
-    from annotation.services.work import caption_problem, caption_rules
     from annotation.workforce.selectors import campaign_for_participant
 
     with transaction.atomic():

@@ -27,7 +27,7 @@ from annotation.models import (
     SkillLevel,
     TutorialVerdict,
 )
-from annotation.selectors import batch_for_annotator
+from annotation.selectors import batch_of
 from annotation.views import annotator_required
 from annotation.workforce import selectors, services
 from annotation.workforce.forms import LanguagesForm, SignupForm, TutorialAnswerForm
@@ -313,7 +313,7 @@ def tutorial_image(request, campaign_id: int, item_id: int):
 def completion(request, batch_id: int):
     """The completion code (and the way back to the crowd platform) after a batch or the quota."""
     try:
-        batch = batch_for_annotator(request.annotator, batch_id)
+        batch = batch_of(request.annotator, batch_id)
     except NotFound:
         raise Http404 from None
     done = selectors.completion_for(batch)
