@@ -8,7 +8,6 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import path, reverse
 
-from annotation.admin.common import StyledModelAdmin, count_of, service_form_view
 from annotation.admin.imports import ImportForm, staged_import_view
 from annotation.importers.annotators import annotators_import
 from annotation.models import (
@@ -21,6 +20,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.annotators import annotator_create, password_set_path
+from core.admin import StyledModelAdmin, count_of, service_form_view
 
 
 class AnnotatorSkillInline(admin.TabularInline):

@@ -18,7 +18,6 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import Truncator
 
-from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
 from annotation.admin.panels import campaign_panels
 from annotation.admin.progress import campaign_panel
 from annotation.admin.quality import campaign_controls_view
@@ -50,6 +49,7 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, count_of, run_service, service_form_view
 from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
 DONE_STATES = [AssignmentState.SUBMITTED, AssignmentState.LATE]
@@ -549,19 +549,6 @@ class CampaignAdmin(StyledModelAdmin):
                 "their unfinished images are back in the pool (drafts are kept).",
                 level=messages.SUCCESS,
             )
-
-
-class ReadOnlyAdminMixin:
-    """Work records are written by annotators through the services, never edited here."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class AssignmentInline(ReadOnlyAdminMixin, admin.TabularInline):

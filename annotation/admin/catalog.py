@@ -12,7 +12,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from annotation.admin.common import StyledModelAdmin, count_of, run_service
 from annotation.admin.imports import ImportForm, MultipleFileField, staged_import_view
 from annotation.importers import images_import, system_captions_import
 from annotation.models import (
@@ -25,6 +24,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.images import METADATA_FIELDS, image_place_derive, image_store, image_validate
+from core.admin import StyledModelAdmin, count_of, run_service
 from core.errors import ValidationFailed
 
 

@@ -16,7 +16,6 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import Truncator
 
-from annotation.admin.common import StyledModelAdmin, run_service
 from annotation.models import Campaign, CampaignKind, CaptioningSystem
 from annotation.quality.models import ImageReport, ImageWithdrawal, TypingRecord, TypingReview
 from annotation.quality.reports import (
@@ -29,6 +28,7 @@ from annotation.quality.reports import (
 )
 from annotation.quality.typing import typing_review
 from annotation.services.controls import MAX_CONTROLS_PER_BATCH, campaign_controls_add
+from core.admin import StyledModelAdmin, run_service
 from core.errors import DomainError
 from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 

@@ -23,7 +23,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin.common import StyledModelAdmin
 from annotation.models import ImageSelection, Language, LanguageArea, SelectedLanguage
 from annotation.selection import figures, geography
 from annotation.selection.algorithm import LEVELS
@@ -34,6 +33,7 @@ from annotation.services.selection import (
     image_selection_run,
     language_area_validate,
 )
+from core.admin import StyledModelAdmin
 from core.csv_cells import csv_safe
 from core.errors import DomainError, ValidationFailed
 

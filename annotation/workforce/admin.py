@@ -24,7 +24,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
 from annotation.admin.panels import campaign_panel_register
 from annotation.models import (
     BatchHold,
@@ -45,6 +44,7 @@ from annotation.models import (
 )
 from annotation.workforce import selectors, services
 from core.access import is_project_manager
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, count_of, run_service, service_form_view
 from core.errors import DomainError
 from core.scales import RATING, SXS
 
@@ -207,7 +207,9 @@ class EntryLinkAdmin(ManagersOnlyAdmin):
 
 
 @admin.register(Enrolment)
-class EnrolmentAdmin(ManagersOnlyAdmin):
+class EnrolmentAdmin(ReadOnlyAdminMixin, ManagersOnlyAdmin):
+    deletable = True
+
     list_display = [
         "annotator",
         "pseudonym",
@@ -227,21 +229,16 @@ class EnrolmentAdmin(ManagersOnlyAdmin):
     def pseudonym(self, obj):
         return obj.annotator.pseudonym
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
 
 # --- Held batches: crowd work that does not count until a manager accepts it -------------------------
 
 
 @admin.register(BatchHold)
-class BatchHoldAdmin(ManagersOnlyAdmin):
+class BatchHoldAdmin(ReadOnlyAdminMixin, ManagersOnlyAdmin):
     """Batches of entry-link participants that left too many images unanswered
     (``annotation.workforce.counting``). Accept: the batch counts (results, K, quota, completion code).
-    Reject: it stays stored and out of every result. Read-only otherwise."""
+    Reject: it stays stored and out of every result. Read-only otherwise: not even deleted, since a hold is
+    the record that its batch does not count (removed, the batch would neither count nor be held)."""
 
     list_display = [
         "batch_link",
@@ -319,17 +316,6 @@ class BatchHoldAdmin(ManagersOnlyAdmin):
                 ),
             ),
         )
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        # A hold is the record that its batch does not count: removed, the batch would neither count
-        # nor be held. Accept or reject it instead.
-        return False
 
     def has_review_permission(self, request):
         return managers_only(request.user)
@@ -551,7 +537,9 @@ class TutorialItemAdmin(StyledModelAdmin):
 
 
 @admin.register(TutorialResult)
-class TutorialResultAdmin(StyledModelAdmin):
+class TutorialResultAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
+    deletable = True
+
     list_display = ["annotator", "campaign", "score", "verdict", "created_at"]
     list_filter = ["campaign", "verdict"]
     list_select_related = ["annotator__user", "campaign"]
@@ -561,12 +549,6 @@ class TutorialResultAdmin(StyledModelAdmin):
     def score(self, obj):
         pending = f", {obj.pending} written caption(s) to check" if obj.pending else ""
         return f"{obj.correct} / {obj.total} (needs {obj.threshold:.0%}){pending}"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.action(description="Allow another attempt at the tutorial", permissions=["delete"])
     def allow_another_attempt(self, request, queryset):
@@ -593,8 +575,10 @@ class WrittenFilter(admin.SimpleListFilter):
 
 
 @admin.register(TutorialAnswer)
-class TutorialWritingAdmin(StyledModelAdmin):
+class TutorialWritingAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     """Captions written in tutorials, for a person to check (the other answers are scored at once)."""
+
+    deletable = True
 
     list_display = ["annotator", "campaign", "image", "text", "verdict", "checked_by", "created_at"]
     list_filter = [WrittenFilter, "item__campaign"]
@@ -615,12 +599,6 @@ class TutorialWritingAdmin(StyledModelAdmin):
     @admin.display(description="verdict")
     def verdict(self, obj):
         return {None: "not checked yet", True: "right", False: "wrong"}[obj.correct]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     def _check(self, request, queryset, correct: bool):
         n = 0
@@ -651,16 +629,12 @@ class TutorialWritingAdmin(StyledModelAdmin):
 
 
 @admin.register(CaptionReview)
-class CaptionReviewAdmin(StyledModelAdmin):
+class CaptionReviewAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
+    deletable = True
+
     list_display = ["caption", "decision", "comment", "reviewer", "updated_at"]
     list_filter = ["decision", "caption__campaign"]
     list_select_related = ["caption__image", "caption__language", "caption__annotator__user", "reviewer"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 # --- The panel on a campaign's page ------------------------------------------------------------------

@@ -13,9 +13,9 @@ from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from annotation.admin.common import StyledModelAdmin, seconds_display
 from annotation.models import Campaign
 from annotation.quality.hours import annotator_hours
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, seconds_display
 from evaluation.models import AnnotatorHours
 from evaluation.research.exports.rows import utc_iso
 from evaluation.research.exports.writers import csv_lines
@@ -55,16 +55,7 @@ def _moment(day, *, next_day: bool = False):
 
 
 @admin.register(AnnotatorHours)
-class AnnotatorHoursAdmin(StyledModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
+class AnnotatorHoursAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     def changelist_view(self, request, extra_context=None):
         if not self.has_view_permission(request):
             raise PermissionDenied

@@ -9,25 +9,16 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from annotation.admin.common import StyledModelAdmin
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin
 from evaluation.admin.results import language_statistics_tables
 from evaluation.human.selectors import language_tables, sxs_table_rows
 from evaluation.models import LanguageStatistics
 
 
 @admin.register(LanguageStatistics)
-class LanguageStatisticsAdmin(StyledModelAdmin):
+class LanguageStatisticsAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     """One read-only page: per language, Table 1 (captions) and Table 2 (quality), and the
     side-by-side campaigns with their ΔS×S."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def changelist_view(self, request, extra_context=None):
         if not self.has_view_permission(request):

@@ -1,4 +1,7 @@
-"""Helpers shared by the admin classes: per-row counts without N+1, and domain errors as messages."""
+"""What every app's admin shares: per-row counts without N+1, domain errors as messages, the page whose
+only write is one service call, durations as a manager reads them, the stylesheet, and read-only records.
+
+Nothing is registered here: each app's ``admin`` module registers its own models."""
 
 from __future__ import annotations
 
@@ -52,6 +55,23 @@ def seconds_display(seconds: float | None) -> str:
         return f"{minutes} min {rest:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+class ReadOnlyAdminMixin:
+    """A record that services write and the admin only shows: it cannot be added or changed here. With
+    ``deletable = False`` it cannot be deleted either (the record is evidence others rely on); otherwise
+    deleting follows the user's permission. Works for model admins and inlines alike."""
+
+    deletable = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return self.deletable and super().has_delete_permission(request, obj)
 
 
 class StyledModelAdmin(admin.ModelAdmin):
