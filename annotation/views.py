@@ -79,6 +79,7 @@ def campaign_work(request, campaign_id: int):
     except NotFound:
         raise Http404 from None
     except DomainError as exc:
+        # Not the error page: back to the dashboard, whose cards say what can start, with the reason on top.
         messages.warning(request, exc.message)
         return redirect("annotation:dashboard")
     # Straight to the right screen: one round trip less than via batch_detail (each screen
@@ -95,17 +96,10 @@ def _screen_of(batch) -> str:
     return "annotation:screen2" if batch.writing_opened_at is not None else "annotation:screen1"
 
 
-def _batch_or_404(request, batch_id):
-    try:
-        return batch_of(request.annotator, batch_id)
-    except NotFound:
-        raise Http404 from None
-
-
 @annotator_required
 @require_GET
 def batch_detail(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
+    batch = batch_of(request.annotator, batch_id)
     hold = hold_of(batch) if batch.stage == BatchStage.SUBMITTED else None
     if hold is not None:
         # Stored, but too little work to count (annotation.workforce.counting): say so, and what next.
@@ -134,7 +128,7 @@ def _screen_context(request, batch):
 @annotator_required
 @require_GET
 def screen1(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
+    batch = batch_of(request.annotator, batch_id)
     if (
         batch.stage == BatchStage.SUBMITTED
         or batch.writing_opened_at is not None
@@ -154,7 +148,7 @@ def screen1(request, batch_id: int):
 @annotator_required
 @require_GET
 def screen2(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
+    batch = batch_of(request.annotator, batch_id)
     if (
         batch.stage == BatchStage.SUBMITTED
         or batch.writing_opened_at is None
@@ -171,7 +165,7 @@ def screen2(request, batch_id: int):
 def sxs_screen(request, batch_id: int):
     """The side-by-side screen. The page gets the two caption texts already placed left and
     right: no system name and no side of m2, anywhere in the response."""
-    batch = _batch_or_404(request, batch_id)
+    batch = batch_of(request.annotator, batch_id)
     if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.SIDE_BY_SIDE:
         return redirect("annotation:batch", batch_id=batch.pk)
     context = _screen_context(request, batch)
@@ -186,7 +180,7 @@ def sxs_screen(request, batch_id: int):
 @annotator_required
 @require_GET
 def verification_screen(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
+    batch = batch_of(request.annotator, batch_id)
     if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.RATING:
         return redirect("annotation:batch", batch_id=batch.pk)
     context = _screen_context(request, batch)
@@ -202,10 +196,7 @@ def verification_screen(request, batch_id: int):
 @require_GET
 def image_file(request, image_id: int):
     """An image's file, for staff and for annotators who were assigned it."""
-    try:
-        image = image_visible_to(request.user, image_id)
-    except NotFound:
-        raise Http404 from None
+    image = image_visible_to(request.user, image_id)
     if not image.file:
         raise Http404
     content_type = mimetypes.guess_type(image.file.name)[0] or "application/octet-stream"

@@ -60,7 +60,7 @@ def join(request, token: str):
     error, status, identity = None, 200, services.CrowdIdentity()
     try:
         identity = services.crowd_identity_parse(params)
-    except DomainError as exc:
+    except DomainError as exc:  # the join page itself says what is wrong with the link's ids
         error, status = exc.message, exc.status_code
     signed_in = is_annotator(request.user)
     if request.method == "POST" and error is None and not _join_allowed(request, identity):
@@ -76,7 +76,7 @@ def join(request, token: str):
                 password=request.POST.get("password", ""),
                 password2=request.POST.get("password2", ""),
             )
-        except DomainError as exc:
+        except DomainError as exc:  # shown above the sign-up form, filled in as it was sent
             error, status = exc.message, exc.status_code
         else:
             if admission.sign_in is not None:
@@ -136,7 +136,7 @@ def languages(request, campaign_id: int):
                 fluent=[x.pk for x in form.cleaned_data["fluent"]],
                 reads_english=form.cleaned_data["reads_english"],
             )
-        except DomainError as exc:
+        except DomainError as exc:  # shown above the language form, filled in as it was sent
             error = exc.message
         else:
             # Declared languages that do not fit lead to the screen-out page (next_step).
@@ -187,10 +187,7 @@ def screened_out(request, campaign_id: int):
 
 
 def _campaign_or_404(request, campaign_id):
-    try:
-        campaign = selectors.campaign_for_participant(request.annotator, campaign_id)
-    except NotFound:
-        raise Http404 from None
+    campaign = selectors.campaign_for_participant(request.annotator, campaign_id)
     interface.use_campaign_language(request, campaign)
     return campaign
 
@@ -248,7 +245,7 @@ def tutorial(request, campaign_id: int):
                 )
             except NotFound:
                 raise Http404 from None
-            except DomainError as exc:
+            except DomainError as exc:  # shown on the item's own page, which the answer is kept on
                 error = exc.message
             else:
                 return redirect("annotation:tutorial_feedback", campaign_id=campaign.pk)
@@ -295,10 +292,7 @@ def tutorial_feedback(request, campaign_id: int):
 @annotator_required
 @require_GET
 def tutorial_image(request, campaign_id: int, item_id: int):
-    try:
-        item = selectors.tutorial_item_for(request.annotator, campaign_id, item_id)
-    except NotFound:
-        raise Http404 from None
+    item = selectors.tutorial_item_for(request.annotator, campaign_id, item_id)
     if not item.image.file:
         raise Http404
     content_type = mimetypes.guess_type(item.image.file.name)[0] or "application/octet-stream"
@@ -312,10 +306,7 @@ def tutorial_image(request, campaign_id: int, item_id: int):
 @require_GET
 def completion(request, batch_id: int):
     """The completion code (and the way back to the crowd platform) after a batch or the quota."""
-    try:
-        batch = batch_of(request.annotator, batch_id)
-    except NotFound:
-        raise Http404 from None
+    batch = batch_of(request.annotator, batch_id)
     done = selectors.completion_for(batch)
     if done is None:
         return redirect("annotation:batch", batch_id=batch.pk)
