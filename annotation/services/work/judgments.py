@@ -26,7 +26,7 @@ from annotation.services.work.checks import (
     lease_touch,
     seconds_clean,
 )
-from annotation.workforce.services import batch_hold_if_empty
+from annotation.workforce.services.holds import batch_hold_if_empty
 from core.errors import AlreadySubmitted, ValidationFailed
 from core.scales import choice_to_score
 
