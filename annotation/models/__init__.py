@@ -47,6 +47,7 @@ from annotation.models.selection import (  # noqa: F401
     SelectionLevel,
 )
 from annotation.models.work import (  # noqa: F401
+    DONE_STATES,
     NOT_COUNTED_STATES,
     OPEN_BATCH_STAGES,
     Assignment,

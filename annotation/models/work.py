@@ -78,6 +78,8 @@ class AssignmentState(models.TextChoices):
 
 # Submitted work that enters no result, no progress figure and no K (the data stays stored).
 NOT_COUNTED_STATES = (AssignmentState.HELD, AssignmentState.REJECTED)
+# Work its annotator finished: submitted in time or after the lease ran out (late work is kept).
+DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
 
 
 class Assignment(TimeStamped):

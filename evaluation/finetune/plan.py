@@ -25,7 +25,15 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import AssignmentState, Campaign, CampaignKind, Image, Language, Rating, WrittenCaption
+from annotation.models import (
+    DONE_STATES,
+    Campaign,
+    CampaignKind,
+    Image,
+    Language,
+    Rating,
+    WrittenCaption,
+)
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.jobs.engine import job_enqueue, job_resume, unit_run
 from core.scales import RATING
@@ -38,7 +46,6 @@ from evaluation.metrics.text.formats import FormatError, read_xm3600_captions
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
 
 KEYS_SHOWN = 5
-DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
 DEMO_MODEL_NAME = "demo-tiny-clip"
 
 
