@@ -125,39 +125,45 @@ def _screen_context(request, batch):
     }
 
 
+def _screen(request, batch_id: int, name: str, template: str, rows, guidelines_of, scale=None):
+    """The screen ``name`` of the annotator's open batch. A batch that is submitted, or that belongs on
+    another screen (:func:`_screen_of`: screen 1 cannot be reopened once screen 2 has opened), goes
+    to its batch page, which sends it where it belongs."""
+    batch = batch_of(request.annotator, batch_id)
+    if batch.stage == BatchStage.SUBMITTED or _screen_of(batch) != name:
+        return redirect("annotation:batch", batch_id=batch.pk)
+    context = _screen_context(request, batch)
+    context.update(rows=rows(batch), guidelines=guidelines_of(batch.campaign))
+    if scale is not None:
+        context["scale"] = interface.ShownScale(scale)
+    return render(request, template, context)
+
+
 @annotator_required
 @require_GET
 def screen1(request, batch_id: int):
-    batch = batch_of(request.annotator, batch_id)
-    if (
-        batch.stage == BatchStage.SUBMITTED
-        or batch.writing_opened_at is not None
-        or batch.campaign.kind != CampaignKind.CAPTION
-    ):
-        # Screen 1 cannot be reopened once screen 2 has opened.
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(
-        rows=screen1_rows(batch),
-        scale=interface.ShownScale(RATING),
-        guidelines=guidelines.rating_guidelines(batch.campaign),
+    return _screen(
+        request,
+        batch_id,
+        "annotation:screen1",
+        "annotation/screen1.html",
+        screen1_rows,
+        guidelines.rating_guidelines,
+        RATING,
     )
-    return render(request, "annotation/screen1.html", context)
 
 
 @annotator_required
 @require_GET
 def screen2(request, batch_id: int):
-    batch = batch_of(request.annotator, batch_id)
-    if (
-        batch.stage == BatchStage.SUBMITTED
-        or batch.writing_opened_at is None
-        or batch.campaign.kind != CampaignKind.CAPTION
-    ):
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(rows=screen2_rows(batch), guidelines=guidelines.writing_guidelines(batch.campaign))
-    return render(request, "annotation/screen2.html", context)
+    return _screen(
+        request,
+        batch_id,
+        "annotation:screen2",
+        "annotation/screen2.html",
+        screen2_rows,
+        guidelines.writing_guidelines,
+    )
 
 
 @annotator_required
@@ -165,31 +171,23 @@ def screen2(request, batch_id: int):
 def sxs_screen(request, batch_id: int):
     """The side-by-side screen. The page gets the two caption texts already placed left and
     right: no system name and no side of m2, anywhere in the response."""
-    batch = batch_of(request.annotator, batch_id)
-    if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.SIDE_BY_SIDE:
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(
-        rows=sxs_rows(batch),
-        scale=interface.ShownScale(SXS),
-        guidelines=guidelines.sxs_guidelines(batch.campaign),
+    return _screen(
+        request, batch_id, "annotation:sxs", "annotation/sxs.html", sxs_rows, guidelines.sxs_guidelines, SXS
     )
-    return render(request, "annotation/sxs.html", context)
 
 
 @annotator_required
 @require_GET
 def verification_screen(request, batch_id: int):
-    batch = batch_of(request.annotator, batch_id)
-    if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.RATING:
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(
-        rows=verification_rows(batch),
-        scale=interface.ShownScale(RATING),
-        guidelines=guidelines.verification_guidelines(batch.campaign),
+    return _screen(
+        request,
+        batch_id,
+        "annotation:verify",
+        "annotation/verify.html",
+        verification_rows,
+        guidelines.verification_guidelines,
+        RATING,
     )
-    return render(request, "annotation/verify.html", context)
 
 
 @login_required

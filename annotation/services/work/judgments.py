@@ -15,17 +15,7 @@ from annotation.models import (
     SxsJudgment,
 )
 from annotation.selectors import assignment_of, batch_of
-from annotation.services.work.checks import (
-    SUBMIT_KEY_PATTERN,
-    SUBMITTED_MESSAGE,
-    batch_finish,
-    check_kind,
-    check_not_submitted,
-    check_shown,
-    is_late,
-    lease_touch,
-    seconds_clean,
-)
+from annotation.services.work import checks
 from annotation.workforce.services.holds import batch_hold_if_empty
 from core.errors import AlreadySubmitted, ValidationFailed
 from core.scales import choice_to_score
@@ -49,11 +39,11 @@ def sxs_judgment_save(
     """
     if choice not in SxsChoice.values:
         raise ValidationFailed(gettext("Unknown choice “%(choice)s”.") % {"choice": choice})
-    seconds = seconds_clean(seconds)
+    seconds = checks.seconds_clean(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
-        check_kind(batch, CampaignKind.SIDE_BY_SIDE)
-        check_not_submitted(batch)
+        checks.check_kind(batch, CampaignKind.SIDE_BY_SIDE)
+        checks.check_not_submitted(batch)
         assignment = assignment_of(batch, assignment_id)
         judgment, _ = SxsJudgment.objects.update_or_create(
             assignment=assignment,
@@ -63,7 +53,7 @@ def sxs_judgment_save(
                 "seconds": seconds,
             },
         )
-        lease_touch(batch)
+        checks.lease_touch(batch)
         return judgment
 
 
@@ -89,16 +79,16 @@ def judgment_batch_submit(
     then (late work or a held batch: ``batch_hold_if_empty``) the item rows in id order. Raises ValidationFailed naming the
     positions still unjudged (nothing is stored), Conflict for a caption batch.
     """
-    if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
+    if not isinstance(submit_key, str) or not checks.SUBMIT_KEY_PATTERN.match(submit_key):
         raise ValidationFailed(gettext("Missing or malformed submit key."))
-    seconds = seconds_clean(seconds)
+    seconds = checks.seconds_clean(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
-        check_kind(batch, CampaignKind.SIDE_BY_SIDE, CampaignKind.RATING)
+        checks.check_kind(batch, CampaignKind.SIDE_BY_SIDE, CampaignKind.RATING)
         if batch.stage == BatchStage.SUBMITTED:
             if batch.submit_key == submit_key:
                 return batch
-            raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
+            raise AlreadySubmitted(str(checks.SUBMITTED_MESSAGE))
         sxs = batch.campaign.kind == CampaignKind.SIDE_BY_SIDE
         result = "sxs_judgment" if sxs else "rating"
         assignments = list(batch.assignments.select_related(result).order_by("position"))
@@ -115,16 +105,16 @@ def judgment_batch_submit(
                 message % {"positions": positions},
                 details={str(a.pk): {"position": a.position + 1, "message": each} for a in missing},
             )
-        check_shown(
+        checks.check_shown(
             assignments, shown, (lambda a: a.sxs_judgment.choice) if sxs else (lambda a: a.rating.value)
         )
         now = timezone.now()
         batch.rating_seconds = seconds
-        batch_finish(
+        checks.batch_finish(
             batch,
             assignments,
             submit_key=submit_key,
-            late=is_late(batch, now),
+            late=checks.is_late(batch, now),
             now=now,
             fields=("rating_seconds",),
         )
