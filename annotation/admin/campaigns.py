@@ -337,23 +337,24 @@ class CampaignAdmin(StyledModelAdmin):
             request, context, add=add, change=change, form_url=form_url, obj=obj
         )
 
+    def _each_campaign(self, request, queryset, service, done: str) -> None:
+        """Run ``service`` on each selected campaign by name; one error message per refusal, one success
+        message naming those it worked on."""
+        names = [
+            campaign.name
+            for campaign in queryset.order_by("name")
+            if run_service(self, request, service, campaign_id=campaign.pk) is not None
+        ]
+        if names:
+            self.message_user(request, f"{done}: {', '.join(names)}.", level=messages.SUCCESS)
+
     @admin.action(description="Open selected campaigns", permissions=["change"])
     def open_campaigns(self, request, queryset):
-        opened = []
-        for campaign in queryset.order_by("name"):
-            if run_service(self, request, campaign_open, campaign_id=campaign.pk) is not None:
-                opened.append(campaign.name)
-        if opened:
-            self.message_user(request, f"Opened: {', '.join(opened)}.", level=messages.SUCCESS)
+        self._each_campaign(request, queryset, campaign_open, "Opened")
 
     @admin.action(description="Close selected campaigns", permissions=["change"])
     def close_campaigns(self, request, queryset):
-        closed = []
-        for campaign in queryset.order_by("name"):
-            if run_service(self, request, campaign_close, campaign_id=campaign.pk) is not None:
-                closed.append(campaign.name)
-        if closed:
-            self.message_user(request, f"Closed: {', '.join(closed)}.", level=messages.SUCCESS)
+        self._each_campaign(request, queryset, campaign_close, "Closed")
 
     @admin.action(
         description="Verify captions: new verification campaign from the selected caption campaign",

@@ -8,12 +8,11 @@ and flags a key given twice in one file, naming both lines; it adds what is wron
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.importers.report import ImportReport, Problems, decoded_lines, text_lines
+from annotation.importers.report import ImportReport, Problems, decoded_lines, json_lines, text_lines
 from annotation.services.images import METADATA_FIELDS, image_key_validate, image_metadata_clean
 from core.errors import ValidationFailed
 
@@ -134,15 +133,7 @@ def read_csv(path: Path, problems: Problems, report: ImportReport, *, open_image
 
 def read_jsonl(path: Path, problems: Problems, report: ImportReport) -> list[Row]:
     rows, seen, ignored = [], _Seen(), set()
-    for number, line in text_lines(path, problems):
-        if not line.strip():
-            continue
-        where = f"{path.name} line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(where, f"malformed JSON ({exc.msg} at column {exc.colno}).")
-            continue
+    for where, obj in json_lines(path, problems):
         if not isinstance(obj, dict) or "key" not in obj:
             problems.add(where, "expected a JSON object with a 'key'.")
             continue
