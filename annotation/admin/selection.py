@@ -40,6 +40,12 @@ from core.errors import DomainError, ValidationFailed
 # --- Language areas ---------------------------------------------------------------------------
 
 
+def _level_figures(s) -> tuple:
+    """One language's figures as the level table and its CSV show them: pool, target, the images taken
+    at each level (region, country, continent, anywhere: ``LEVELS``), and the shortfall."""
+    return (s.pool, s.target, s.n_region, s.n_country, s.n_continent, s.n_global, s.shortfall)
+
+
 class LanguageAreaForm(forms.ModelForm):
     class Meta:
         model = LanguageArea
@@ -150,13 +156,7 @@ class ImageSelectionAdmin(StyledModelAdmin):
                 (
                     s.order,
                     str(s.language),
-                    s.pool,
-                    s.target,
-                    s.n_region,
-                    s.n_country,
-                    s.n_continent,
-                    s.n_global,
-                    s.shortfall,
+                    *_level_figures(s),
                     format_html('<a href="{}?from_selection={}">caption campaign</a>', campaign_add, s.pk),
                 )
                 for s in rows
@@ -272,21 +272,7 @@ class ImageSelectionAdmin(StyledModelAdmin):
     def levels_csv_view(self, request, pk: int):
         selection = self._selection(request, pk)
         columns = ["order", "language", "pool", "target", *LEVELS, "missing", "seed"]
-        rows = (
-            (
-                s.order,
-                s.language.code,
-                s.pool,
-                s.target,
-                s.n_region,
-                s.n_country,
-                s.n_continent,
-                s.n_global,
-                s.shortfall,
-                selection.seed,
-            )
-            for s in level_rows(selection)
-        )
+        rows = ((s.order, s.language.code, *_level_figures(s), selection.seed) for s in level_rows(selection))
         return self._csv(f"selection-{selection.pk}-levels.csv", columns, rows)
 
     def add_view(self, request, form_url="", extra_context=None):

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from annotation.importers.metadata_files import csv_records
-from annotation.importers.report import ImportReport, Problems, input_file_check
+from annotation.importers.report import ImportReport, Problems, header_records, input_file_check
 from annotation.models import Language
 from annotation.services.annotators import (
     AnnotatorSpec,
@@ -73,12 +73,7 @@ def annotators_import(*, path: Path, dry_run: bool = False) -> ImportReport:
         report.unknown_fields.append(f"{path.name}: {', '.join(ignored)}")
 
     rows: list[tuple[str, AnnotatorSpec]] = []
-    for start, cells in records:
-        where = f"{path.name} line {start}"
-        if len(cells) != len(header):
-            problems.add(where, f"{len(cells)} cells, the header has {len(header)}.")
-            continue
-        record = dict(zip(header, cells))
+    for where, record in header_records(path, records, header, problems):
         try:
             spec = AnnotatorSpec(
                 username=record["username"].strip(),

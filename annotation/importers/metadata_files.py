@@ -12,7 +12,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.importers.report import ImportReport, Problems, decoded_lines, json_lines, text_lines
+from annotation.importers.report import (
+    ImportReport,
+    Problems,
+    decoded_lines,
+    header_records,
+    json_lines,
+    text_lines,
+)
 from annotation.services.images import METADATA_FIELDS, image_key_validate, image_metadata_clean
 from core.errors import ValidationFailed
 
@@ -118,12 +125,7 @@ def read_csv(path: Path, problems: Problems, report: ImportReport, *, open_image
     if ignored:
         report.unknown_fields.append(f"{path.name}: {', '.join(ignored)}")
     rows, seen = [], _Seen()
-    for start, cells in records:
-        where = f"{path.name} line {start}"
-        if len(cells) != len(header):
-            problems.add(where, f"{len(cells)} cells, the header has {len(header)}.")
-            continue
-        record = dict(zip(header, cells))
+    for where, record in header_records(path, records, header, problems):
         raw = {names[c]: value for c, value in record.items() if names.get(c)}
         row = _row(record[key_column], raw, where, seen, problems)
         if row:

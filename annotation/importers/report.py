@@ -151,5 +151,16 @@ def json_lines(path: Path, problems: Problems) -> Iterator[tuple[str, object]]:
             problems.add(where, f"malformed JSON ({exc.msg} at column {exc.colno}).")
 
 
+def header_records(path: Path, records, header: list[str], problems: Problems) -> Iterator[tuple[str, dict]]:
+    """(where, {column: cell}) of each CSV record after the header, ``where`` naming the file and line; a
+    record whose number of cells is not the header's is recorded in ``problems`` and skipped."""
+    for start, cells in records:
+        where = f"{path.name} line {start}"
+        if len(cells) != len(header):
+            problems.add(where, f"{len(cells)} cells, the header has {len(header)}.")
+            continue
+        yield where, dict(zip(header, cells))
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
