@@ -36,7 +36,7 @@ CACHE_BACKENDS_SHARED = (
     "django.core.cache.backends.redis.RedisCache",
     "django_redis.cache.RedisCache",
 )
-# Sources that let any script run, which the policy exists to stop (RELIABILITY 20).
+# Sources that let any script run, which the policy exists to stop.
 UNSAFE_SCRIPT_SOURCES = frozenset({"*", "'unsafe-inline'", "'unsafe-eval'", "data:", "http:", "https:"})
 
 

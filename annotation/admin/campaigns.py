@@ -78,7 +78,7 @@ class CampaignAdmin(StyledModelAdmin):
     actions = ["open_campaigns", "close_campaigns", "expire_stale_leases", "verify_captions"]
     change_list_template = "admin/annotation/campaign/change_list.html"
     work_fieldset = ("Work", {"fields": ["batch_size", "replication", "lease_minutes"]})
-    # annotation.caption_checks; defaults and their measured figures in the README ("Caption checks").
+    # annotation.caption_checks; defaults and their measured figures in docs/protocol.md.
     checks_fieldset = (
         "Caption checks",
         {

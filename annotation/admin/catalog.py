@@ -92,7 +92,8 @@ def image_tag(image: Image, css_class: str):
 
 
 class ImageUploadForm(forms.ModelForm):
-    """Adds one image: the file goes through the image service, with all its checks (RELIABILITY 18)."""
+    """Adds one image: the file goes through the image service, with all its checks (format
+    allow-list, size, truncated files, decompression bombs, disguised SVG/HTML)."""
 
     upload = forms.FileField(label="image file", help_text="JPEG, PNG, WebP or GIF.")
     source_url = forms.URLField(required=False, max_length=500, assume_scheme="https")

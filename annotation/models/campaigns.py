@@ -76,7 +76,7 @@ class Campaign(TimeStamped):
         default=0.75,
         help_text="Annotators who pass a smaller share of control items are flagged.",
     )
-    # Caption checks on submit (annotation.caption_checks; defaults measured, see the README).
+    # Caption checks on submit (annotation.caption_checks; defaults measured, see docs/protocol.md).
     min_caption_length = models.PositiveSmallIntegerField(
         null=True,
         blank=True,

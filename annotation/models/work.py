@@ -43,7 +43,8 @@ class Batch(TimeStamped):
         ordering = ["-created_at"]
         verbose_name_plural = "batches"
         constraints = [
-            # At most one open batch per annotator and campaign (RELIABILITY 2), whatever the locking.
+            # At most one open batch per annotator and campaign, whatever the locking: 20 simultaneous
+            # requests of one annotator make one batch.
             models.UniqueConstraint(
                 fields=["campaign", "annotator"],
                 condition=Q(stage__in=["rating", "writing"]),

@@ -1,4 +1,4 @@
-"""Rated control items of caption (screen 1) and verification campaigns (issue 14).
+"""Rated control items of caption (screen 1) and verification campaigns (docs/crowd-quality.md).
 
 Side-by-side campaigns get their controls when they are created (``sxs_campaign_create``). Caption
 and verification campaigns get theirs from :func:`campaign_controls_add`, at any time: each control

@@ -1,7 +1,7 @@
 """Reads of recruitment and onboarding, and the one gate every batch request asks (:func:`work_check`).
 
 Who sees which campaign: an account made by an entry link sees only the campaigns it was admitted
-to (RELIABILITY 24); every other annotator sees the open campaigns in their languages, as before.
+to, and reaches nothing of any other campaign or participant; every other annotator sees the open campaigns in their languages, as before.
 Whatever a participant may not see answers NotFound, the same as what does not exist.
 """
 

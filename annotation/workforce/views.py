@@ -53,7 +53,7 @@ def join(request, token: str):
     the annotator account they are signed in with. Unknown token: 404; closed link: 410 with why."""
     link = EntryLink.objects.select_related("campaign", "campaign__language").filter(token=token).first()
     if link is None:
-        # Rendered here, not raised, so that the refusal too is no-store (RELIABILITY: stale tabs).
+        # Rendered here, not raised, so that the refusal too is no-store (a stale tab or Back asks the server again).
         return page_not_found(request, Http404())
     params = request.POST if request.method == "POST" else request.GET
     form = SignupForm(request.POST or None)
