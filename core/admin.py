@@ -44,6 +44,15 @@ def run_service(modeladmin: admin.ModelAdmin, request, service: Callable, **kwar
         return None
 
 
+def run_service_each(
+    modeladmin: admin.ModelAdmin, request, service: Callable, objects, arguments: Callable
+) -> list:
+    """Call ``service(**arguments(obj))`` for each of ``objects`` in order (an admin action on the selected
+    rows); each DomainError becomes an ERROR message and the others still run. Returns the objects it
+    worked on, for the action's one success message."""
+    return [obj for obj in objects if run_service(modeladmin, request, service, **arguments(obj)) is not None]
+
+
 def seconds_display(seconds: float | None) -> str:
     if seconds is None:
         return "–"

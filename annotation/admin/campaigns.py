@@ -46,7 +46,7 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
-from core.admin import StyledModelAdmin, count_of, run_service, service_form_view
+from core.admin import StyledModelAdmin, count_of, run_service, run_service_each, service_form_view
 
 
 class CampaignGuidelinesInline(admin.StackedInline):
@@ -338,15 +338,12 @@ class CampaignAdmin(StyledModelAdmin):
         )
 
     def _each_campaign(self, request, queryset, service, done: str) -> None:
-        """Run ``service`` on each selected campaign by name; one error message per refusal, one success
-        message naming those it worked on."""
-        names = [
-            campaign.name
-            for campaign in queryset.order_by("name")
-            if run_service(self, request, service, campaign_id=campaign.pk) is not None
-        ]
-        if names:
-            self.message_user(request, f"{done}: {', '.join(names)}.", level=messages.SUCCESS)
+        opened = run_service_each(
+            self, request, service, queryset.order_by("name"), lambda campaign: {"campaign_id": campaign.pk}
+        )
+        if opened:
+            names = ", ".join(campaign.name for campaign in opened)
+            self.message_user(request, f"{done}: {names}.", level=messages.SUCCESS)
 
     @admin.action(description="Open selected campaigns", permissions=["change"])
     def open_campaigns(self, request, queryset):

@@ -18,7 +18,7 @@ from annotation.models import (
 )
 from annotation.workforce import selectors, services
 from annotation.workforce.admin.managers import ManagersOnlyAdmin, managers_only
-from core.admin import ReadOnlyAdminMixin, run_service, service_form_view
+from core.admin import ReadOnlyAdminMixin, run_service, run_service_each, service_form_view
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 MTURK_QUERY = "?workerId=WORKER_ID&assignmentId=ASSIGNMENT_ID&hitId=HIT_ID"
@@ -276,18 +276,14 @@ class BatchHoldAdmin(ReadOnlyAdminMixin, ManagersOnlyAdmin):
         return managers_only(request.user)
 
     def _decide(self, request, queryset, accept: bool):
-        done = [
-            run_service(
-                self,
-                request,
-                services.batch_hold_decide,
-                hold_id=hold.pk,
-                accept=accept,
-                reviewer=request.user,
-            )
-            for hold in queryset
-        ]
-        n = len([d for d in done if d is not None])
+        decided = run_service_each(
+            self,
+            request,
+            services.batch_hold_decide,
+            queryset,
+            lambda hold: {"hold_id": hold.pk, "accept": accept, "reviewer": request.user},
+        )
+        n = len(decided)
         verb = "Accepted" if accept else "Rejected"
         what = "they count now" if accept else "they stay stored, out of every result"
         self.message_user(

@@ -24,7 +24,7 @@ from annotation.models import (
     TutorialResult,
 )
 from annotation.workforce import selectors, services
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service_each
 from core.errors import DomainError
 from core.scales import RATING, SXS
 
@@ -277,20 +277,15 @@ class TutorialWritingAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
         return {None: "not checked yet", True: "right", False: "wrong"}[obj.correct]
 
     def _check(self, request, queryset, correct: bool):
-        n = 0
-        for answer in queryset:
-            if (
-                run_service(
-                    self,
-                    request,
-                    services.tutorial_writing_check,
-                    answer_id=answer.pk,
-                    correct=correct,
-                    checker=request.user,
-                )
-                is not None
-            ):
-                n += 1
+        n = len(
+            run_service_each(
+                self,
+                request,
+                services.tutorial_writing_check,
+                queryset,
+                lambda answer: {"answer_id": answer.pk, "correct": correct, "checker": request.user},
+            )
+        )
         self.message_user(
             request, f"Checked {n} caption(s); the annotators' results are updated.", messages.SUCCESS
         )
