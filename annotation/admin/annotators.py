@@ -20,7 +20,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.annotators import annotator_create, password_set_path
-from core.admin import StyledModelAdmin, count_of, service_form_view
+from core.admin import StyledModelAdmin, count_column, count_of, service_form_view
 
 
 class AnnotatorSkillInline(admin.TabularInline):
@@ -207,10 +207,5 @@ class AnnotatorAdmin(StyledModelAdmin):
     def languages(self, obj):
         return ", ".join(f"{s.language.code} ({s.level})" for s in obj.skills.all())
 
-    @admin.display(description="batches submitted", ordering="n_batches")
-    def batches_submitted(self, obj):
-        return obj.n_batches
-
-    @admin.display(description="captions written", ordering="n_captions")
-    def captions_written(self, obj):
-        return obj.n_captions
+    batches_submitted = count_column("n_batches", "batches submitted")
+    captions_written = count_column("n_captions", "captions written")

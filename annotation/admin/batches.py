@@ -11,7 +11,7 @@ from annotation.models import (
     Batch,
     WrittenCaption,
 )
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, count_of
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, count_column, count_of
 
 
 class AssignmentInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -77,9 +77,7 @@ class BatchAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_images=count_of(Assignment, "batch"))
 
-    @admin.display(description="images", ordering="n_images")
-    def images(self, obj):
-        return obj.n_images
+    images = count_column("n_images", "images")
 
 
 @admin.register(WrittenCaption)

@@ -24,7 +24,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.images import METADATA_FIELDS, image_place_derive, image_store, image_validate
-from core.admin import StyledModelAdmin, count_of, run_service
+from core.admin import StyledModelAdmin, count_column, count_of, run_service
 from core.errors import ValidationFailed
 
 
@@ -51,17 +51,9 @@ class LanguageAdmin(StyledModelAdmin):
             )
         )
 
-    @admin.display(description="annotators", ordering="n_annotators")
-    def annotators(self, obj):
-        return obj.n_annotators
-
-    @admin.display(description="campaigns", ordering="n_campaigns")
-    def campaigns(self, obj):
-        return obj.n_campaigns
-
-    @admin.display(description="written captions", ordering="n_written")
-    def written_captions(self, obj):
-        return obj.n_written
+    annotators = count_column("n_annotators", "annotators")
+    campaigns = count_column("n_campaigns", "campaigns")
+    written_captions = count_column("n_written", "written captions")
 
 
 class HasFileFilter(admin.SimpleListFilter):
@@ -363,9 +355,7 @@ class CaptioningSystemAdmin(StyledModelAdmin):
             )
         )
 
-    @admin.display(description="captions", ordering="n_captions")
-    def captions(self, obj):
-        return obj.n_captions
+    captions = count_column("n_captions", "captions")
 
     @admin.display(description="prompt system of", ordering="n_prompt")
     def prompt_campaigns(self, obj):
