@@ -1,7 +1,11 @@
-"""What the demo loaders share: refused on a real deployment (DEBUG off) unless forced, one service in one
-transaction that ``--dry-run`` rolls back, domain errors as CommandError, and the printout after it."""
+"""What management commands share: one service call in one transaction that ``--dry-run`` rolls back, with
+domain errors as CommandError (:func:`service_in_transaction`); and the demo loaders' base, refused on a
+real deployment (DEBUG off) unless forced."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -9,9 +13,27 @@ from django.db import transaction
 
 from core.errors import DomainError
 
+T = TypeVar("T")
+
 
 class _DryRun(Exception):
     pass
+
+
+def service_in_transaction(call: Callable[[], T], *, dry_run: bool) -> T:
+    """``call()`` in one transaction, rolled back after it ran when ``dry_run`` (so the command can say what
+    would be stored); its result either way. A DomainError becomes a CommandError with its message."""
+    result = None
+    try:
+        with transaction.atomic():
+            result = call()
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    except DomainError as exc:
+        raise CommandError(exc.message) from None
+    return result
 
 
 class DemoLoadCommand(BaseCommand):
@@ -41,15 +63,7 @@ class DemoLoadCommand(BaseCommand):
     def handle(self, *args, **options):
         if not settings.DEBUG and not options["force"]:
             raise CommandError(f"DEBUG is off: {self.refusal} Use --force if you really want them here.")
-        try:
-            with transaction.atomic():
-                summary = self.load()
-                if options["dry_run"]:
-                    raise _DryRun
-        except _DryRun:
-            pass
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
+        summary = service_in_transaction(self.load, dry_run=options["dry_run"])
         if options["verbosity"] < 1:
             return
         if options["dry_run"]:
