@@ -8,11 +8,11 @@ from django.contrib import admin
 from django.db import models
 from django.db.models import Q
 from django.http import HttpResponseRedirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from annotation.admin.imports import ImportForm, MultipleFileField, staged_import_view
+from annotation.admin.imports import ImportForm, MultipleFileField, StagedImportAdminMixin, staged_import_view
 from annotation.importers import images_import, system_captions_import
 from annotation.models import (
     AnnotatorSkill,
@@ -194,24 +194,8 @@ def _run_captions_import(paths, options, dry_run):
     )
 
 
-def _import_tools(modeladmin, request, label):
-    if not modeladmin.has_add_permission(request):
-        return []
-    opts = modeladmin.opts
-    return [{"url": reverse(f"admin:{opts.app_label}_{opts.model_name}_import"), "label": label}]
-
-
-def _import_url(modeladmin, view):
-    opts = modeladmin.opts
-    return path(
-        "import/",
-        modeladmin.admin_site.admin_view(view),
-        name=f"{opts.app_label}_{opts.model_name}_import",
-    )
-
-
 @admin.register(Image)
-class ImageAdmin(StyledModelAdmin):
+class ImageAdmin(StagedImportAdminMixin, StyledModelAdmin):
     list_display = [
         "thumbnail",
         "key",
@@ -229,7 +213,6 @@ class ImageAdmin(StyledModelAdmin):
     show_full_result_count = False
     list_per_page = 50
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
-    change_list_template = "admin/change_list_tools.html"
     # The file is shown as its stored name, never as a media URL: pictures are served only
     # through the access-checked image view.
     readonly_fields = [
@@ -254,12 +237,7 @@ class ImageAdmin(StyledModelAdmin):
         ("Place", {"fields": ["latitude", "longitude", "country", "region", "continent"]}),
     ]
 
-    def get_urls(self):
-        return [_import_url(self, self.import_view), *super().get_urls()]
-
-    def changelist_view(self, request, extra_context=None):
-        tools = _import_tools(self, request, "Import images (many files, metadata)")
-        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+    import_tool_label = "Import images (many files, metadata)"
 
     def import_view(self, request):
         return staged_import_view(
@@ -367,21 +345,15 @@ class CaptioningSystemAdmin(StyledModelAdmin):
 
 
 @admin.register(SystemCaption)
-class SystemCaptionAdmin(StyledModelAdmin):
+class SystemCaptionAdmin(StagedImportAdminMixin, StyledModelAdmin):
     list_display = ["image", "system", "language", "text_short"]
     list_select_related = ["image", "system", "language"]
     list_filter = ["system", "language"]
     search_fields = ["=image__key", "text"]
     autocomplete_fields = ["image"]
     show_full_result_count = False
-    change_list_template = "admin/change_list_tools.html"
 
-    def get_urls(self):
-        return [_import_url(self, self.import_view), *super().get_urls()]
-
-    def changelist_view(self, request, extra_context=None):
-        tools = _import_tools(self, request, "Import system captions (COCO results or JSON lines)")
-        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+    import_tool_label = "Import system captions (COCO results or JSON lines)"
 
     def import_view(self, request):
         return staged_import_view(

@@ -22,6 +22,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
 
 from annotation.importers.report import ImportReport
 from core.errors import DomainError
@@ -209,3 +210,32 @@ def _problems(exc: DomainError) -> list[str]:
     if isinstance(exc.details, list) and exc.details:
         return [str(item) for item in exc.details]
     return [exc.message]
+
+
+class StagedImportAdminMixin:
+    """An admin with an import page at ``import/`` (its ``import_view``, built on :func:`staged_import_view`)
+    and a button to it on the list, labelled ``import_tool_label``, for those who may add."""
+
+    change_list_template = "admin/change_list_tools.html"
+    import_tool_label = ""
+
+    def get_urls(self):
+        opts = self.opts
+        page = path(
+            "import/",
+            self.admin_site.admin_view(self.import_view),
+            name=f"{opts.app_label}_{opts.model_name}_import",
+        )
+        return [page, *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        tools = []
+        if self.has_add_permission(request):
+            opts = self.opts
+            tools.append(
+                {
+                    "url": reverse(f"admin:{opts.app_label}_{opts.model_name}_import"),
+                    "label": self.import_tool_label,
+                }
+            )
+        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
