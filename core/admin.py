@@ -14,6 +14,7 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import path
 
 from core.errors import DomainError
 
@@ -44,6 +45,15 @@ def count_column(annotation: str, description: str):
         return getattr(obj, annotation)
 
     return column
+
+
+def admin_page(modeladmin: admin.ModelAdmin, route: str, view: Callable, suffix: str):
+    """A page of ``modeladmin`` at ``route`` below its list, behind the admin's login and staff check, named
+    ``admin:<app>_<model>_<suffix>`` as the admin names its own pages."""
+    opts = modeladmin.opts
+    return path(
+        route, modeladmin.admin_site.admin_view(view), name=f"{opts.app_label}_{opts.model_name}_{suffix}"
+    )
 
 
 def run_service(modeladmin: admin.ModelAdmin, request, service: Callable, **kwargs):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.shortcuts import redirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 
@@ -46,7 +46,14 @@ from annotation.services.campaigns import (
     rating_campaign_create,
     sxs_campaign_create,
 )
-from core.admin import StyledModelAdmin, count_of, run_service, run_service_each, service_form_view
+from core.admin import (
+    StyledModelAdmin,
+    admin_page,
+    count_of,
+    run_service,
+    run_service_each,
+    service_form_view,
+)
 
 
 class CampaignGuidelinesInline(admin.StackedInline):
@@ -196,25 +203,13 @@ class CampaignAdmin(StyledModelAdmin):
         )
 
     def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
+        def controls(request, object_id):
+            return campaign_controls_view(self, request, object_id)
+
         return [
-            path(
-                "add-side-by-side/",
-                self.admin_site.admin_view(self.add_sxs_view),
-                name="{}_{}_add_sxs".format(*info),
-            ),
-            path(
-                "<path:object_id>/add-controls/",
-                self.admin_site.admin_view(
-                    lambda request, object_id: campaign_controls_view(self, request, object_id)
-                ),
-                name="{}_{}_add_controls".format(*info),
-            ),
-            path(
-                "add-verification/",
-                self.admin_site.admin_view(self.add_verification_view),
-                name="{}_{}_add_verification".format(*info),
-            ),
+            admin_page(self, "add-side-by-side/", self.add_sxs_view, "add_sxs"),
+            admin_page(self, "<path:object_id>/add-controls/", controls, "add_controls"),
+            admin_page(self, "add-verification/", self.add_verification_view, "add_verification"),
             *super().get_urls(),
         ]
 

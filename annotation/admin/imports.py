@@ -22,9 +22,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 
 from annotation.importers.report import ImportReport
+from core.admin import admin_page
 from core.errors import DomainError
 
 SESSION_KEY = "staged_imports"
@@ -220,13 +221,7 @@ class StagedImportAdminMixin:
     import_tool_label = ""
 
     def get_urls(self):
-        opts = self.opts
-        page = path(
-            "import/",
-            self.admin_site.admin_view(self.import_view),
-            name=f"{opts.app_label}_{opts.model_name}_import",
-        )
-        return [page, *super().get_urls()]
+        return [admin_page(self, "import/", self.import_view, "import"), *super().get_urls()]
 
     def changelist_view(self, request, extra_context=None):
         tools = []

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import ImageSelection, Language, LanguageArea, SelectedLanguage
@@ -33,7 +33,7 @@ from annotation.services.selection import (
     image_selection_run,
     language_area_validate,
 )
-from core.admin import StyledModelAdmin
+from core.admin import StyledModelAdmin, admin_page
 from core.csv_cells import csv_safe
 from core.errors import DomainError, ValidationFailed
 
@@ -186,19 +186,10 @@ class ImageSelectionAdmin(StyledModelAdmin):
         )
 
     def get_urls(self):
-        view = self.admin_site.admin_view
         return [
-            path("<id:pk>/change/map/<str:fmt>/", view(self.map_view), name="annotation_imageselection_map"),
-            path(
-                "<id:pk>/change/images-csv/",
-                view(self.images_csv_view),
-                name="annotation_imageselection_images",
-            ),
-            path(
-                "<id:pk>/change/levels-csv/",
-                view(self.levels_csv_view),
-                name="annotation_imageselection_levels",
-            ),
+            admin_page(self, "<id:pk>/change/map/<str:fmt>/", self.map_view, "map"),
+            admin_page(self, "<id:pk>/change/images-csv/", self.images_csv_view, "images"),
+            admin_page(self, "<id:pk>/change/levels-csv/", self.levels_csv_view, "levels"),
             *super().get_urls(),
         ]
 

@@ -10,7 +10,7 @@ from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.models import (
@@ -24,7 +24,7 @@ from annotation.models import (
     TutorialResult,
 )
 from annotation.workforce import selectors, services
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service_each
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, admin_page, run_service_each
 from core.errors import DomainError
 from core.scales import RATING, SXS
 
@@ -96,15 +96,7 @@ class CampaignOnboardingAdmin(StyledModelAdmin):
         return super().get_queryset(request).annotate(n_gold=Count("campaign__tutorial_items"))
 
     def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
-        return [
-            path(
-                "<id:object_id>/review/",
-                self.admin_site.admin_view(self.review_view),
-                name="{}_{}_review".format(*info),
-            ),
-            *super().get_urls(),
-        ]
+        return [admin_page(self, "<id:object_id>/review/", self.review_view, "review"), *super().get_urls()]
 
     @admin.display(description="gold items")
     def gold_items(self, obj):
