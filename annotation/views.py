@@ -194,7 +194,12 @@ def verification_screen(request, batch_id: int):
 @require_GET
 def image_file(request, image_id: int):
     """An image's file, for staff and for annotators who were assigned it."""
-    image = image_visible_to(request.user, image_id)
+    return image_file_response(image_visible_to(request.user, image_id))
+
+
+def image_file_response(image) -> FileResponse:
+    """The stored file of ``image`` (404 while it has none): kept an hour by the browser and by no shared
+    cache, and never sniffed as another type than its name says."""
     if not image.file:
         raise Http404
     content_type = mimetypes.guess_type(image.file.name)[0] or "application/octet-stream"

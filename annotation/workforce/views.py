@@ -4,11 +4,9 @@ string is translated (the annotator's interface)."""
 
 from __future__ import annotations
 
-import mimetypes
-
 from django.conf import settings
 from django.contrib.auth import login
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -28,7 +26,7 @@ from annotation.models import (
     TutorialVerdict,
 )
 from annotation.selectors import batch_of
-from annotation.views import annotator_required
+from annotation.views import annotator_required, image_file_response
 from annotation.workforce import selectors, services
 from annotation.workforce.forms import LanguagesForm, SignupForm, TutorialAnswerForm
 from core import ratelimit
@@ -292,14 +290,7 @@ def tutorial_feedback(request, campaign_id: int):
 @annotator_required
 @require_GET
 def tutorial_image(request, campaign_id: int, item_id: int):
-    item = selectors.tutorial_item_for(request.annotator, campaign_id, item_id)
-    if not item.image.file:
-        raise Http404
-    content_type = mimetypes.guess_type(item.image.file.name)[0] or "application/octet-stream"
-    response = FileResponse(item.image.file.open("rb"), content_type=content_type)
-    response["Cache-Control"] = "private, max-age=3600"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return image_file_response(selectors.tutorial_item_for(request.annotator, campaign_id, item_id).image)
 
 
 @annotator_required
