@@ -14,6 +14,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.captions import CAPTION_MAX_CHARS
 from annotation.quality import typing
 from annotation.selectors import annotator_for_user, batch_lease_expiry, batch_state
 from annotation.services import work
@@ -73,7 +74,7 @@ class ShownCaptionInput(serializers.Serializer):
     """One image as the submitting page shows it (see ``work.batch_submit``), bounded like a draft."""
 
     assignment = id_field()
-    text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS)
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=CAPTION_MAX_CHARS)
     base_revision = counter_field()
     seconds = seconds_field()
     typing = TypingInput(required=False)
@@ -119,9 +120,7 @@ class WritingOpenAPI(AnnotatorAPI):
 class DraftSaveAPI(AnnotatorAPI):
     class Input(serializers.Serializer):
         assignment = id_field()
-        text = serializers.CharField(
-            allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
-        )
+        text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=CAPTION_MAX_CHARS)
         base_revision = counter_field()
         seconds = seconds_field()
         typing = TypingInput(required=False)
@@ -143,9 +142,7 @@ class DraftSaveAPI(AnnotatorAPI):
 class BatchSubmitAPI(AnnotatorAPI):
     class Caption(serializers.Serializer):
         assignment = serializers.IntegerField()
-        text = serializers.CharField(
-            allow_blank=True, trim_whitespace=False, max_length=work.CAPTION_MAX_CHARS
-        )
+        text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=CAPTION_MAX_CHARS)
         base_revision = serializers.IntegerField(min_value=0)
         seconds = serializers.FloatField(required=False, allow_null=True)
         typing = serializers.DictField(required=False, allow_null=True)

@@ -18,7 +18,7 @@ Three checks, each answering with a message that says what to change, or None:
   at or above the threshold the caption is refused.
 
 The figures behind the defaults are measured by ``benchmarks/bench_caption_checks.py`` and
-written down in the README ("Caption checks").
+written down in docs/protocol.md.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from annotation.models import (
     BatchHold,
     BatchStage,
     Campaign,
+    CampaignKind,
     CampaignState,
     HoldDecision,
     Image,
@@ -27,6 +28,7 @@ from annotation.models import (
     Item,
     SelectedImage,
 )
+from annotation.workforce.counting import most_allowed
 from annotation.workforce.selectors import campaigns_visible
 from core.errors import NotFound
 
@@ -117,13 +119,41 @@ def dashboard_cards(annotator: Annotator) -> list[CampaignCard]:
     return cards
 
 
-def batch_for_annotator(annotator: Annotator, batch_id: int) -> Batch:
+def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batch:
+    """``annotator``'s batch ``batch_id`` with its campaign and language; with ``lock``, its row FOR
+    UPDATE (the first lock every write inside a batch takes). Another annotator's batch raises
+    NotFound, indistinguishable from a missing one."""
+    qs = Batch.objects.select_related("campaign", "campaign__language")
+    if lock:
+        qs = qs.select_for_update(of=("self",))
     try:
-        return Batch.objects.select_related("campaign", "campaign__language").get(
-            pk=batch_id, annotator=annotator
-        )
+        return qs.get(pk=batch_id, annotator=annotator)
     except Batch.DoesNotExist:
         raise NotFound(gettext("No such batch.")) from None
+
+
+def assignment_of(batch: Batch, assignment_id: int) -> Assignment:
+    """The assignment ``assignment_id`` of ``batch`` with its item; NotFound for one of another batch
+    (or an id that is not a number)."""
+    try:
+        return batch.assignments.select_related("item").get(pk=assignment_id)
+    except (Assignment.DoesNotExist, ValueError, TypeError):
+        raise NotFound(gettext("No such image in this batch.")) from None
+
+
+def held_context(hold: BatchHold) -> dict:
+    """What the held-batch page tells its participant: the figures, the rule, and whether (else why
+    not) they can do another batch."""
+    batch = hold.batch
+    return {
+        "batch": batch,
+        "hold": hold,
+        "rejected": hold.decision == HoldDecision.REJECTED,
+        "captions": batch.campaign.kind == CampaignKind.CAPTION,
+        "percent": round(100 * hold.max_unanswered_share),
+        "most": most_allowed(hold.images, hold.max_unanswered_share),
+        "start_problem": batch_start_problem(annotator=batch.annotator, campaign=batch.campaign),
+    }
 
 
 def batch_lease_expiry(annotator: Annotator, batch_id: int):
@@ -143,7 +173,7 @@ def batch_state(annotator: Annotator, batch_id: int) -> dict:
     tab is shown again): the batch's stage and, on screen 2, each draft's text and revision, so
     a page learns that another tab submitted or saved. Never carries an English caption, a
     system or a side. Raises NotFound for a batch not of this annotator."""
-    batch = batch_for_annotator(annotator, batch_id)
+    batch = batch_of(annotator, batch_id)
     drafts = {}
     if batch.writing_opened_at is not None and batch.stage != BatchStage.SUBMITTED:
         for a in batch.assignments.filter(item__is_control=False).select_related("draft"):

@@ -25,8 +25,9 @@ from annotation.forms import InterfaceLanguageForm
 from annotation.models import BatchStage, CampaignKind
 from annotation.selectors import (
     annotator_for_user,
-    batch_for_annotator,
+    batch_of,
     dashboard_cards,
+    held_context,
     image_visible_to,
     screen1_rows,
     screen2_rows,
@@ -34,7 +35,7 @@ from annotation.selectors import (
     verification_rows,
 )
 from annotation.services.annotators import annotator_interface_language_set
-from annotation.workforce.selectors import completion_for, held_context, hold_of
+from annotation.workforce.selectors import completion_for, hold_of
 from core.access import is_annotator, role_required
 from core.errors import DomainError, NotFound
 from core.scales import RATING, SXS
@@ -79,6 +80,7 @@ def campaign_work(request, campaign_id: int):
     except NotFound:
         raise Http404 from None
     except DomainError as exc:
+        # Not the error page: back to the dashboard, whose cards say what can start, with the reason on top.
         messages.warning(request, exc.message)
         return redirect("annotation:dashboard")
     # Straight to the right screen: one round trip less than via batch_detail (each screen
@@ -95,17 +97,10 @@ def _screen_of(batch) -> str:
     return "annotation:screen2" if batch.writing_opened_at is not None else "annotation:screen1"
 
 
-def _batch_or_404(request, batch_id):
-    try:
-        return batch_for_annotator(request.annotator, batch_id)
-    except NotFound:
-        raise Http404 from None
-
-
 @annotator_required
 @require_GET
 def batch_detail(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
+    batch = batch_of(request.annotator, batch_id)
     hold = hold_of(batch) if batch.stage == BatchStage.SUBMITTED else None
     if hold is not None:
         # Stored, but too little work to count (annotation.workforce.counting): say so, and what next.
@@ -131,39 +126,45 @@ def _screen_context(request, batch):
     }
 
 
+def _screen(request, batch_id: int, name: str, template: str, rows, guidelines_of, scale=None):
+    """The screen ``name`` of the annotator's open batch. A batch that is submitted, or that belongs on
+    another screen (:func:`_screen_of`: screen 1 cannot be reopened once screen 2 has opened), goes
+    to its batch page, which sends it where it belongs."""
+    batch = batch_of(request.annotator, batch_id)
+    if batch.stage == BatchStage.SUBMITTED or _screen_of(batch) != name:
+        return redirect("annotation:batch", batch_id=batch.pk)
+    context = _screen_context(request, batch)
+    context.update(rows=rows(batch), guidelines=guidelines_of(batch.campaign))
+    if scale is not None:
+        context["scale"] = interface.ShownScale(scale)
+    return render(request, template, context)
+
+
 @annotator_required
 @require_GET
 def screen1(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
-    if (
-        batch.stage == BatchStage.SUBMITTED
-        or batch.writing_opened_at is not None
-        or batch.campaign.kind != CampaignKind.CAPTION
-    ):
-        # Screen 1 cannot be reopened once screen 2 has opened.
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(
-        rows=screen1_rows(batch),
-        scale=interface.ShownScale(RATING),
-        guidelines=guidelines.rating_guidelines(batch.campaign),
+    return _screen(
+        request,
+        batch_id,
+        "annotation:screen1",
+        "annotation/screen1.html",
+        screen1_rows,
+        guidelines.rating_guidelines,
+        RATING,
     )
-    return render(request, "annotation/screen1.html", context)
 
 
 @annotator_required
 @require_GET
 def screen2(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
-    if (
-        batch.stage == BatchStage.SUBMITTED
-        or batch.writing_opened_at is None
-        or batch.campaign.kind != CampaignKind.CAPTION
-    ):
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(rows=screen2_rows(batch), guidelines=guidelines.writing_guidelines(batch.campaign))
-    return render(request, "annotation/screen2.html", context)
+    return _screen(
+        request,
+        batch_id,
+        "annotation:screen2",
+        "annotation/screen2.html",
+        screen2_rows,
+        guidelines.writing_guidelines,
+    )
 
 
 @annotator_required
@@ -171,41 +172,35 @@ def screen2(request, batch_id: int):
 def sxs_screen(request, batch_id: int):
     """The side-by-side screen. The page gets the two caption texts already placed left and
     right: no system name and no side of m2, anywhere in the response."""
-    batch = _batch_or_404(request, batch_id)
-    if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.SIDE_BY_SIDE:
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(
-        rows=sxs_rows(batch),
-        scale=interface.ShownScale(SXS),
-        guidelines=guidelines.sxs_guidelines(batch.campaign),
+    return _screen(
+        request, batch_id, "annotation:sxs", "annotation/sxs.html", sxs_rows, guidelines.sxs_guidelines, SXS
     )
-    return render(request, "annotation/sxs.html", context)
 
 
 @annotator_required
 @require_GET
 def verification_screen(request, batch_id: int):
-    batch = _batch_or_404(request, batch_id)
-    if batch.stage == BatchStage.SUBMITTED or batch.campaign.kind != CampaignKind.RATING:
-        return redirect("annotation:batch", batch_id=batch.pk)
-    context = _screen_context(request, batch)
-    context.update(
-        rows=verification_rows(batch),
-        scale=interface.ShownScale(RATING),
-        guidelines=guidelines.verification_guidelines(batch.campaign),
+    return _screen(
+        request,
+        batch_id,
+        "annotation:verify",
+        "annotation/verify.html",
+        verification_rows,
+        guidelines.verification_guidelines,
+        RATING,
     )
-    return render(request, "annotation/verify.html", context)
 
 
 @login_required
 @require_GET
 def image_file(request, image_id: int):
     """An image's file, for staff and for annotators who were assigned it."""
-    try:
-        image = image_visible_to(request.user, image_id)
-    except NotFound:
-        raise Http404 from None
+    return image_file_response(image_visible_to(request.user, image_id))
+
+
+def image_file_response(image) -> FileResponse:
+    """The stored file of ``image`` (404 while it has none): kept an hour by the browser and by no shared
+    cache, and never sniffed as another type than its name says."""
     if not image.file:
         raise Http404
     content_type = mimetypes.guess_type(image.file.name)[0] or "application/octet-stream"

@@ -1,4 +1,6 @@
-"""Who is who: the roles, and the one set of predicates every page and API asks (RELIABILITY 15).
+"""Who is who: the roles, and the one set of predicates every page and API asks:
+annotators reach neither the admin, the exports, the metrics nor the research API, and researchers read
+but do not write campaigns.
 
 Roles
 - **Annotators** have an annotator profile (``user.annotator``). They reach the annotation pages

@@ -1,6 +1,7 @@
 """Deploy checks (``manage.py check --deploy``): the rules of :mod:`core.deploy` applied to the settings
 in use, whatever the settings module, so that a deployment that does not go through
-``config.settings.production`` (which refuses these values at import) is told too. RELIABILITY 17."""
+``config.settings.production`` (which refuses these values at import) is told too: production refuses to
+start with DEBUG on or a missing or insecure SECRET_KEY."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Path converters that refuse, in the resolver, what no row could match (issue 16, item 4).
+"""Path converters that refuse, in the resolver, what no row could match.
 
 Django's ``int`` takes any run of digits and ``str`` anything without a slash, so ``10**30`` and a NUL
 reached the views: PostgreSQL refuses a NUL in a string literal (a 500 ``ValueError``) and an id past

@@ -1,4 +1,5 @@
-"""The Content-Security-Policy as a string, for the environment (RELIABILITY 20).
+"""The Content-Security-Policy as a string, for the environment: markup that slips into a page
+(a caption, a name) cannot run a script.
 
 django-csp (``csp.middleware.CSPMiddleware``) sends the header; it takes the policy as a dict of
 directives. Operators override the policy with one familiar string in the ``CONTENT_SECURITY_POLICY``

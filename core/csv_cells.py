@@ -1,4 +1,5 @@
-"""CSV cells a spreadsheet will not run as formulas (RELIABILITY 21), for every app's CSV output (pure)."""
+"""CSV cells a spreadsheet will not run as formulas (a cell starting with =, +, -, @, tab,
+CR or NUL is neutralised), for every app's CSV output (pure)."""
 
 from __future__ import annotations
 

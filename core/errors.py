@@ -1,12 +1,17 @@
 """The one family of domain errors that services raise, and the handlers that render them.
 
 Views and API views never build error responses by hand: a service raises, and
-``api_exception_handler`` (DRF) or ``DomainErrorMiddleware``-style handling in the views
-turns the error into a status code and a message the user can act on.
+``api_exception_handler`` (DRF, the API) or ``DomainErrorMiddleware`` (HTML pages) turns the error
+into a status code and a message the user can act on. A view catches a domain error only to do
+something else with it: re-show its form with the message, or redirect with it.
 """
 
 from __future__ import annotations
 
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import add_never_cache_headers
+from django.views.defaults import page_not_found
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -105,3 +110,33 @@ def api_exception_handler(exc, context):
             "detail": detail,
         }
     return response
+
+
+def domain_error_page(request, exc: DomainError) -> HttpResponse:
+    """The HTML page for a domain error a view let through, in the visitor's interface language.
+
+    ``NotFound`` is the site's own 404 page, word for word what a missing address gives: a probe of
+    someone else's batch or image learns nothing more. Any other error shows its message on the
+    error page under its own status. Never cached: the same address may work a moment later."""
+    if isinstance(exc, NotFound):
+        response = page_not_found(request, Http404())
+    else:
+        response = render(request, "core/domain_error.html", {"message": exc.message}, status=exc.status_code)
+    add_never_cache_headers(response)
+    return response
+
+
+class DomainErrorMiddleware:
+    """Renders a ``DomainError`` raised by a page's view (:func:`domain_error_page`). API views never
+    get here: DRF hands their errors to :func:`api_exception_handler` first."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, DomainError):
+            return domain_error_page(request, exception)
+        return None

@@ -60,7 +60,7 @@ def primary_subtag(language_code: str) -> str:
 
 def default_scheme_name(language_code: str) -> str:
     """The default scheme of a language: ``coco-ptb`` for English, ``char`` for languages written
-    without spaces, ``whitespace`` for every other language (see README, "Text preprocessing")."""
+    without spaces, ``whitespace`` for every other language (docs/metrics.md, "Text preprocessing and tokenisation")."""
     primary = primary_subtag(language_code)
     if primary == "en":
         return COCO_PTB

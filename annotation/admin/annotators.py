@@ -6,10 +6,8 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 from django.contrib import admin
-from django.urls import path, reverse
 
-from annotation.admin.common import StyledModelAdmin, count_of, service_form_view
-from annotation.admin.imports import ImportForm, staged_import_view
+from annotation.admin.imports import ImportForm, StagedImportAdminMixin, staged_import_view
 from annotation.importers.annotators import annotators_import
 from annotation.models import (
     Annotator,
@@ -21,6 +19,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.annotators import annotator_create, password_set_path
+from core.admin import StyledModelAdmin, count_column, count_of, service_form_view
 
 
 class AnnotatorSkillInline(admin.TabularInline):
@@ -84,7 +83,7 @@ class AnnotatorChangeForm(forms.ModelForm):
 
 
 @admin.register(Annotator)
-class AnnotatorAdmin(StyledModelAdmin):
+class AnnotatorAdmin(StagedImportAdminMixin, StyledModelAdmin):
     form = AnnotatorChangeForm
     list_display = [
         "user",
@@ -102,7 +101,7 @@ class AnnotatorAdmin(StyledModelAdmin):
     readonly_fields = ["account", "pseudonym", "created_at"]
     fields = ["account", "pseudonym", "reads_english", "interface_language", "created_at"]
     inlines = [AnnotatorSkillInline]
-    change_list_template = "admin/change_list_tools.html"
+    import_tool_label = "Add annotators from a CSV file"
 
     def get_queryset(self, request):
         return (
@@ -119,24 +118,6 @@ class AnnotatorAdmin(StyledModelAdmin):
     @admin.display(description="user")
     def account(self, obj):
         return obj.user.get_username()
-
-    def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
-        return [
-            path("import/", self.admin_site.admin_view(self.import_view), name="{}_{}_import".format(*info)),
-            *super().get_urls(),
-        ]
-
-    def changelist_view(self, request, extra_context=None):
-        tools = []
-        if self.has_add_permission(request):
-            tools.append(
-                {
-                    "url": reverse("admin:annotation_annotator_import"),
-                    "label": "Add annotators from a CSV file",
-                }
-            )
-        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
 
     def add_view(self, request, form_url="", extra_context=None):
         """One form: account (never staff, no password), profile and skills; then a set-password link."""
@@ -207,10 +188,5 @@ class AnnotatorAdmin(StyledModelAdmin):
     def languages(self, obj):
         return ", ".join(f"{s.language.code} ({s.level})" for s in obj.skills.all())
 
-    @admin.display(description="batches submitted", ordering="n_batches")
-    def batches_submitted(self, obj):
-        return obj.n_batches
-
-    @admin.display(description="captions written", ordering="n_captions")
-    def captions_written(self, obj):
-        return obj.n_captions
+    batches_submitted = count_column("n_batches", "batches submitted")
+    captions_written = count_column("n_captions", "captions written")

@@ -1,4 +1,4 @@
-"""Admin of campaigns and of the work done in them (batches, written captions: read-only).
+"""Admin of campaigns (the work done in them: ``annotation.admin.batches``).
 
 Every kind is created through its service: caption campaigns on the add page (with their image
 selection and "Open it now"), side-by-side and verification campaigns, whose items are fixed when
@@ -7,218 +7,53 @@ they are created, on their own add pages (``add-side-by-side/``, ``add-verificat
 
 from __future__ import annotations
 
-import re
-
-from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.shortcuts import redirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
-from django.utils.text import Truncator
 
-from annotation.admin.common import StyledModelAdmin, count_of, run_service, service_form_view
+from annotation.admin.campaign_forms import (
+    KEY_SEPARATORS,
+    CampaignGuidelinesForm,
+    CaptionCampaignForm,
+    SxsCampaignForm,
+    VerificationCampaignForm,
+)
 from annotation.admin.panels import campaign_panels
 from annotation.admin.progress import campaign_panel
 from annotation.admin.quality import campaign_controls_view
 from annotation.assignment.engine import leases_expire
 from annotation.models import (
     CAPPED_KINDS,
+    DONE_STATES,
     OPEN_BATCH_STAGES,
     Assignment,
-    AssignmentState,
     Batch,
     Campaign,
     CampaignGuidelines,
     CampaignKind,
     CampaignState,
-    CaptioningSystem,
     Item,
-    Language,
     SelectedLanguage,
     WrittenCaption,
 )
 from annotation.selectors import selected_keys
 from annotation.services.campaigns import (
-    MAX_BATCH_SIZE,
-    MAX_REPLICATION,
-    SEED_MAX,
     campaign_close,
     campaign_open,
     caption_campaign_create,
     rating_campaign_create,
     sxs_campaign_create,
 )
-from core.scales import SXS_CONTROL_MIN_JUDGMENTS
-
-DONE_STATES = [AssignmentState.SUBMITTED, AssignmentState.LATE]
-SXS_DEFAULT_CONTROLS = 5
-KEY_SEPARATORS = re.compile(r"[\s,;]+")
-
-
-class _CreateForm(forms.Form):
-    name = forms.CharField(max_length=200, help_text="Annotators see this name.")
-    sample_size = forms.IntegerField(
-        required=False, min_value=1, help_text="Empty: every eligible image. The paper used 600."
-    )
-    seed = forms.IntegerField(
-        required=False,
-        min_value=0,
-        max_value=SEED_MAX,
-        help_text="Seed of the random choices. Empty: drawn now; it is stored with the campaign either way.",
-    )
-    replication = forms.IntegerField(
-        min_value=1, max_value=MAX_REPLICATION, initial=3, help_text="K judgments per item."
-    )
-    open_now = forms.BooleanField(required=False, initial=True, label="Open it now")
-
-
-class SxsCampaignForm(_CreateForm):
-    language = forms.ModelChoiceField(Language.objects.all())
-    base_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Base system (m1)")
-    test_system = forms.ModelChoiceField(CaptioningSystem.objects.all(), label="Test system (m2)")
-    batch_size = forms.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, initial=10)
-    # Five of each kind: with the default batch size most annotators then meet enough
-    # controls to be judged (see control_min_judgments); 0 switches a kind off.
-    controls_identical = forms.IntegerField(
-        min_value=0,
-        initial=SXS_DEFAULT_CONTROLS,
-        label="Identical-caption controls",
-        help_text="Both sides the same caption: expected Similar.",
-    )
-    controls_wrong_image = forms.IntegerField(
-        min_value=0,
-        initial=SXS_DEFAULT_CONTROLS,
-        label="Wrong-image controls",
-        help_text="One side is a caption of another image: expected a clear preference for the real caption.",
-    )
-    control_pass_threshold = forms.FloatField(
-        min_value=0,
-        max_value=1,
-        initial=0.75,
-        help_text="Annotators passing a smaller share of controls are flagged.",
-    )
-    control_min_judgments = forms.IntegerField(
-        min_value=1,
-        initial=SXS_CONTROL_MIN_JUDGMENTS,
-        label="Minimum control judgments",
-        help_text="An annotator is judged (and flagged) only from this many control judgments on; "
-        "fewer show as “too few to judge”.",
-    )
-    field_order = [
-        "name",
-        "language",
-        "base_system",
-        "test_system",
-        "sample_size",
-        "seed",
-        "replication",
-        "batch_size",
-        "controls_identical",
-        "controls_wrong_image",
-        "control_pass_threshold",
-        "control_min_judgments",
-        "open_now",
-    ]
-
-    def clean(self):
-        data = super().clean()
-        if data.get("base_system") and data.get("base_system") == data.get("test_system"):
-            self.add_error("test_system", "Choose a system other than the base system.")
-        return data
-
-
-IMAGE_SELECTIONS = [
-    ("all", "Every image with a file and a prompt caption (images loaded later join when it is reopened)"),
-    ("keys", "Only the images whose keys are listed below"),
-    ("campaign", "The images of another campaign"),
-]
-
-
-class CaptionCampaignForm(forms.Form):
-    """A caption campaign: the settings, which images, and whether it opens now."""
-
-    name = forms.CharField(max_length=200, help_text="Annotators see this name.")
-    language = forms.ModelChoiceField(Language.objects.all(), help_text="The language annotators write in.")
-    prompt_system = forms.ModelChoiceField(
-        CaptioningSystem.objects.all(), help_text="Its English captions are rated on screen 1."
-    )
-    batch_size = forms.IntegerField(
-        min_value=1, max_value=MAX_BATCH_SIZE, initial=15, help_text="N images per batch."
-    )
-    replication = forms.IntegerField(
-        min_value=1, max_value=MAX_REPLICATION, initial=2, help_text="K captions per image."
-    )
-    lease_minutes = forms.IntegerField(
-        min_value=1, initial=60, help_text="An unfinished batch goes back after this."
-    )
-    images = forms.ChoiceField(choices=IMAGE_SELECTIONS, initial="all", widget=forms.RadioSelect)
-    image_keys = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="One key per line (or separated by spaces or commas), e.g. the keys of an image set.",
-    )
-    images_of = forms.ModelChoiceField(
-        Campaign.objects.order_by("name"), required=False, label="Images of campaign"
-    )
-    rating_guidelines = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Empty: the built-in text."
-    )
-    writing_guidelines = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Empty: the built-in text."
-    )
-    open_now = forms.BooleanField(
-        required=False,
-        initial=True,
-        label="Open it now",
-        help_text="Annotators can start at once. Unticked, it is saved as a draft: open it later with "
-        "the “Open selected campaigns” action.",
-    )
-
-    def clean(self):
-        data = super().clean()
-        if data.get("images") == "keys" and not (data.get("image_keys") or "").strip():
-            self.add_error("image_keys", "List the keys of the images.")
-        if data.get("images") == "campaign" and not data.get("images_of"):
-            self.add_error("images_of", "Choose the campaign whose images to take.")
-        return data
-
-
-class CaptionCampaignChoice(forms.ModelChoiceField):
-    def label_from_instance(self, obj):
-        return f"{obj.name} [{obj.language.code}, {obj.n_written} captions, {obj.get_state_display()}]"
-
-
-class VerificationCampaignForm(_CreateForm):
-    source_campaign = CaptionCampaignChoice(
-        queryset=Campaign.objects.none(),
-        help_text="One of its written captions per image is chosen at random and rated by the language's annotators.",
-    )
-    batch_size = forms.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, initial=15)
-    field_order = ["name", "source_campaign", "sample_size", "seed", "replication", "batch_size", "open_now"]
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["source_campaign"].queryset = (
-            Campaign.objects.filter(kind=CampaignKind.CAPTION)
-            .select_related("language")
-            .annotate(n_written=count_of(WrittenCaption, "campaign"))
-            .filter(n_written__gt=0)
-            .order_by("name")
-        )
-
-
-class CampaignGuidelinesForm(forms.ModelForm):
-    interface_language = forms.ChoiceField(
-        choices=settings.LANGUAGES,
-        help_text="Annotators whose interface is in this language read these texts.",
-    )
-
-    class Meta:
-        model = CampaignGuidelines
-        fields = ["interface_language", "rating", "writing", "sxs"]
-        widgets = {name: forms.Textarea(attrs={"rows": 4}) for name in ["rating", "writing", "sxs"]}
+from core.admin import (
+    StyledModelAdmin,
+    admin_page,
+    count_of,
+    run_service,
+    run_service_each,
+    service_form_view,
+)
 
 
 class CampaignGuidelinesInline(admin.StackedInline):
@@ -250,7 +85,7 @@ class CampaignAdmin(StyledModelAdmin):
     actions = ["open_campaigns", "close_campaigns", "expire_stale_leases", "verify_captions"]
     change_list_template = "admin/annotation/campaign/change_list.html"
     work_fieldset = ("Work", {"fields": ["batch_size", "replication", "lease_minutes"]})
-    # annotation.caption_checks; defaults and their measured figures in the README ("Caption checks").
+    # annotation.caption_checks; defaults and their measured figures in docs/protocol.md.
     checks_fieldset = (
         "Caption checks",
         {
@@ -368,25 +203,13 @@ class CampaignAdmin(StyledModelAdmin):
         )
 
     def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
+        def controls(request, object_id):
+            return campaign_controls_view(self, request, object_id)
+
         return [
-            path(
-                "add-side-by-side/",
-                self.admin_site.admin_view(self.add_sxs_view),
-                name="{}_{}_add_sxs".format(*info),
-            ),
-            path(
-                "<path:object_id>/add-controls/",
-                self.admin_site.admin_view(
-                    lambda request, object_id: campaign_controls_view(self, request, object_id)
-                ),
-                name="{}_{}_add_controls".format(*info),
-            ),
-            path(
-                "add-verification/",
-                self.admin_site.admin_view(self.add_verification_view),
-                name="{}_{}_add_verification".format(*info),
-            ),
+            admin_page(self, "add-side-by-side/", self.add_sxs_view, "add_sxs"),
+            admin_page(self, "<path:object_id>/add-controls/", controls, "add_controls"),
+            admin_page(self, "add-verification/", self.add_verification_view, "add_verification"),
             *super().get_urls(),
         ]
 
@@ -509,23 +332,21 @@ class CampaignAdmin(StyledModelAdmin):
             request, context, add=add, change=change, form_url=form_url, obj=obj
         )
 
+    def _each_campaign(self, request, queryset, service, done: str) -> None:
+        opened = run_service_each(
+            self, request, service, queryset.order_by("name"), lambda campaign: {"campaign_id": campaign.pk}
+        )
+        if opened:
+            names = ", ".join(campaign.name for campaign in opened)
+            self.message_user(request, f"{done}: {names}.", level=messages.SUCCESS)
+
     @admin.action(description="Open selected campaigns", permissions=["change"])
     def open_campaigns(self, request, queryset):
-        opened = []
-        for campaign in queryset.order_by("name"):
-            if run_service(self, request, campaign_open, campaign_id=campaign.pk) is not None:
-                opened.append(campaign.name)
-        if opened:
-            self.message_user(request, f"Opened: {', '.join(opened)}.", level=messages.SUCCESS)
+        self._each_campaign(request, queryset, campaign_open, "Opened")
 
     @admin.action(description="Close selected campaigns", permissions=["change"])
     def close_campaigns(self, request, queryset):
-        closed = []
-        for campaign in queryset.order_by("name"):
-            if run_service(self, request, campaign_close, campaign_id=campaign.pk) is not None:
-                closed.append(campaign.name)
-        if closed:
-            self.message_user(request, f"Closed: {', '.join(closed)}.", level=messages.SUCCESS)
+        self._each_campaign(request, queryset, campaign_close, "Closed")
 
     @admin.action(
         description="Verify captions: new verification campaign from the selected caption campaign",
@@ -549,101 +370,6 @@ class CampaignAdmin(StyledModelAdmin):
                 "their unfinished images are back in the pool (drafts are kept).",
                 level=messages.SUCCESS,
             )
-
-
-class ReadOnlyAdminMixin:
-    """Work records are written by annotators through the services, never edited here."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class AssignmentInline(ReadOnlyAdminMixin, admin.TabularInline):
-    model = Assignment
-    fields = ["position_display", "image", "state", "rating_value", "caption", "judgment"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    show_change_link = False
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .select_related("item__image", "rating", "written_caption", "sxs_judgment")
-        )
-
-    @admin.display(description="side by side")
-    def judgment(self, obj):
-        judgment = getattr(obj, "sxs_judgment", None)
-        if judgment is None:
-            return "–"
-        return f"{judgment.get_choice_display()} (m2 on the {obj.m2_side}; score {judgment.score:+d})"
-
-    @admin.display(description="#")
-    def position_display(self, obj):
-        return obj.position + 1
-
-    @admin.display(description="image")
-    def image(self, obj):
-        return obj.item.image.key
-
-    @admin.display(description="rating")
-    def rating_value(self, obj):
-        rating = getattr(obj, "rating", None)
-        return rating.get_value_display() if rating else "–"
-
-    @admin.display(description="written caption")
-    def caption(self, obj):
-        caption = getattr(obj, "written_caption", None)
-        return caption.text if caption else "–"
-
-
-@admin.register(Batch)
-class BatchAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
-    list_display = [
-        "id",
-        "campaign",
-        "annotator",
-        "stage",
-        "images",
-        "created_at",
-        "lease_expires_at",
-        "submitted_at",
-        "is_late",
-    ]
-    list_select_related = ["campaign", "annotator__user"]
-    list_filter = ["stage", "is_late", "campaign"]
-    search_fields = ["=annotator__user__username", "=annotator__pseudonym"]
-    show_full_result_count = False
-    inlines = [AssignmentInline]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(n_images=count_of(Assignment, "batch"))
-
-    @admin.display(description="images", ordering="n_images")
-    def images(self, obj):
-        return obj.n_images
-
-
-@admin.register(WrittenCaption)
-class WrittenCaptionAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
-    list_display = ["image", "language", "annotator", "text_short", "is_late", "campaign", "created_at"]
-    list_select_related = ["image", "language", "annotator__user", "campaign"]
-    list_filter = ["language", "is_late", "campaign"]
-    search_fields = ["=image__key", "=annotator__user__username", "text"]
-    raw_id_fields = ["assignment", "image"]
-    show_full_result_count = False
-
-    @admin.display(description="text")
-    def text_short(self, obj):
-        return Truncator(obj.text).chars(120)
 
 
 def _from_selection(request) -> dict | None:

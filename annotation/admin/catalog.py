@@ -14,8 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from annotation.admin.common import StyledModelAdmin, count_of, run_service
-from annotation.admin.imports import ImportForm, MultipleFileField, staged_import_view
+from annotation.admin.imports import ImportForm, MultipleFileField, StagedImportAdminMixin, staged_import_view
 from annotation.importers import images_import, system_captions_import
 from annotation.models import (
     AnnotatorSkill,
@@ -28,6 +27,7 @@ from annotation.models import (
 )
 from annotation.services.images import METADATA_FIELDS, image_place_derive, image_store, image_validate
 from annotation.services.languages import XM3600_LANGUAGES, languages_add
+from core.admin import StyledModelAdmin, count_column, count_of, run_service
 from core.errors import ValidationFailed
 
 
@@ -110,17 +110,9 @@ class LanguageAdmin(StyledModelAdmin):
             )
         )
 
-    @admin.display(description="annotators", ordering="n_annotators")
-    def annotators(self, obj):
-        return obj.n_annotators
-
-    @admin.display(description="campaigns", ordering="n_campaigns")
-    def campaigns(self, obj):
-        return obj.n_campaigns
-
-    @admin.display(description="written captions", ordering="n_written")
-    def written_captions(self, obj):
-        return obj.n_written
+    annotators = count_column("n_annotators", "annotators")
+    campaigns = count_column("n_campaigns", "campaigns")
+    written_captions = count_column("n_written", "written captions")
 
 
 class HasFileFilter(admin.SimpleListFilter):
@@ -151,7 +143,8 @@ def image_tag(image: Image, css_class: str):
 
 
 class ImageUploadForm(forms.ModelForm):
-    """Adds one image: the file goes through the image service, with all its checks (RELIABILITY 18)."""
+    """Adds one image: the file goes through the image service, with all its checks (format
+    allow-list, size, truncated files, decompression bombs, disguised SVG/HTML)."""
 
     upload = forms.FileField(label="image file", help_text="JPEG, PNG, WebP or GIF.")
     source_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
@@ -260,24 +253,8 @@ def _run_captions_import(paths, options, dry_run):
     )
 
 
-def _import_tools(modeladmin, request, label):
-    if not modeladmin.has_add_permission(request):
-        return []
-    opts = modeladmin.opts
-    return [{"url": reverse(f"admin:{opts.app_label}_{opts.model_name}_import"), "label": label}]
-
-
-def _import_url(modeladmin, view):
-    opts = modeladmin.opts
-    return path(
-        "import/",
-        modeladmin.admin_site.admin_view(view),
-        name=f"{opts.app_label}_{opts.model_name}_import",
-    )
-
-
 @admin.register(Image)
-class ImageAdmin(StyledModelAdmin):
+class ImageAdmin(StagedImportAdminMixin, StyledModelAdmin):
     list_display = [
         "thumbnail",
         "key",
@@ -295,7 +272,6 @@ class ImageAdmin(StyledModelAdmin):
     show_full_result_count = False
     list_per_page = 50
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
-    change_list_template = "admin/change_list_tools.html"
     # The file is shown as its stored name, never as a media URL: pictures are served only
     # through the access-checked image view.
     readonly_fields = [
@@ -320,12 +296,7 @@ class ImageAdmin(StyledModelAdmin):
         ("Place", {"fields": ["latitude", "longitude", "country", "region", "continent"]}),
     ]
 
-    def get_urls(self):
-        return [_import_url(self, self.import_view), *super().get_urls()]
-
-    def changelist_view(self, request, extra_context=None):
-        tools = _import_tools(self, request, "Import images (many files, metadata)")
-        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+    import_tool_label = "Import images (many files, metadata)"
 
     def import_view(self, request):
         return staged_import_view(
@@ -421,9 +392,7 @@ class CaptioningSystemAdmin(StyledModelAdmin):
             )
         )
 
-    @admin.display(description="captions", ordering="n_captions")
-    def captions(self, obj):
-        return obj.n_captions
+    captions = count_column("n_captions", "captions")
 
     @admin.display(description="prompt system of", ordering="n_prompt")
     def prompt_campaigns(self, obj):
@@ -435,21 +404,15 @@ class CaptioningSystemAdmin(StyledModelAdmin):
 
 
 @admin.register(SystemCaption)
-class SystemCaptionAdmin(StyledModelAdmin):
+class SystemCaptionAdmin(StagedImportAdminMixin, StyledModelAdmin):
     list_display = ["image", "system", "language", "text_short"]
     list_select_related = ["image", "system", "language"]
     list_filter = ["system", "language"]
     search_fields = ["=image__key", "text"]
     autocomplete_fields = ["image"]
     show_full_result_count = False
-    change_list_template = "admin/change_list_tools.html"
 
-    def get_urls(self):
-        return [_import_url(self, self.import_view), *super().get_urls()]
-
-    def changelist_view(self, request, extra_context=None):
-        tools = _import_tools(self, request, "Import system captions (COCO results or JSON lines)")
-        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+    import_tool_label = "Import system captions (COCO results or JSON lines)"
 
     def import_view(self, request):
         return staged_import_view(

@@ -22,8 +22,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import reverse
 
 from annotation.importers.report import ImportReport
+from core.admin import admin_page
 from core.errors import DomainError
 
 SESSION_KEY = "staged_imports"
@@ -209,3 +211,26 @@ def _problems(exc: DomainError) -> list[str]:
     if isinstance(exc.details, list) and exc.details:
         return [str(item) for item in exc.details]
     return [exc.message]
+
+
+class StagedImportAdminMixin:
+    """An admin with an import page at ``import/`` (its ``import_view``, built on :func:`staged_import_view`)
+    and a button to it on the list, labelled ``import_tool_label``, for those who may add."""
+
+    change_list_template = "admin/change_list_tools.html"
+    import_tool_label = ""
+
+    def get_urls(self):
+        return [admin_page(self, "import/", self.import_view, "import"), *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        tools = []
+        if self.has_add_permission(request):
+            opts = self.opts
+            tools.append(
+                {
+                    "url": reverse(f"admin:{opts.app_label}_{opts.model_name}_import"),
+                    "label": self.import_tool_label,
+                }
+            )
+        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})

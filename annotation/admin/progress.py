@@ -13,7 +13,6 @@ from statistics import median
 
 from django.db.models import Count
 
-from annotation.admin.common import seconds_display
 from annotation.models import (
     CAPPED_KINDS,
     Assignment,
@@ -25,6 +24,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.selectors import campaign_progress
+from core.admin import seconds_display
 
 
 @dataclass

@@ -16,7 +16,6 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import Truncator
 
-from annotation.admin.common import StyledModelAdmin, run_service
 from annotation.models import Campaign, CampaignKind, CaptioningSystem
 from annotation.quality.models import ImageReport, ImageWithdrawal, TypingRecord, TypingReview
 from annotation.quality.reports import (
@@ -29,6 +28,7 @@ from annotation.quality.reports import (
 )
 from annotation.quality.typing import typing_review
 from annotation.services.controls import MAX_CONTROLS_PER_BATCH, campaign_controls_add
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service
 from core.errors import DomainError
 from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
@@ -232,7 +232,7 @@ class ReportStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(ImageReport)
-class ImageReportAdmin(StyledModelAdmin):
+class ImageReportAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     """Every report with its reporter (as participants are named elsewhere: account and pseudonym),
     campaign, reason, time and whether it counted; the manager withdraws the image or dismisses the
     reports. Reports of reporters not trusted (annotation.quality.reports.reporter_trusted) never
@@ -245,15 +245,6 @@ class ImageReportAdmin(StyledModelAdmin):
     list_select_related = ["image", "annotator__user", "campaign"]
     search_fields = ["=image__key", "=annotator__user__username", "=annotator__pseudonym"]
     actions = ["withdraw_here", "withdraw_everywhere", "dismiss_reports"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def has_decide_permission(self, request):
         return request.user.has_perm("annotation.add_imagewithdrawal")
@@ -334,21 +325,12 @@ class ImageReportAdmin(StyledModelAdmin):
 
 
 @admin.register(ImageWithdrawal)
-class ImageWithdrawalAdmin(StyledModelAdmin):
+class ImageWithdrawalAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     list_display = ["image", "scope", "campaign", "reports", "reasons", "withdrawn_by", "created_at"]
     list_filter = ["everywhere", "campaign"]
     list_select_related = ["image", "campaign", "withdrawn_by"]
     search_fields = ["=image__key"]
     actions = ["extend_everywhere", "limit_to_campaign", "restore_images"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="withdrawn from", ordering="everywhere")
     def scope(self, obj):

@@ -20,10 +20,9 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin.common import StyledModelAdmin
 from annotation.models import ImageSelection, Language, LanguageArea, SelectedLanguage
 from annotation.selection import figures, geography
 from annotation.selection.algorithm import LEVELS
@@ -34,10 +33,17 @@ from annotation.services.selection import (
     image_selection_run,
     language_area_validate,
 )
+from core.admin import StyledModelAdmin, admin_page
 from core.csv_cells import csv_safe
 from core.errors import DomainError, ValidationFailed
 
 # --- Language areas ---------------------------------------------------------------------------
+
+
+def _level_figures(s) -> tuple:
+    """One language's figures as the level table and its CSV show them: pool, target, the images taken
+    at each level (region, country, continent, anywhere: ``LEVELS``), and the shortfall."""
+    return (s.pool, s.target, s.n_region, s.n_country, s.n_continent, s.n_global, s.shortfall)
 
 
 class LanguageAreaForm(forms.ModelForm):
@@ -150,13 +156,7 @@ class ImageSelectionAdmin(StyledModelAdmin):
                 (
                     s.order,
                     str(s.language),
-                    s.pool,
-                    s.target,
-                    s.n_region,
-                    s.n_country,
-                    s.n_continent,
-                    s.n_global,
-                    s.shortfall,
+                    *_level_figures(s),
                     format_html('<a href="{}?from_selection={}">caption campaign</a>', campaign_add, s.pk),
                 )
                 for s in rows
@@ -186,19 +186,10 @@ class ImageSelectionAdmin(StyledModelAdmin):
         )
 
     def get_urls(self):
-        view = self.admin_site.admin_view
         return [
-            path("<id:pk>/change/map/<str:fmt>/", view(self.map_view), name="annotation_imageselection_map"),
-            path(
-                "<id:pk>/change/images-csv/",
-                view(self.images_csv_view),
-                name="annotation_imageselection_images",
-            ),
-            path(
-                "<id:pk>/change/levels-csv/",
-                view(self.levels_csv_view),
-                name="annotation_imageselection_levels",
-            ),
+            admin_page(self, "<id:pk>/change/map/<str:fmt>/", self.map_view, "map"),
+            admin_page(self, "<id:pk>/change/images-csv/", self.images_csv_view, "images"),
+            admin_page(self, "<id:pk>/change/levels-csv/", self.levels_csv_view, "levels"),
             *super().get_urls(),
         ]
 
@@ -272,21 +263,7 @@ class ImageSelectionAdmin(StyledModelAdmin):
     def levels_csv_view(self, request, pk: int):
         selection = self._selection(request, pk)
         columns = ["order", "language", "pool", "target", *LEVELS, "missing", "seed"]
-        rows = (
-            (
-                s.order,
-                s.language.code,
-                s.pool,
-                s.target,
-                s.n_region,
-                s.n_country,
-                s.n_continent,
-                s.n_global,
-                s.shortfall,
-                selection.seed,
-            )
-            for s in level_rows(selection)
-        )
+        rows = ((s.order, s.language.code, *_level_figures(s), selection.seed) for s in level_rows(selection))
         return self._csv(f"selection-{selection.pk}-levels.csv", columns, rows)
 
     def add_view(self, request, form_url="", extra_context=None):

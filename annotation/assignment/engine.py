@@ -30,7 +30,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.assignment.choice import Candidate, choose_items
-from annotation.interface import language_name
+from annotation.assignment.qualification import annotator_qualification_problem
 from annotation.models import (
     OPEN_BATCH_STAGES,
     Annotator,
@@ -63,24 +63,6 @@ def _lock_annotator_campaign(annotator_id: int, campaign_id: int) -> None:
             cursor.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"batch:{campaign_id}:{annotator_id}"]
             )
-
-
-def annotator_qualification_problem(annotator: Annotator, campaign: Campaign) -> str | None:
-    """Why ``annotator`` may not work on ``campaign``, or None if they may.
-
-    Every kind needs a native or fluent skill in the campaign language. Only caption
-    campaigns also need English (screen 1 shows English captions); side-by-side and
-    verification screens show captions in the campaign language only.
-    """
-    if not annotator.skills.filter(language_id=campaign.language_id).exists():
-        return gettext("You are not registered as a native or fluent speaker of %(language)s.") % {
-            "language": language_name(campaign.language)
-        }
-    if campaign.kind == CampaignKind.CAPTION and not annotator.reads_english:
-        return gettext(
-            "This campaign asks you to rate English captions first, and you are not registered as reading English."
-        )
-    return None
 
 
 def _m2_sides(campaign: Campaign, n: int) -> list[str]:

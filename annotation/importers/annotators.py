@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from annotation.importers.metadata_files import csv_records
-from annotation.importers.report import ImportReport, Problems, input_file_check
+from annotation.importers.report import ImportReport, Problems, header_records, input_file_check
 from annotation.models import Language
 from annotation.services.annotators import (
     AnnotatorSpec,
@@ -75,12 +75,7 @@ def annotators_import(*, path: Path, dry_run: bool = False) -> ImportReport:
     # Every problem of every line in one report: each cell is judged on its own, and accounts that
     # exist but are not annotators are looked up now too, not only after the rest is clean.
     parsed: list[tuple[str, AnnotatorSpec, list[str]]] = []
-    for start, cells in records:
-        where = f"{path.name} line {start}"
-        if len(cells) != len(header):
-            problems.add(where, f"{len(cells)} cells, the header has {len(header)}.")
-            continue
-        record = dict(zip(header, cells))
+    for where, record in header_records(path, records, header, problems):
         skills, line_problems = skills_parse_all(record["languages"])
         try:
             reads_english = _reads_english(record.get("reads_english", ""))

@@ -20,7 +20,13 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.importers.report import ImportReport, Problems, input_file_check, plural, text_lines
+from annotation.importers.report import (
+    ImportReport,
+    Problems,
+    input_file_check,
+    json_lines,
+    plural,
+)
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from annotation.services.images import image_key_validate
 from annotation.services.languages import language_ensure
@@ -115,15 +121,7 @@ def _read_coco_array(path: Path, language: str | None, collector: _Collector) ->
 def _read_lines(path: Path, language: str | None, collector: _Collector, report: ImportReport) -> None:
     problems = collector.problems
     missing = 0
-    for number, line in text_lines(path, problems):
-        if not line.strip():
-            continue
-        where = f"{path.name} line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(where, f"malformed JSON ({exc.msg} at column {exc.colno}).")
-            continue
+    for where, obj in json_lines(path, problems):
         if not isinstance(obj, dict):
             problems.add(where, "expected a JSON object.")
         elif "image/key" in obj:

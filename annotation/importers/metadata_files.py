@@ -8,12 +8,18 @@ and flags a key given twice in one file, naming both lines; it adds what is wron
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.importers.report import ImportReport, Problems, decoded_lines, text_lines
+from annotation.importers.report import (
+    ImportReport,
+    Problems,
+    decoded_lines,
+    header_records,
+    json_lines,
+    text_lines,
+)
 from annotation.services.images import METADATA_FIELDS, image_key_validate, image_metadata_clean
 from core.errors import ValidationFailed
 
@@ -119,12 +125,7 @@ def read_csv(path: Path, problems: Problems, report: ImportReport, *, open_image
     if ignored:
         report.unknown_fields.append(f"{path.name}: {', '.join(ignored)}")
     rows, seen = [], _Seen()
-    for start, cells in records:
-        where = f"{path.name} line {start}"
-        if len(cells) != len(header):
-            problems.add(where, f"{len(cells)} cells, the header has {len(header)}.")
-            continue
-        record = dict(zip(header, cells))
+    for where, record in header_records(path, records, header, problems):
         raw = {names[c]: value for c, value in record.items() if names.get(c)}
         row = _row(record[key_column], raw, where, seen, problems)
         if row:
@@ -134,15 +135,7 @@ def read_csv(path: Path, problems: Problems, report: ImportReport, *, open_image
 
 def read_jsonl(path: Path, problems: Problems, report: ImportReport) -> list[Row]:
     rows, seen, ignored = [], _Seen(), set()
-    for number, line in text_lines(path, problems):
-        if not line.strip():
-            continue
-        where = f"{path.name} line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(where, f"malformed JSON ({exc.msg} at column {exc.colno}).")
-            continue
+    for where, obj in json_lines(path, problems):
         if not isinstance(obj, dict) or "key" not in obj:
             problems.add(where, "expected a JSON object with a 'key'.")
             continue

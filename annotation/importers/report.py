@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,30 @@ def text_lines(path: Path, problems: Problems) -> Iterator[tuple[int, str]]:
     """(line number, line without its end) of a UTF-8 file; see decoded_lines."""
     for number, line in enumerate(decoded_lines(path, problems), start=1):
         yield number, line.rstrip("\r\n")
+
+
+def json_lines(path: Path, problems: Problems) -> Iterator[tuple[str, object]]:
+    """(where, parsed value) of each non-empty line of a JSON-lines file, ``where`` naming the file and line;
+    a line that is not JSON is recorded in ``problems`` and skipped."""
+    for number, line in text_lines(path, problems):
+        if not line.strip():
+            continue
+        where = f"{path.name} line {number}"
+        try:
+            yield where, json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.add(where, f"malformed JSON ({exc.msg} at column {exc.colno}).")
+
+
+def header_records(path: Path, records, header: list[str], problems: Problems) -> Iterator[tuple[str, dict]]:
+    """(where, {column: cell}) of each CSV record after the header, ``where`` naming the file and line; a
+    record whose number of cells is not the header's is recorded in ``problems`` and skipped."""
+    for start, cells in records:
+        where = f"{path.name} line {start}"
+        if len(cells) != len(header):
+            problems.add(where, f"{len(cells)} cells, the header has {len(header)}.")
+            continue
+        yield where, dict(zip(header, cells))
 
 
 def plural(n: int, word: str) -> str:

@@ -1,2 +1,2 @@
 """Quality of a workforce's work: control items on rated screens, the typing record of written
-captions and its review, reports of problem images (issue 14)."""
+captions and its review, reports of problem images (docs/crowd-quality.md)."""

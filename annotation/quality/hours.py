@@ -17,9 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from annotation.models import Assignment, AssignmentState, Batch, BatchStage
-
-DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
+from annotation.models import DONE_STATES, Assignment, Batch, BatchStage
 
 
 def _screen_seconds(rating_seconds: float | None, writing_seconds: float | None) -> float | None:

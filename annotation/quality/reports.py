@@ -41,6 +41,7 @@ from annotation.models import (
     TutorialVerdict,
 )
 from annotation.quality.models import ImageReport, ImageWithdrawal, ReportReason
+from annotation.selectors import assignment_of, batch_of
 from annotation.workforce.selectors import tutorial_required
 from core.errors import ValidationFailed
 
@@ -84,15 +85,13 @@ def image_report(
     the campaign. Locks the batch row (through ``batch_of``), then the image row. Raises NotFound for a batch or image
     not of this annotator, ValidationFailed for an unknown reason or an over-long note (nothing
     stored)."""
-    from annotation.services.work import _assignment_of, batch_of
-
     if reason not in ReportReason.values:
         raise ValidationFailed(_("Unknown reason “%(reason)s”.") % {"reason": reason})
     if not isinstance(note, str) or len(note) > NOTE_MAX_CHARS:
         raise ValidationFailed(_("A note can be at most %(n)d characters.") % {"n": NOTE_MAX_CHARS})
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
-        assignment = _assignment_of(batch, assignment_id)
+        assignment = assignment_of(batch, assignment_id)
         image_id = assignment.item.image_id
         # Reports of one image are counted one after the other: two trusted reporters at once would
         # each count only their own uncommitted report and neither would withdraw it. NO KEY

@@ -4,7 +4,7 @@ A project manager may create annotators, never staff: every account made here is
 not staff, not superuser, in no group, and has no usable password. The annotator chooses
 their password through a one-time link built on Django's password-reset tokens (valid for
 ``PASSWORD_RESET_TIMEOUT``, void once the password is set), so no password is ever shown to,
-or chosen by, the manager (RELIABILITY 14/15).
+or chosen by, the manager, and no client can make an account staff.
 """
 
 from __future__ import annotations

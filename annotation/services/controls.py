@@ -1,4 +1,4 @@
-"""Rated control items of caption (screen 1) and verification campaigns (issue 14).
+"""Rated control items of caption (screen 1) and verification campaigns (docs/crowd-quality.md).
 
 Side-by-side campaigns get their controls when they are created (``sxs_campaign_create``). Caption
 and verification campaigns get theirs from :func:`campaign_controls_add`, at any time: each control
@@ -33,23 +33,10 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.campaigns import PROMPT_LANGUAGE, SEED_MAX, campaign_items_sync
+from annotation.services.campaigns.checks import same_text, system_of
 from core.errors import NotFound, ValidationFailed
 
 MAX_CONTROLS_PER_BATCH = 10
-
-
-def _comparable(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def _reference_system(value) -> CaptioningSystem:
-    if isinstance(value, CaptioningSystem):
-        return value
-    lookup = {"pk": value} if isinstance(value, int) else {"name": value}
-    try:
-        return CaptioningSystem.objects.get(**lookup)
-    except CaptioningSystem.DoesNotExist:
-        raise ValidationFailed(f"There is no captioning system “{value}” (reference captions).") from None
 
 
 def campaign_controls_add(
@@ -87,7 +74,7 @@ def campaign_controls_add(
         raise ValidationFailed(f"The seed must be a whole number from 0 to {SEED_MAX}.")
     if reference and reference_system in (None, ""):
         raise ValidationFailed("Reference controls need the system that holds the human reference captions.")
-    system = _reference_system(reference_system) if reference else None
+    system = system_of(reference_system, "reference captions") if reference else None
     rng = random.Random(seed if seed is not None else random.SystemRandom().randrange(2**31))
     with transaction.atomic():
         try:
@@ -149,7 +136,7 @@ def _mismatched(campaign, real, n, have, rng, shuffle) -> list[Item]:
         raise ValidationFailed(f"At most {len(free)} more caption-of-another-image controls (one per image).")
     out = []
     for image_id, _, text in rng.sample(free, n):
-        others = [c for c in captions if c[0] != image_id and _comparable(c[2]) != _comparable(text)]
+        others = [c for c in captions if c[0] != image_id and not same_text(c[2], text)]
         if not others:
             raise ValidationFailed(
                 "A caption-of-another-image control needs another image with a different caption."

@@ -1,7 +1,7 @@
 """Reads of recruitment and onboarding, and the one gate every batch request asks (:func:`work_check`).
 
 Who sees which campaign: an account made by an entry link sees only the campaigns it was admitted
-to (RELIABILITY 24); every other annotator sees the open campaigns in their languages, as before.
+to, and reaches nothing of any other campaign or participant; every other annotator sees the open campaigns in their languages, as before.
 Whatever a participant may not see answers NotFound, the same as what does not exist.
 """
 
@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from annotation.assignment.qualification import annotator_qualification_problem
 from annotation.models import (
     Annotator,
     Batch,
@@ -33,7 +34,6 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.workforce import scoring
-from annotation.workforce.counting import most_allowed
 from core.errors import NotAllowed, NotFound, NoWorkAvailable
 
 
@@ -204,8 +204,6 @@ def screen_out_for(enrolment: Enrolment) -> ScreenOut | None:
     do not qualify them for the campaign; None while they may go on (or have not declared yet). The
     rule is the assignment engine's (``annotator_qualification_problem``): whom it screens out here
     it would refuse a batch."""
-    from annotation.assignment.engine import annotator_qualification_problem
-
     if not enrolment.account_created or enrolment.skills_declared_at is None:
         return None
     annotator, campaign = enrolment.annotator, enrolment.campaign
@@ -261,23 +259,6 @@ def hold_of(batch: Batch) -> BatchHold | None:
     """The hold of a submitted ``batch`` while it does not count (held, or rejected on review); None
     for a batch that counts."""
     return BatchHold.objects.filter(batch=batch).exclude(decision=HoldDecision.ACCEPTED).first()
-
-
-def held_context(hold: BatchHold) -> dict:
-    """What the held-batch page tells its participant: the figures, the rule, and whether (else why
-    not) they can do another batch."""
-    from annotation.assignment.engine import batch_start_problem
-
-    batch = hold.batch
-    return {
-        "batch": batch,
-        "hold": hold,
-        "rejected": hold.decision == HoldDecision.REJECTED,
-        "captions": batch.campaign.kind == CampaignKind.CAPTION,
-        "percent": round(100 * hold.max_unanswered_share),
-        "most": most_allowed(hold.images, hold.max_unanswered_share),
-        "start_problem": batch_start_problem(annotator=batch.annotator, campaign=batch.campaign),
-    }
 
 
 def completion_for(batch: Batch) -> Completion | None:

@@ -4,11 +4,9 @@ string is translated (the annotator's interface)."""
 
 from __future__ import annotations
 
-import mimetypes
-
 from django.conf import settings
 from django.contrib.auth import login
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -27,8 +25,8 @@ from annotation.models import (
     SkillLevel,
     TutorialVerdict,
 )
-from annotation.selectors import batch_for_annotator
-from annotation.views import annotator_required
+from annotation.selectors import batch_of
+from annotation.views import annotator_required, image_file_response
 from annotation.workforce import selectors, services
 from annotation.workforce.forms import LanguagesForm, SignupForm, TutorialAnswerForm
 from core import ratelimit
@@ -53,14 +51,14 @@ def join(request, token: str):
     the annotator account they are signed in with. Unknown token: 404; closed link: 410 with why."""
     link = EntryLink.objects.select_related("campaign", "campaign__language").filter(token=token).first()
     if link is None:
-        # Rendered here, not raised, so that the refusal too is no-store (RELIABILITY: stale tabs).
+        # Rendered here, not raised, so that the refusal too is no-store (a stale tab or Back asks the server again).
         return page_not_found(request, Http404())
     params = request.POST if request.method == "POST" else request.GET
     form = SignupForm(request.POST or None)
     error, status, identity = None, 200, services.CrowdIdentity()
     try:
         identity = services.crowd_identity_parse(params)
-    except DomainError as exc:
+    except DomainError as exc:  # the join page itself says what is wrong with the link's ids
         error, status = exc.message, exc.status_code
     signed_in = is_annotator(request.user)
     if request.method == "POST" and error is None and not _join_allowed(request, identity):
@@ -76,7 +74,7 @@ def join(request, token: str):
                 password=request.POST.get("password", ""),
                 password2=request.POST.get("password2", ""),
             )
-        except DomainError as exc:
+        except DomainError as exc:  # shown above the sign-up form, filled in as it was sent
             error, status = exc.message, exc.status_code
         else:
             if admission.sign_in is not None:
@@ -136,7 +134,7 @@ def languages(request, campaign_id: int):
                 fluent=[x.pk for x in form.cleaned_data["fluent"]],
                 reads_english=form.cleaned_data["reads_english"],
             )
-        except DomainError as exc:
+        except DomainError as exc:  # shown above the language form, filled in as it was sent
             error = exc.message
         else:
             # Declared languages that do not fit lead to the screen-out page (next_step).
@@ -187,10 +185,7 @@ def screened_out(request, campaign_id: int):
 
 
 def _campaign_or_404(request, campaign_id):
-    try:
-        campaign = selectors.campaign_for_participant(request.annotator, campaign_id)
-    except NotFound:
-        raise Http404 from None
+    campaign = selectors.campaign_for_participant(request.annotator, campaign_id)
     interface.use_campaign_language(request, campaign)
     return campaign
 
@@ -248,7 +243,7 @@ def tutorial(request, campaign_id: int):
                 )
             except NotFound:
                 raise Http404 from None
-            except DomainError as exc:
+            except DomainError as exc:  # shown on the item's own page, which the answer is kept on
                 error = exc.message
             else:
                 return redirect("annotation:tutorial_feedback", campaign_id=campaign.pk)
@@ -295,27 +290,14 @@ def tutorial_feedback(request, campaign_id: int):
 @annotator_required
 @require_GET
 def tutorial_image(request, campaign_id: int, item_id: int):
-    try:
-        item = selectors.tutorial_item_for(request.annotator, campaign_id, item_id)
-    except NotFound:
-        raise Http404 from None
-    if not item.image.file:
-        raise Http404
-    content_type = mimetypes.guess_type(item.image.file.name)[0] or "application/octet-stream"
-    response = FileResponse(item.image.file.open("rb"), content_type=content_type)
-    response["Cache-Control"] = "private, max-age=3600"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return image_file_response(selectors.tutorial_item_for(request.annotator, campaign_id, item_id).image)
 
 
 @annotator_required
 @require_GET
 def completion(request, batch_id: int):
     """The completion code (and the way back to the crowd platform) after a batch or the quota."""
-    try:
-        batch = batch_for_annotator(request.annotator, batch_id)
-    except NotFound:
-        raise Http404 from None
+    batch = batch_of(request.annotator, batch_id)
     done = selectors.completion_for(batch)
     if done is None:
         return redirect("annotation:batch", batch_id=batch.pk)

@@ -64,6 +64,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Last: a domain error a page's view lets through becomes its error page (core.errors).
+    "core.errors.DomainErrorMiddleware",
 ]
 
 # Research data: `Cache-Control: private, no-store` on every answer under these (core.middleware).

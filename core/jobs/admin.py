@@ -19,23 +19,11 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from core.admin import seconds_display
 from core.errors import DomainError, JobsUnavailable
 from core.jobs.engine import job_resume
 from core.jobs.kinds import JobKind
 from core.jobs.models import JobStatus
-
-
-def duration_display(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, rest = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {rest:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 def unit_liveness(unit) -> str:
@@ -140,7 +128,7 @@ class JobAdminMixin:
 
     @admin.display(description="duration")
     def duration(self, job):
-        return duration_display(job.duration_seconds)
+        return seconds_display(job.duration_seconds)
 
     # The account as text: a read-only foreign key is drawn as a link to the user's admin page, which
     # researchers may not open (they have no view permission on accounts).

@@ -9,8 +9,8 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin.common import StyledModelAdmin
 from annotation.models import Campaign, CampaignKind
+from core.admin import StyledModelAdmin
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from core.jobs.engine import ResumeResult

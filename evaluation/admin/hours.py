@@ -11,9 +11,9 @@ from django.contrib import admin
 from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
 
-from annotation.admin.common import seconds_display
 from annotation.models import Campaign
 from annotation.quality.hours import annotator_hours
+from core.admin import seconds_display
 from evaluation.admin.pages import ReadOnlyPageAdmin
 from evaluation.models import AnnotatorHours
 from evaluation.research.exports.rows import HOURS_COLUMNS, utc_iso

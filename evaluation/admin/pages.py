@@ -6,21 +6,12 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
-from annotation.admin.common import StyledModelAdmin
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin
 
 
-class ReadOnlyPageAdmin(StyledModelAdmin):
+class ReadOnlyPageAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     """A page of figures behind a proxy model with no table of its own: nothing can be added, changed
     or deleted through it, and only a user who may view the model sees ``page_view``."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def changelist_view(self, request, extra_context=None):
         if not self.has_view_permission(request):

@@ -12,8 +12,8 @@ from django.http import Http404, HttpResponse
 from django.urls import re_path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin.common import StyledModelAdmin
 from annotation.models import Campaign, CampaignKind
+from core.admin import StyledModelAdmin
 from core.converters import IdConverter
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin

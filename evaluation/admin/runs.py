@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from annotation.admin.common import StyledModelAdmin
 from annotation.models import Tokenizer
+from core.admin import StyledModelAdmin
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin, unit_liveness
 from evaluation.metrics.signatures import group_signatures

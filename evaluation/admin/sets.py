@@ -8,8 +8,8 @@ from pathlib import Path
 from django import forms
 from django.contrib import admin
 
-from annotation.admin.common import StyledModelAdmin, count_of, service_form_view
 from annotation.models import Campaign, CampaignKind, Language
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, count_of, service_form_view
 from evaluation.human.selectors import reference_captions
 from evaluation.metrics.references import (
     FORMATS,
@@ -169,15 +169,11 @@ class ImageSetAdmin(StyledModelAdmin):
 
 
 @admin.register(ClipEmbedding)
-class ClipEmbeddingAdmin(StyledModelAdmin):
+class ClipEmbeddingAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
+    deletable = True
+
     list_display = ["model_id", "content_hash", "dim", "created_at"]
     list_filter = ["model_id"]
     search_fields = ["=content_hash"]
     fields = ["model_id", "content_hash", "dim", "created_at"]
     readonly_fields = fields
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

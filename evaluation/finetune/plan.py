@@ -25,7 +25,14 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import AssignmentState, Campaign, CampaignKind, Image, Language, Rating
+from annotation.models import (
+    DONE_STATES,
+    Campaign,
+    CampaignKind,
+    Image,
+    Language,
+    Rating,
+)
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.jobs.engine import job_enqueue, job_resume, unit_run
 from core.scales import RATING
@@ -40,7 +47,6 @@ from evaluation.models import ClipFineTune, ClipModel, RunStatus
 from evaluation.models.fields import starter
 
 KEYS_SHOWN = 5
-DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
 DEMO_MODEL_NAME = "demo-tiny-clip"
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from django.db.models import QuerySet
 
 from annotation.models import (
-    AssignmentState,
+    DONE_STATES,
     Campaign,
     CampaignKind,
     Language,
@@ -44,7 +44,6 @@ from evaluation.human.sxs import DEFAULT_N_BOOT
 
 # --- Human evaluation -----------------------------------------------------------------------------
 
-DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
 # The "subset" of a side-by-side row: the campaign's real pairs, or its pairs of identical captions.
 REAL_PAIRS = "real pairs"
 IDENTICAL_PAIRS = "identical pairs"

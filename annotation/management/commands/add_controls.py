@@ -1,14 +1,9 @@
 """Add rated control items to a caption or verification campaign (annotation.services.controls)."""
 
-from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.core.management.base import BaseCommand
 
 from annotation.services.controls import MAX_CONTROLS_PER_BATCH, campaign_controls_add
-from core.errors import DomainError
-
-
-class _DryRun(Exception):
-    pass
+from core.commands import service_in_transaction
 
 
 class Command(BaseCommand):
@@ -38,25 +33,22 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Check and report, store nothing.")
 
     def handle(self, *args, **options):
-        try:
-            with transaction.atomic():
-                items = campaign_controls_add(
-                    campaign_id=options["campaign"],
-                    mismatched=options["mismatched"],
-                    reference=options["reference"],
-                    reference_system=options["reference_system"],
-                    controls_per_batch=options["per_batch"],
-                    control_pass_threshold=options["threshold"],
-                    control_min_judgments=options["min_ratings"],
-                    seed=options["seed"],
-                )
-                if options["dry_run"]:
-                    raise _DryRun
-        except _DryRun:
+        items = service_in_transaction(
+            lambda: campaign_controls_add(
+                campaign_id=options["campaign"],
+                mismatched=options["mismatched"],
+                reference=options["reference"],
+                reference_system=options["reference_system"],
+                controls_per_batch=options["per_batch"],
+                control_pass_threshold=options["threshold"],
+                control_min_judgments=options["min_ratings"],
+                seed=options["seed"],
+            ),
+            dry_run=options["dry_run"],
+        )
+        if options["dry_run"]:
             self.stdout.write(f"Dry run: would add {len(items)} control items; nothing stored.")
             return
-        except DomainError as exc:
-            raise CommandError(exc.message) from None
         if options["verbosity"] >= 1:
             self.stdout.write(
                 f"Added {len(items)} control items to campaign {options['campaign']}; "

@@ -5,18 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import EntryLink
 from annotation.workforce.admin import MTURK_QUERY, PROLIFIC_QUERY
 from annotation.workforce.services import entry_link_create, entry_link_revoke, link_closed_reason
+from core.commands import service_in_transaction
 from core.errors import DomainError
-
-
-class _DryRun(Exception):
-    pass
 
 
 def _when(text: str) -> datetime:
@@ -73,20 +69,19 @@ class Command(BaseCommand):
             if options["days"] < 1:
                 raise CommandError("--days must be at least 1.")
             expires = timezone.now() + timedelta(days=options["days"])
-        try:
-            with transaction.atomic():
-                link = entry_link_create(
-                    campaign_id=options["campaign"],
-                    label=options["label"],
-                    expires_at=expires,
-                    max_signups=options["cap"],
-                    quota_batches=options["quota"],
-                    completion_code=options["completion_code"],
-                    completion_url=options["completion_url"],
-                )
-                if options["dry_run"]:
-                    raise _DryRun
-        except _DryRun:
+        link = service_in_transaction(
+            lambda: entry_link_create(
+                campaign_id=options["campaign"],
+                label=options["label"],
+                expires_at=expires,
+                max_signups=options["cap"],
+                quota_batches=options["quota"],
+                completion_code=options["completion_code"],
+                completion_url=options["completion_url"],
+            ),
+            dry_run=options["dry_run"],
+        )
+        if options["dry_run"]:
             self.stdout.write("Dry run: the link would be valid; nothing stored.")
             return
         url = self._url(link, options["base_url"])

@@ -1,17 +1,9 @@
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
-
-from core.errors import DomainError
+from core.commands import DemoLoadCommand
 from evaluation.demo.services import demo_results_load
 from evaluation.models import MetricRun
 
 
-class _DryRun(Exception):
-    pass
-
-
-class Command(BaseCommand):
+class Command(DemoLoadCommand):
     help = (
         "Load the demo's finished, SIMULATED side-by-side set on top of load_demo: four simulated systems "
         "(sim-a … sim-d) with captions in German, Arabic and Japanese, two hand-written references per "
@@ -21,42 +13,16 @@ class Command(BaseCommand):
         "one transaction; the runs are computed when it commits (in this process with eager tasks)."
     )
 
-    def add_arguments(self, parser):
-        parser.add_argument(
-            "--dry-run", action="store_true", help="Show what would be loaded; store nothing."
-        )
-        parser.add_argument(
-            "--url",
-            default="http://127.0.0.1:8000/",
-            help="Where the demo will be served (for the printout).",
-        )
-        parser.add_argument(
-            "--force",
-            action="store_true",
-            help="Load even with DEBUG off: simulated judgments do not belong in a real deployment's numbers.",
-        )
+    force_help = "Load even with DEBUG off: simulated judgments do not belong in a real deployment's numbers."
+    refusal = (
+        "this looks like a real deployment, and these are simulated judgments that would enter its reports."
+    )
 
-    def handle(self, *args, **options):
-        if not settings.DEBUG and not options["force"]:
-            raise CommandError(
-                "DEBUG is off: this looks like a real deployment, and these are simulated judgments that would "
-                "enter its reports. Use --force if you really want them here."
-            )
-        try:
-            with transaction.atomic():
-                summary = demo_results_load()
-                if options["dry_run"]:
-                    raise _DryRun
-        except _DryRun:
-            pass
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
+    def load(self):
+        return demo_results_load()
 
-        if options["verbosity"] < 1:
-            return
+    def report(self, summary, options):
         out = self.stdout.write
-        if options["dry_run"]:
-            out("Dry run: nothing was stored.")
         new_campaigns = sum(created for *_, created in summary.campaigns)
         out(
             f"Simulated set: 4 systems ({summary.systems_created} new); system captions {summary.captions} "

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from django.db.models import Count, QuerySet
 
 from annotation.models import (
-    AssignmentState,
+    DONE_STATES,
     Campaign,
     CampaignKind,
     CaptioningSystem,
@@ -39,8 +39,6 @@ from evaluation.human.selectors import (
 )
 from evaluation.models import CaptionScore, ImageSet, MetricRun, ReferenceSet
 from evaluation.runs.selectors import metric_run_queryset
-
-DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.LATE)
 
 
 def _get(queryset: QuerySet, pk: int, what: str):

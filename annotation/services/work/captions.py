@@ -1,148 +1,48 @@
-"""Writes an annotator makes inside a batch: ratings, the switch to screen 2, drafts, submit;
-side-by-side judgments, and the submit of side-by-side and verification batches.
+"""A caption batch: screen 1's ratings, the switch to screen 2, drafts as they are typed, and the submit.
 
-Every service here first loads the batch *of this annotator* (another annotator's batch id
-raises NotFound, indistinguishable from a missing one) and checks the batch's campaign kind
-and stage. A caption batch goes RATING -> WRITING -> SUBMITTED; a side-by-side or
-verification batch has one screen and goes RATING -> SUBMITTED.
-"""
+A caption batch goes RATING -> WRITING -> SUBMITTED; once screen 2 has opened, screen 1 cannot change."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.utils.translation import gettext, ngettext
 
-from annotation.assignment.engine import item_counters_add
-from annotation.caption_checks import CaptionRules, caption_rules_problem
-from annotation.interface import interface_list, localized_problem
+from annotation.captions import CAPTION_MAX_CHARS, caption_problem, caption_rules, caption_too_long
+from annotation.interface import interface_list
 from annotation.models import (
-    UNCAPPED_CONTROL_KINDS,
     Annotator,
     Assignment,
-    AssignmentState,
     Batch,
     BatchStage,
-    Campaign,
     CampaignKind,
     CaptionDraft,
-    Item,
     Rating,
     RatingValue,
-    SxsChoice,
-    SxsJudgment,
     WrittenCaption,
 )
 from annotation.quality.reports import reported_image_ids
 from annotation.quality.typing import draft_save_note, typing_clean, typing_flag, typing_merge
-from annotation.workforce.services import batch_hold_if_empty
+from annotation.selectors import assignment_of, batch_of
+from annotation.services.work.checks import (
+    SUBMIT_KEY_PATTERN,
+    SUBMITTED_MESSAGE,
+    batch_finish,
+    check_kind,
+    check_not_submitted,
+    check_shown,
+    is_late,
+    lease_touch,
+    seconds_clean,
+)
+from annotation.workforce.services.holds import batch_hold_if_empty
 from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
-from core.scales import choice_to_score
-from core.tokenisation import counts_characters
-
-CAPTION_MAX_CHARS = 1000
-SUBMIT_KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-
-
-def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batch:
-    qs = Batch.objects.select_related("campaign", "campaign__language")
-    if lock:
-        qs = qs.select_for_update(of=("self",))
-    try:
-        return qs.get(pk=batch_id, annotator=annotator)
-    except Batch.DoesNotExist:
-        raise NotFound(gettext("No such batch.")) from None
-
-
-def _assignment_of(batch: Batch, assignment_id: int) -> Assignment:
-    try:
-        return batch.assignments.select_related("item").get(pk=assignment_id)
-    except (Assignment.DoesNotExist, ValueError, TypeError):
-        raise NotFound(gettext("No such image in this batch.")) from None
 
 
 def _on_screen2(batch: Batch) -> bool:
     return batch.writing_opened_at is not None
-
-
-SUBMITTED_MESSAGE = gettext_lazy("This batch has already been submitted.")
-
-
-def _check_not_submitted(batch: Batch) -> None:
-    if batch.stage == BatchStage.SUBMITTED:
-        raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
-
-
-def _check_kind(batch: Batch, *kinds: str) -> None:
-    if batch.campaign.kind not in kinds:
-        raise Conflict(gettext("This is not possible in this kind of batch."))
-
-
-def _is_late(batch: Batch, now) -> bool:
-    return batch.stage == BatchStage.EXPIRED or batch.lease_expires_at < now
-
-
-def _batch_finish(
-    batch: Batch, assignments: list[Assignment], *, submit_key: str, late: bool, now, fields: tuple = ()
-) -> None:
-    """Mark a locked batch and its assignments submitted (the last step of every kind's submit).
-
-    Assignments whose lease ran out come back as late work: kept, and their items count them
-    again (item rows locked in id order), so an item may end above K.
-    """
-    expired = [a for a in assignments if a.state == AssignmentState.EXPIRED]
-    if expired:
-        uncapped = set(
-            Item.objects.filter(
-                pk__in=[a.item_id for a in expired], control_kind__in=UNCAPPED_CONTROL_KINDS
-            ).values_list("pk", flat=True)
-        )
-        # Every counted item of the batch locked at once, in id order: should the batch then be held
-        # (batch_hold_if_empty), its second pass over them waits for no row (no lock-order deadlock).
-        list(
-            Item.objects.filter(pk__in=[a.item_id for a in assignments])
-            .exclude(control_kind__in=UNCAPPED_CONTROL_KINDS)
-            .order_by("pk")
-            .select_for_update()
-            .values_list("pk", flat=True)
-        )
-        item_counters_add({a.item_id: 1 for a in expired if a.item_id not in uncapped}, sign=+1)
-        Assignment.objects.filter(pk__in=[a.pk for a in expired]).update(state=AssignmentState.LATE)
-    Assignment.objects.filter(batch=batch, state=AssignmentState.LIVE).update(state=AssignmentState.SUBMITTED)
-    batch.stage = BatchStage.SUBMITTED
-    batch.submitted_at = now
-    batch.is_late = late
-    batch.submit_key = submit_key
-    batch.save(update_fields=["stage", "submitted_at", "is_late", "submit_key", *fields, "updated_at"])
-
-
-def _touch_lease(batch: Batch) -> None:
-    """Activity keeps a live lease alive: an annotator who is typing is not abandoning.
-
-    Renewed only once less than half of the lease is left, so most saves write nothing here.
-    """
-    if batch.stage in (BatchStage.RATING, BatchStage.WRITING):
-        now = timezone.now()
-        length = timedelta(minutes=batch.campaign.lease_minutes)
-        if now < batch.lease_expires_at < now + length / 2:
-            Batch.objects.filter(pk=batch.pk, stage=batch.stage).update(lease_expires_at=now + length)
-
-
-def _clean_seconds(seconds: float | None) -> float | None:
-    if seconds is None:
-        return None
-    try:
-        value = float(seconds)
-    except (TypeError, ValueError):
-        raise ValidationFailed(gettext("Timing must be a number of seconds.")) from None
-    if not (0 <= value <= 7 * 24 * 3600):
-        raise ValidationFailed(gettext("Timing is out of range."))
-    return round(value, 3)
 
 
 def rating_save(
@@ -157,51 +57,19 @@ def rating_save(
     """
     if value not in RatingValue.values:
         raise ValidationFailed(gettext("Unknown rating “%(value)s”.") % {"value": value})
-    seconds = _clean_seconds(seconds)
+    seconds = seconds_clean(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
-        _check_kind(batch, CampaignKind.CAPTION, CampaignKind.RATING)
-        _check_not_submitted(batch)
+        check_kind(batch, CampaignKind.CAPTION, CampaignKind.RATING)
+        check_not_submitted(batch)
         if _on_screen2(batch):
             raise Conflict(gettext("Screen 2 is open: the ratings of this batch can no longer change."))
-        assignment = _assignment_of(batch, assignment_id)
+        assignment = assignment_of(batch, assignment_id)
         rating, _ = Rating.objects.update_or_create(
             assignment=assignment, defaults={"value": value, "seconds": seconds}
         )
-        _touch_lease(batch)
+        lease_touch(batch)
         return rating
-
-
-def _check_shown(assignments: list[Assignment], shown: dict | None, stored_of) -> None:
-    """Raise EditConflict when the page's choices (``shown``: assignment id -> code) differ from
-    the stored ones: another tab or window changed them since this page did."""
-    if shown is None:
-        return
-    conflicts = {}
-    for a in assignments:
-        stored = stored_of(a)
-        page = shown.get(str(a.pk), stored)
-        if page != stored:
-            conflicts[str(a.pk)] = {
-                "position": a.position + 1,
-                "message": gettext(
-                    "Image %(position)s was judged differently in another tab or window. "
-                    "This page now shows that judgment: keep it or change it, then go on."
-                )
-                % {"position": a.position + 1},
-                "mine": page,
-                "theirs": stored,
-            }
-    if conflicts:
-        positions = interface_list(str(c["position"]) for c in conflicts.values())
-        raise EditConflict(
-            gettext(
-                "Judged differently in another tab or window: image %(positions)s. "
-                "Check the judgment shown, then go on again."
-            )
-            % {"positions": positions},
-            details=conflicts,
-        )
 
 
 def writing_open(
@@ -214,11 +82,11 @@ def writing_open(
     Locks the batch row. Raises ValidationFailed naming the positions still unrated,
     Conflict for a batch that is not a caption batch.
     """
-    rating_seconds = _clean_seconds(rating_seconds)
+    rating_seconds = seconds_clean(rating_seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
-        _check_kind(batch, CampaignKind.CAPTION)
-        _check_not_submitted(batch)
+        check_kind(batch, CampaignKind.CAPTION)
+        check_not_submitted(batch)
         if _on_screen2(batch):
             return batch
         unrated = list(
@@ -233,7 +101,7 @@ def writing_open(
                 % {"positions": positions},
                 details={"unrated_positions": [p + 1 for p in unrated]},
             )
-        _check_shown(list(batch.assignments.select_related("rating")), shown, lambda a: a.rating.value)
+        check_shown(list(batch.assignments.select_related("rating")), shown, lambda a: a.rating.value)
         now = timezone.now()
         batch.writing_opened_at = now
         batch.rating_seconds = rating_seconds
@@ -242,7 +110,7 @@ def writing_open(
             batch.stage = BatchStage.WRITING
             fields.append("stage")
         batch.save(update_fields=fields)
-        _touch_lease(batch)
+        lease_touch(batch)
         return batch
 
 
@@ -318,16 +186,16 @@ def draft_save(
     if not isinstance(text, str):
         raise ValidationFailed(gettext("The caption must be text."))
     if len(text) > CAPTION_MAX_CHARS:
-        raise ValidationFailed(_too_long())
+        raise ValidationFailed(caption_too_long())
     base_revision = _check_base_revision(base_revision)
-    seconds = _clean_seconds(seconds)
+    seconds = seconds_clean(seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
-        _check_kind(batch, CampaignKind.CAPTION)
-        _check_not_submitted(batch)
+        check_kind(batch, CampaignKind.CAPTION)
+        check_not_submitted(batch)
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
-        assignment = _assignment_of(batch, assignment_id)
+        assignment = assignment_of(batch, assignment_id)
         if assignment.item.is_control:
             raise NotFound("No such image in this batch.")
         typing_merge(assignment=assignment, figures=typing)
@@ -346,51 +214,10 @@ def draft_save(
             if seconds is not None:
                 draft.seconds = seconds
             draft.save()
-        _touch_lease(batch)
+        lease_touch(batch)
         if draft is None:  # an empty text never saved before: nothing to store
             return DraftResult(revision=0, saved_at=timezone.now().isoformat())
         return DraftResult(revision=draft.revision, saved_at=draft.updated_at.isoformat())
-
-
-def _comparable(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith(("P", "S")))
-    return " ".join(text.split())
-
-
-def caption_rules(campaign: Campaign) -> CaptionRules:
-    """The caption checks of ``campaign`` (its settings, the language's tokeniser), as plain data."""
-    return CaptionRules(
-        language=campaign.language.code,
-        per_character=counts_characters(campaign.language.tokenizer, campaign.language.code),
-        min_length=campaign.min_caption_length,
-        language_check=campaign.language_check,
-        language_threshold=campaign.language_check_threshold,
-        near_copy_threshold=campaign.near_copy_threshold,
-    )
-
-
-def _too_long() -> str:
-    return gettext("A caption can be at most %(n)s characters.") % {"n": CAPTION_MAX_CHARS}
-
-
-def caption_problem(text: str, prompt_text: str | None, rules: CaptionRules | None = None) -> str | None:
-    """Why a written caption cannot be accepted, or None.
-
-    Empty, over-long and exact copies of the prompt always; with ``rules`` also the
-    campaign's checks (script, language, length, near copy: annotation.caption_checks).
-    """
-    if not text.strip():
-        return gettext("Write a caption for this image.")
-    if len(text) > CAPTION_MAX_CHARS:
-        return _too_long()
-    if prompt_text and _comparable(text) == _comparable(prompt_text):
-        return gettext(
-            "This repeats the English caption from screen 1. Describe the image in your own words."
-        )
-    if rules is not None:
-        return localized_problem(caption_rules_problem(text, prompt_text, rules))
-    return None
 
 
 @dataclass(frozen=True)
@@ -418,7 +245,7 @@ def _shown_by_assignment(shown, assignments: list[Assignment]) -> dict[int, Show
         by_id[pk] = ShownCaption(
             text=entry["text"],
             base_revision=_check_base_revision(entry.get("base_revision")),
-            seconds=_clean_seconds(entry.get("seconds")),
+            seconds=seconds_clean(entry.get("seconds")),
             typing=typing_clean(entry.get("typing")),
         )
     if set(by_id) != {a.pk for a in assignments} or len(by_id) != len(shown):
@@ -459,10 +286,10 @@ def batch_submit(
     """
     if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
         raise ValidationFailed(gettext("Missing or malformed submit key."))
-    writing_seconds = _clean_seconds(writing_seconds)
+    writing_seconds = seconds_clean(writing_seconds)
     with transaction.atomic():
         batch = batch_of(annotator, batch_id, lock=True)
-        _check_kind(batch, CampaignKind.CAPTION)
+        check_kind(batch, CampaignKind.CAPTION)
         if batch.stage == BatchStage.SUBMITTED:
             if batch.submit_key == submit_key:
                 return batch
@@ -519,7 +346,7 @@ def batch_submit(
             )
 
         now = timezone.now()
-        late = _is_late(batch, now)
+        late = is_late(batch, now)
         campaign = batch.campaign
         WrittenCaption.objects.bulk_create(
             WrittenCaption(
@@ -539,111 +366,7 @@ def batch_submit(
             if a.pk not in skipped:
                 typing_flag(assignment=a, draft=getattr(a, "draft", None), text=texts[a.pk].strip(), now=now)
         batch.writing_seconds = writing_seconds
-        _batch_finish(batch, every, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",))
+        batch_finish(batch, every, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",))
         # A crowd batch without enough work is kept but held for review (annotation.workforce.counting).
-        batch_hold_if_empty(batch=batch)
-        return batch
-
-
-# --- Side-by-side and verification batches ------------------------------------------------------
-
-
-def sxs_judgment_save(
-    *,
-    annotator: Annotator,
-    batch_id: int,
-    assignment_id: int,
-    choice: str,
-    seconds: float | None = None,
-) -> SxsJudgment:
-    """Store (or change) the side-by-side judgment of one pair, until the batch is submitted. Idempotent.
-
-    ``choice`` is the point as seen, from the LEFT caption's side ("much_better" … "much_worse");
-    the score from m2's side is computed here from the assignment's stored ``m2_side``, never
-    taken from the client. Works after the lease ran out (late work is kept). Locks the batch
-    row. Raises NotFound for a batch or pair not of this annotator, ValidationFailed for an
-    unknown choice, Conflict after submit or for a batch that is not side by side.
-    """
-    if choice not in SxsChoice.values:
-        raise ValidationFailed(gettext("Unknown choice “%(choice)s”.") % {"choice": choice})
-    seconds = _clean_seconds(seconds)
-    with transaction.atomic():
-        batch = batch_of(annotator, batch_id, lock=True)
-        _check_kind(batch, CampaignKind.SIDE_BY_SIDE)
-        _check_not_submitted(batch)
-        assignment = _assignment_of(batch, assignment_id)
-        judgment, _ = SxsJudgment.objects.update_or_create(
-            assignment=assignment,
-            defaults={
-                "choice": choice,
-                "score": choice_to_score(choice, assignment.m2_side),
-                "seconds": seconds,
-            },
-        )
-        _touch_lease(batch)
-        return judgment
-
-
-def judgment_batch_submit(
-    *,
-    annotator: Annotator,
-    batch_id: int,
-    submit_key: str,
-    seconds: float | None = None,
-    shown: dict | None = None,
-) -> Batch:
-    """Submit a side-by-side or verification batch: every item must be judged (rated). Idempotent
-    per submit key.
-
-    The judgments (ratings) are already stored as they were given; submitting freezes them
-    and marks the batch and its assignments submitted, in one transaction. ``shown``: the
-    choice (rating) the submitting page shows per assignment id; when one differs from the
-    stored one (changed in another tab or window), EditConflict (409) names each such item
-    with both choices and nothing is stored. A repeated submit with the same key returns the
-    batch and changes nothing; with another key (a stale tab) it raises AlreadySubmitted.
-    A batch whose lease ran out is still accepted, kept and flagged late (its items may end
-    above K). ``seconds``: time on the screen, as the page measured it. Locks the batch row,
-    then (late work or a held batch: ``batch_hold_if_empty``) the item rows in id order. Raises ValidationFailed naming the
-    positions still unjudged (nothing is stored), Conflict for a caption batch.
-    """
-    if not isinstance(submit_key, str) or not SUBMIT_KEY_PATTERN.match(submit_key):
-        raise ValidationFailed(gettext("Missing or malformed submit key."))
-    seconds = _clean_seconds(seconds)
-    with transaction.atomic():
-        batch = batch_of(annotator, batch_id, lock=True)
-        _check_kind(batch, CampaignKind.SIDE_BY_SIDE, CampaignKind.RATING)
-        if batch.stage == BatchStage.SUBMITTED:
-            if batch.submit_key == submit_key:
-                return batch
-            raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
-        sxs = batch.campaign.kind == CampaignKind.SIDE_BY_SIDE
-        result = "sxs_judgment" if sxs else "rating"
-        assignments = list(batch.assignments.select_related(result).order_by("position"))
-        missing = [a for a in assignments if getattr(a, result, None) is None]
-        if missing:
-            positions = interface_list(str(a.position + 1) for a in missing)
-            if sxs:
-                message = gettext("Judge every pair before you submit (still open: %(positions)s).")
-                each = gettext("Judge this pair.")
-            else:
-                message = gettext("Rate every caption before you submit (still open: %(positions)s).")
-                each = gettext("Rate this caption.")
-            raise ValidationFailed(
-                message % {"positions": positions},
-                details={str(a.pk): {"position": a.position + 1, "message": each} for a in missing},
-            )
-        _check_shown(
-            assignments, shown, (lambda a: a.sxs_judgment.choice) if sxs else (lambda a: a.rating.value)
-        )
-        now = timezone.now()
-        batch.rating_seconds = seconds
-        _batch_finish(
-            batch,
-            assignments,
-            submit_key=submit_key,
-            late=_is_late(batch, now),
-            now=now,
-            fields=("rating_seconds",),
-        )
         batch_hold_if_empty(batch=batch)
         return batch

@@ -1,4 +1,7 @@
-"""Helpers shared by the admin classes: per-row counts without N+1, and domain errors as messages."""
+"""What every app's admin shares: per-row counts without N+1, domain errors as messages, the page whose
+only write is one service call, durations as a manager reads them, the stylesheet, and read-only records.
+
+Nothing is registered here: each app's ``admin`` module registers its own models."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import path
 
 from core.errors import DomainError
 
@@ -32,6 +36,26 @@ def count_of(model, fk: str, **filters) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
+def count_column(annotation: str, description: str):
+    """A changelist column showing the per-row count ``annotation`` (made with :func:`count_of` in the
+    admin's queryset), sortable by it."""
+
+    @admin.display(description=description, ordering=annotation)
+    def column(modeladmin, obj):
+        return getattr(obj, annotation)
+
+    return column
+
+
+def admin_page(modeladmin: admin.ModelAdmin, route: str, view: Callable, suffix: str):
+    """A page of ``modeladmin`` at ``route`` below its list, behind the admin's login and staff check, named
+    ``admin:<app>_<model>_<suffix>`` as the admin names its own pages."""
+    opts = modeladmin.opts
+    return path(
+        route, modeladmin.admin_site.admin_view(view), name=f"{opts.app_label}_{opts.model_name}_{suffix}"
+    )
+
+
 def run_service(modeladmin: admin.ModelAdmin, request, service: Callable, **kwargs):
     """Call a service; a DomainError becomes an ERROR message instead of a 500. Returns the result or None."""
     try:
@@ -39,6 +63,15 @@ def run_service(modeladmin: admin.ModelAdmin, request, service: Callable, **kwar
     except DomainError as exc:
         modeladmin.message_user(request, exc.message, level=messages.ERROR)
         return None
+
+
+def run_service_each(
+    modeladmin: admin.ModelAdmin, request, service: Callable, objects, arguments: Callable
+) -> list:
+    """Call ``service(**arguments(obj))`` for each of ``objects`` in order (an admin action on the selected
+    rows); each DomainError becomes an ERROR message and the others still run. Returns the objects it
+    worked on, for the action's one success message."""
+    return [obj for obj in objects if run_service(modeladmin, request, service, **arguments(obj)) is not None]
 
 
 def seconds_display(seconds: float | None) -> str:
@@ -52,6 +85,23 @@ def seconds_display(seconds: float | None) -> str:
         return f"{minutes} min {rest:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+class ReadOnlyAdminMixin:
+    """A record that services write and the admin only shows: it cannot be added or changed here. With
+    ``deletable = False`` it cannot be deleted either (the record is evidence others rely on); otherwise
+    deleting follows the user's permission. Works for model admins and inlines alike."""
+
+    deletable = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return self.deletable and super().has_delete_permission(request, obj)
 
 
 class StyledModelAdmin(admin.ModelAdmin):

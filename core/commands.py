@@ -1,0 +1,71 @@
+"""What management commands share: one service call in one transaction that ``--dry-run`` rolls back, with
+domain errors as CommandError (:func:`service_in_transaction`); and the demo loaders' base, refused on a
+real deployment (DEBUG off) unless forced."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from core.errors import DomainError
+
+T = TypeVar("T")
+
+
+class _DryRun(Exception):
+    pass
+
+
+def service_in_transaction(call: Callable[[], T], *, dry_run: bool) -> T:
+    """``call()`` in one transaction, rolled back after it ran when ``dry_run`` (so the command can say what
+    would be stored); its result either way. A DomainError becomes a CommandError with its message."""
+    result = None
+    try:
+        with transaction.atomic():
+            result = call()
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    except DomainError as exc:
+        raise CommandError(exc.message) from None
+    return result
+
+
+class DemoLoadCommand(BaseCommand):
+    """Subclasses say why the demo does not belong in a real deployment (``force_help``, ``refusal``), load
+    it (``load``, returning a summary) and print that summary (``report``, skipped at verbosity 0)."""
+
+    force_help = ""
+    refusal = ""
+
+    def load(self):
+        raise NotImplementedError
+
+    def report(self, summary, options: dict) -> None:
+        raise NotImplementedError
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Show what would be loaded; store nothing."
+        )
+        parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000/",
+            help="Where the demo will be served (for the printout).",
+        )
+        parser.add_argument("--force", action="store_true", help=self.force_help)
+
+    def handle(self, *args, **options):
+        if not settings.DEBUG and not options["force"]:
+            raise CommandError(f"DEBUG is off: {self.refusal} Use --force if you really want them here.")
+        summary = service_in_transaction(self.load, dry_run=options["dry_run"])
+        if options["verbosity"] < 1:
+            return
+        if options["dry_run"]:
+            self.stdout.write("Dry run: nothing was stored.")
+        self.report(summary, options)
