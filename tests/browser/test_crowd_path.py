@@ -269,7 +269,9 @@ def test_a_participant_whose_languages_do_not_fit_reads_one_language_a_code_and_
     expect(page.locator("#screen-out-reason")).to_have_text(
         "Diese Studie braucht Menschen, die Deutsch als Muttersprache oder fließend sprechen."
     )
-    expect(page.locator("#screen-out-instruction")).to_contain_text("Enter this screen-out code on Prolific")
+    expect(page.locator("#screen-out-instruction")).to_contain_text(
+        "Geben Sie diesen Screen-out-Code auf Prolific ein"
+    )
     expect(page.locator("#screen-out-code")).to_have_text("SCRN01")
     expect(page.locator(".messages")).to_have_count(0)  # no banner in another language
     screenshot("screen-out-1-page")

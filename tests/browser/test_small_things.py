@@ -127,7 +127,7 @@ def test_a_new_annotator_sets_the_password_on_a_page_of_the_annotator_interface(
 ):
     # An English browser; the annotator's language is German (their native one).
     page.goto(live_server.url + password_set_path(new_annotator.user))
-    expect(page.get_by_role("heading", name="Choose your password")).to_be_visible()
+    expect(page.get_by_role("heading", name="Wählen Sie Ihr Passwort")).to_be_visible()
     assert page.evaluate("document.documentElement.lang") == "de"
     expect(page.locator(".topbar .brand")).to_have_text("Bildbeschreibungen bewerten")
     content = page.content()
@@ -137,14 +137,14 @@ def test_a_new_annotator_sets_the_password_on_a_page_of_the_annotator_interface(
 
     page.locator("input[name=new_password1]").fill("kurz")
     page.locator("input[name=new_password2]").fill("kurz")
-    page.get_by_role("button", name="Set my password").click()
+    page.get_by_role("button", name="Passwort festlegen").click()
     # Django's password rules, in German.
     expect(page.locator(".password-set .error").first).to_contain_text("Passwort")
     page.locator("input[name=new_password1]").fill("ein-langes-Passwort-2026")
     page.locator("input[name=new_password2]").fill("ein-langes-Passwort-2026")
-    page.get_by_role("button", name="Set my password").click()
+    page.get_by_role("button", name="Passwort festlegen").click()
 
-    expect(page.get_by_role("heading", name="Password set")).to_be_visible()
+    expect(page.get_by_role("heading", name="Passwort festgelegt")).to_be_visible()
     assert page.evaluate("document.documentElement.lang") == "de"
     assert "Django" not in page.content()
     screenshot("password-set-done-de")
