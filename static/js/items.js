@@ -113,11 +113,14 @@
     autoScroll = false;
   }
 
-  // Ends our smooth scroll a second after its last scroll event: a scroll that had nowhere to go
-  // (it fires no scrollend) and browsers without scrollend.
+  // Ends our smooth scroll 2.5 s after its last scroll event: a scroll that had nowhere to go (it
+  // fires no scrollend) and browsers without scrollend. Not sooner: on a busy machine a smooth scroll
+  // can pause for over a second between frames, and ending it mid-way would move the selection to
+  // the image the view has reached so far, so that keys pressed in quick succession answered nothing.
+  // (The annotator's own wheel or touch ends it at once; see below.)
   function armAutoScrollTimer() {
     clearTimeout(autoScrollTimer);
-    autoScrollTimer = setTimeout(() => { endAutoScroll(); followView(); }, 1000);
+    autoScrollTimer = setTimeout(() => { endAutoScroll(); followView(); }, 2500);
   }
 
   function scrollTo(li) {
