@@ -1044,3 +1044,22 @@ def test_correlations_show_each_metric_signature_and_old_runs_say_not_recorded(w
             "BLEU-4": "not recorded (computed before signatures)",
             "CIDEr": "not recorded (computed before signatures)",
         }
+
+
+def test_every_link_of_the_api_root_answers_200_as_it_is(world):
+    """/api/correlations/ and /api/trust/ need ``?runs=``: the root links them with the finished runs,
+    so a researcher following the links meets no 400."""
+    client = api(world.researcher)
+    endpoints = client.get("/api/").json()["endpoints"]
+    for endpoint in endpoints:
+        response = client.get(endpoint["url"])
+        assert response.status_code == 200, (endpoint["url"], response.content[:300])
+    links = {e["url"].split("?")[0].removeprefix("http://testserver"): e["url"] for e in endpoints}
+    assert links["/api/trust/"].endswith(f"?runs={world.run.pk}")
+
+
+def test_the_research_home_offers_the_schema_as_a_download(world):
+    client = Client()
+    client.force_login(world.researcher)
+    page = client.get(reverse("research-home")).content.decode()
+    assert f'href="{reverse("api:schema")}" download="captioneval-openapi.yaml"' in page

@@ -69,14 +69,34 @@ API_INDEX = (
 )
 
 
+# Endpoints that answer 400 without ``?runs=``: the root links them with the finished runs of now.
+NEEDS_RUNS = frozenset({"api:correlations", "api:trust"})
+EXAMPLE_RUNS = 3
+
+
+def _root_link(request, name: str, runs: str) -> str:
+    url = request.build_absolute_uri(reverse(name))
+    return f"{url}?runs={runs}" if name in NEEDS_RUNS and runs else url
+
+
 class ApiRootApi(ResearchApi):
     @extend_schema(exclude=True)
     def get(self, request):
-        """What the API has, with absolute links: the answer at ``/api/`` instead of a 404."""
+        """What the API has, with absolute links that work as they are: the endpoints that need
+        ``?runs=`` are linked with the latest finished metric runs (none yet: the link says so)."""
+        from evaluation.models import MetricRun, RunStatus
+
+        latest = MetricRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("-pk")[:EXAMPLE_RUNS]
+        runs = ",".join(str(pk) for pk in sorted(latest.values_list("pk", flat=True)))
         return Response(
             {
                 "endpoints": [
-                    {"url": request.build_absolute_uri(reverse(name)), "what": what}
+                    {
+                        "url": _root_link(request, name, runs),
+                        "what": what
+                        if runs or name not in NEEDS_RUNS
+                        else f"{what}; no metric run has finished yet, so there is nothing to link",
+                    }
                     for name, what in API_INDEX
                 ],
                 "authentication": "Token (Authorization: Token <key>) or the signed-in session; "
