@@ -404,6 +404,9 @@ def test_expire_leases_command_and_task_are_idempotent(campaign, annotator, othe
 # --- Case 8: killing every database connection under load ------------------------------------
 
 
+KILL_GRACE = 1.0
+
+
 def terminate_backends(settings_dict) -> int:
     """Kill every other client connection to the test database, as a DBA or failover would."""
     conn = psycopg2.connect(
@@ -544,9 +547,16 @@ def test_killing_database_connections_costs_only_requests_in_flight(german):
     # Each killed connection can cost at most the one request it was serving.
     assert len(attempts.failures) <= sum(killed), (attempts.failures, killed)
     # ... and only a request that was running when the kill came: the next request after an
-    # idle connection was killed passes the health check and reconnects.
+    # idle connection was killed passes the health check and reconnects. "When the kill came" has a
+    # grace of KILL_GRACE seconds after pg_terminate_backend returns: a request that had just begun
+    # may learn of its backend's end a moment later on a loaded machine (seen once in CI).
     for started, ended, what in attempts.failures:
-        assert any(started <= t1 and ended >= t0 for t0, t1 in kill_windows), (what, kill_windows)
+        assert any(started <= t1 + KILL_GRACE and ended >= t0 for t0, t1 in kill_windows), (
+            what,
+            started,
+            ended,
+            kill_windows,
+        )
     assert max(attempts.recoveries) < 5.0, attempts.recoveries
     assert all(after_last_kill[p.user_id] >= 1 for p in people), "someone did not recover"
     # And nothing was lost or doubled by the failures and retries.
