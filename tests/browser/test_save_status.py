@@ -87,18 +87,25 @@ def test_a_choice_left_between_two_tabs_texts_stays_after_the_other_choice_is_sa
 
 def test_a_refused_rating_stays_until_that_image_is_saved(live_server, page, german):
     annotator, batch = caption_batch(german, images=3)
-    open_screen(page, live_server, annotator, batch, "screen1")
     refused = "The server refused this save (test)."
-    page.route(
-        "**/api/batch/*/rating/",
-        lambda route: route.fulfill(
-            status=400, content_type="application/json", body=json.dumps({"message": refused})
-        ),
-    )
+    # The interception is in place before the page loads (installed after it, one CI run saw the
+    # first save reach the server), and a switch ends the refusals.
+    refusing, refusals = [True], []
+
+    def answer(route):
+        if not refusing[0]:
+            route.continue_()
+            return
+        refusals.append(route.request.url)
+        route.fulfill(status=400, content_type="application/json", body=json.dumps({"message": refused}))
+
+    page.route("**/api/batch/*/rating/", answer)
+    open_screen(page, live_server, annotator, batch, "screen1")
     page.keyboard.press("2")  # image 1: refused
     status = page.locator("#save-status")
     expect(status).to_have_text(f"Not saved: {refused}")
-    page.unroute("**/api/batch/*/rating/")
+    assert len(refusals) == 1
+    refusing[0] = False
     with page.expect_response("**/api/batch/*/rating/"):
         page.keyboard.press("3")  # image 2: saved, but image 1 is still not
     page.wait_for_timeout(300)
