@@ -6,43 +6,47 @@ from evaluation.research.api import apis, docs
 
 app_name = "api"
 
+
+def collection(prefix: str, name: str, list_api, detail_api=None, key: str = "") -> list:
+    """``<prefix>/`` (URL name ``<name>-list``) and, with a detail, ``<prefix>/<id:key>/`` (``<name>-detail``)."""
+    routes = [path(f"{prefix}/", list_api.as_view(), name=f"{name}-list")]
+    if detail_api is not None:
+        routes.append(path(f"{prefix}/<id:{key}>/", detail_api.as_view(), name=f"{name}-detail"))
+    return routes
+
+
 urlpatterns = [
     path("", apis.ApiRootApi.as_view(), name="root"),
-    path("languages/", apis.LanguageListApi.as_view(), name="language-list"),
-    path("systems/", apis.SystemListApi.as_view(), name="system-list"),
-    path("reference-sets/", apis.ReferenceSetListApi.as_view(), name="reference-set-list"),
-    path("image-sets/", apis.ImageSetListApi.as_view(), name="image-set-list"),
-    path("image-selections/", apis.ImageSelectionListApi.as_view(), name="image-selection-list"),
-    path(
-        "image-selections/<id:selection_id>/",
-        apis.ImageSelectionDetailApi.as_view(),
-        name="image-selection-detail",
+    *collection("languages", "language", apis.LanguageListApi),
+    *collection("systems", "system", apis.SystemListApi),
+    *collection("reference-sets", "reference-set", apis.ReferenceSetListApi),
+    *collection("image-sets", "image-set", apis.ImageSetListApi),
+    *collection(
+        "image-selections",
+        "image-selection",
+        apis.ImageSelectionListApi,
+        apis.ImageSelectionDetailApi,
+        "selection_id",
     ),
-    path("campaigns/", apis.CampaignListApi.as_view(), name="campaign-list"),
-    path("campaigns/<id:campaign_id>/", apis.CampaignDetailApi.as_view(), name="campaign-detail"),
-    path("captions/", apis.CaptionListApi.as_view(), name="caption-list"),
-    path("captions/<id:caption_id>/", apis.CaptionDetailApi.as_view(), name="caption-detail"),
-    path("judgments/", apis.JudgmentListApi.as_view(), name="judgment-list"),
-    path("judgments/<id:judgment_id>/", apis.JudgmentDetailApi.as_view(), name="judgment-detail"),
-    path("ratings/", apis.RatingListApi.as_view(), name="rating-list"),
-    path("ratings/<id:rating_id>/", apis.RatingDetailApi.as_view(), name="rating-detail"),
-    path("metric-runs/", apis.MetricRunCollectionApi.as_view(), name="metric-run-list"),
-    path("metric-runs/<id:run_id>/", apis.MetricRunDetailApi.as_view(), name="metric-run-detail"),
+    *collection("campaigns", "campaign", apis.CampaignListApi, apis.CampaignDetailApi, "campaign_id"),
+    *collection("captions", "caption", apis.CaptionListApi, apis.CaptionDetailApi, "caption_id"),
+    *collection("judgments", "judgment", apis.JudgmentListApi, apis.JudgmentDetailApi, "judgment_id"),
+    *collection("ratings", "rating", apis.RatingListApi, apis.RatingDetailApi, "rating_id"),
+    *collection("metric-runs", "metric-run", apis.MetricRunCollectionApi, apis.MetricRunDetailApi, "run_id"),
     path(
         "metric-runs/<id:run_id>/caption-scores/",
         apis.CaptionScoreListApi.as_view(),
         name="metric-run-caption-scores",
     ),
-    path("retrieval-checks/", apis.RetrievalCheckListApi.as_view(), name="retrieval-check-list"),
-    path(
-        "retrieval-checks/<id:check_id>/",
-        apis.RetrievalCheckDetailApi.as_view(),
-        name="retrieval-check-detail",
+    *collection(
+        "retrieval-checks",
+        "retrieval-check",
+        apis.RetrievalCheckListApi,
+        apis.RetrievalCheckDetailApi,
+        "check_id",
     ),
-    path("clip-models/", apis.ClipModelListApi.as_view(), name="clip-model-list"),
-    path("clip-models/<id:model_id>/", apis.ClipModelDetailApi.as_view(), name="clip-model-detail"),
-    path("fine-tunes/", apis.ClipFineTuneListApi.as_view(), name="fine-tune-list"),
-    path("fine-tunes/<id:run_id>/", apis.ClipFineTuneDetailApi.as_view(), name="fine-tune-detail"),
+    *collection("clip-models", "clip-model", apis.ClipModelListApi, apis.ClipModelDetailApi, "model_id"),
+    *collection("fine-tunes", "fine-tune", apis.ClipFineTuneListApi, apis.ClipFineTuneDetailApi, "run_id"),
     path("correlations/", apis.CorrelationApi.as_view(), name="correlations"),
     path("trust/", apis.TrustApi.as_view(), name="trust"),
     path("schema/", docs.SchemaApi.as_view(), name="schema"),

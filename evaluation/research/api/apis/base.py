@@ -129,3 +129,34 @@ class ResearchListApi(ResearchApi):
     def paginated(self, request, queryset, serializer_class) -> Response:
         paginator, page = self.page_of(request, queryset)
         return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+def _named(view: type, name: str) -> type:
+    """``view`` under its endpoint's own name: the browsable API titles its pages with it."""
+    view.__name__ = view.__qualname__ = name
+    return view
+
+
+def list_endpoint(name: str, filterset, rows, output, **schema) -> type[ResearchListApi]:
+    """A list endpoint: ``rows()`` narrowed by ``filterset``, paginated, every row shown by ``output``.
+    ``schema``: the operation's ``summary`` (and ``description``) in the OpenAPI schema."""
+
+    class ListApi(ResearchListApi):
+        filterset_class = filterset
+
+        @extend_schema(responses={200: output(many=True), **LIST_ERRORS}, **schema)
+        def get(self, request):
+            return self.paginated(request, self.filtered(request, rows()), output)
+
+    return _named(ListApi, name)
+
+
+def detail_endpoint(name: str, get_one, output, **schema) -> type[ResearchApi]:
+    """A detail endpoint: ``get_one(**the URL's id)`` shown by ``output``; 404 for an id that is not there."""
+
+    class DetailApi(ResearchApi):
+        @extend_schema(responses={200: output, **DETAIL_ERRORS}, **schema)
+        def get(self, request, **lookup):
+            return Response(output(get_one(**lookup)).data)
+
+    return _named(DetailApi, name)

@@ -16,29 +16,33 @@ from annotation.selectors import (
     selection_points,
 )
 from evaluation.research.api import filters, selectors
-from evaluation.research.api.apis.base import DETAIL_ERRORS, LIST_ERRORS, ResearchApi, ResearchListApi
+from evaluation.research.api.apis.base import (
+    DETAIL_ERRORS,
+    LIST_ERRORS,
+    ResearchApi,
+    ResearchListApi,
+    list_endpoint,
+)
 
 # --- Languages, systems, reference and image sets ---------------------------------------------------
 
 
-class LanguageListApi(ResearchListApi):
-    filterset_class = filters.LanguageFilter
+@extend_schema_serializer(component_name="Language")
+class LanguageSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    code = serializers.CharField()
+    name = serializers.CharField()
+    direction = serializers.CharField()
+    tokenizer = serializers.CharField()
 
-    @extend_schema_serializer(component_name="Language")
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        code = serializers.CharField()
-        name = serializers.CharField()
-        direction = serializers.CharField()
-        tokenizer = serializers.CharField()
 
-    @extend_schema(
-        summary="Languages",
-        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
-    )
-    def get(self, request):
-        languages = self.filtered(request, selectors.language_list())
-        return self.paginated(request, languages, self.OutputSerializer)
+LanguageListApi = list_endpoint(
+    "LanguageListApi",
+    filters.LanguageFilter,
+    selectors.language_list,
+    LanguageSerializer,
+    summary="Languages",
+)
 
 
 class SystemListApi(ResearchListApi):
@@ -66,51 +70,45 @@ class SystemListApi(ResearchListApi):
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
 
-class ReferenceSetListApi(ResearchListApi):
-    filterset_class = filters.ReferenceSetFilter
+@extend_schema_serializer(component_name="ReferenceSet")
+class ReferenceSetSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    language = serializers.CharField(source="language.code")
+    kind = serializers.CharField(help_text="campaign: the written captions of a caption campaign.")
+    campaign = serializers.IntegerField(source="campaign_id", allow_null=True)
+    source_name = serializers.CharField()
+    source_format = serializers.CharField()
+    source_sha256 = serializers.CharField()
+    description = serializers.CharField()
 
-    @extend_schema_serializer(component_name="ReferenceSet")
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        name = serializers.CharField()
-        language = serializers.CharField(source="language.code")
-        kind = serializers.CharField(help_text="campaign: the written captions of a caption campaign.")
-        campaign = serializers.IntegerField(source="campaign_id", allow_null=True)
-        source_name = serializers.CharField()
-        source_format = serializers.CharField()
-        source_sha256 = serializers.CharField()
-        description = serializers.CharField()
 
-    @extend_schema(
-        summary="Reference sets (to start a metric run)",
-        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
+@extend_schema_serializer(component_name="ImageSet")
+class ImageSetSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    language = serializers.CharField(
+        source="language.code", allow_null=True, default=None, help_text="null: every language."
     )
-    def get(self, request):
-        sets = self.filtered(request, selectors.reference_set_list())
-        return self.paginated(request, sets, self.OutputSerializer)
+    n_images = serializers.IntegerField()
+    seed = serializers.IntegerField(allow_null=True)
+    description = serializers.CharField()
 
 
-class ImageSetListApi(ResearchListApi):
-    filterset_class = filters.ImageSetFilter
-
-    @extend_schema_serializer(component_name="ImageSet")
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        name = serializers.CharField()
-        language = serializers.CharField(
-            source="language.code", allow_null=True, default=None, help_text="null: every language."
-        )
-        n_images = serializers.IntegerField()
-        seed = serializers.IntegerField(allow_null=True)
-        description = serializers.CharField()
-
-    @extend_schema(
-        summary="Image sets (to start a metric run)",
-        responses={200: OutputSerializer(many=True), **LIST_ERRORS},
-    )
-    def get(self, request):
-        sets = self.filtered(request, selectors.image_set_list())
-        return self.paginated(request, sets, self.OutputSerializer)
+ReferenceSetListApi = list_endpoint(
+    "ReferenceSetListApi",
+    filters.ReferenceSetFilter,
+    selectors.reference_set_list,
+    ReferenceSetSerializer,
+    summary="Reference sets (to start a metric run)",
+)
+ImageSetListApi = list_endpoint(
+    "ImageSetListApi",
+    filters.ImageSetFilter,
+    selectors.image_set_list,
+    ImageSetSerializer,
+    summary="Image sets (to start a metric run)",
+)
 
 
 # --- Image selections (seed 000, sec. 2.2) -----------------------------------------------------------
@@ -165,19 +163,15 @@ class SelectedImageSerializer(serializers.Serializer):
     continent = serializers.CharField(source="image__continent")
 
 
-class ImageSelectionListApi(ResearchListApi):
-    filterset_class = filters.ImageSelectionFilter
-
-    @extend_schema(
-        summary="Image selections with their per-language level table",
-        description="How many images each language took from its regions, countries, continents and anywhere "
-        "(manage.py select_images, or Image selections in the admin).",
-        responses={200: ImageSelectionSerializer(many=True), **LIST_ERRORS},
-    )
-    def get(self, request):
-        return self.paginated(
-            request, self.filtered(request, image_selection_list()), ImageSelectionSerializer
-        )
+ImageSelectionListApi = list_endpoint(
+    "ImageSelectionListApi",
+    filters.ImageSelectionFilter,
+    image_selection_list,
+    ImageSelectionSerializer,
+    summary="Image selections with their per-language level table",
+    description="How many images each language took from its regions, countries, continents and anywhere "
+    "(manage.py select_images, or Image selections in the admin).",
+)
 
 
 class ImageSelectionDetailApi(ResearchApi):

@@ -47,7 +47,20 @@ def _system_level(
         raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
 
 
-class CorrelationApi(ResearchApi):
+class ComparisonApi(ResearchApi):
+    """An endpoint built on the comparisons its ``FilterSerializer`` selects (same parameters, same
+    comparisons: correlations and the trust table)."""
+
+    FilterSerializer: type[ComparisonFilterSerializer]
+
+    def selection(self, request) -> tuple[dict, ComparisonList, dict]:
+        """The validated query parameters, the comparisons they select and the draws they ask for."""
+        params = self.validated(self.FilterSerializer, request.query_params)
+        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        return params, found, {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+
+
+class CorrelationApi(ComparisonApi):
     class FilterSerializer(ComparisonFilterSerializer):
         one_direction = serializers.BooleanField(
             required=False,
@@ -71,10 +84,8 @@ class CorrelationApi(ResearchApi):
         responses={200: CorrelationsSerializer, **ERRORS},
     )
     def get(self, request):
-        params = self.validated(self.FilterSerializer, request.query_params)
-        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
+        params, found, draws = self.selection(request)
         both = not params["one_direction"]
-        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
         output = {
             "both_directions": both,
             **draws,
@@ -98,7 +109,7 @@ NO_ITEM = (
 )
 
 
-class TrustApi(ResearchApi):
+class TrustApi(ComparisonApi):
     class FilterSerializer(ComparisonFilterSerializer):
         """No ``one_direction``: neither the item level nor the pairwise accuracies depend on it."""
 
@@ -119,9 +130,7 @@ class TrustApi(ResearchApi):
         responses={200: TrustSerializer, **ERRORS},
     )
     def get(self, request):
-        params = self.validated(self.FilterSerializer, request.query_params)
-        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
-        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+        params, found, draws = self.selection(request)
         try:
             trust = trust_build(
                 found.items,

@@ -21,7 +21,14 @@ from evaluation.finetune.selectors import (
 from evaluation.metrics.clip import IMAGE_ORIENTATIONS
 from evaluation.models import ALL_METRICS
 from evaluation.research.api import filters, selectors
-from evaluation.research.api.apis.base import DETAIL_ERRORS, ERRORS, LIST_ERRORS, ResearchApi, ResearchListApi
+from evaluation.research.api.apis.base import (
+    ERRORS,
+    LIST_ERRORS,
+    ResearchApi,
+    ResearchListApi,
+    detail_endpoint,
+    list_endpoint,
+)
 from evaluation.research.api.serializers import (
     ClipFineTuneSerializer,
     ClipModelSerializer,
@@ -38,16 +45,13 @@ from evaluation.runs.plan import CIDER_DF_CHOICES, CIDER_DF_TEST, METRIC_GROUPS,
 # --- Metric runs ------------------------------------------------------------------------------------
 
 
-class MetricRunListApi(ResearchListApi):
-    filterset_class = filters.MetricRunFilter
-
-    @extend_schema(
-        summary="Metric runs with their corpus scores",
-        responses={200: MetricRunSerializer(many=True), **LIST_ERRORS},
-    )
-    def get(self, request):
-        runs = self.filtered(request, selectors.metric_run_list())
-        return self.paginated(request, runs, MetricRunSerializer)
+MetricRunListApi = list_endpoint(
+    "MetricRunListApi",
+    filters.MetricRunFilter,
+    selectors.metric_run_list,
+    MetricRunSerializer,
+    summary="Metric runs with their corpus scores",
+)
 
 
 class MetricRunCreateApi(ResearchApi):
@@ -145,62 +149,39 @@ class MetricRunCollectionApi(MetricRunListApi, MetricRunCreateApi):
     """GET and POST /metric-runs/: the two operations above on one URL."""
 
 
-class MetricRunDetailApi(ResearchApi):
-    @extend_schema(summary="A metric run", responses={200: MetricRunSerializer, **DETAIL_ERRORS})
-    def get(self, request, run_id: int):
-        return Response(MetricRunSerializer(selectors.metric_run_detail(run_id=run_id)).data)
-
-
-class ClipModelListApi(ResearchListApi):
-    filterset_class = filters.ClipModelFilter
-
-    @extend_schema(
-        summary="Registered CLIP models (fine-tuned ones with their provenance)",
-        responses={200: ClipModelSerializer(many=True), **LIST_ERRORS},
-    )
-    def get(self, request):
-        return self.paginated(request, self.filtered(request, clip_model_queryset()), ClipModelSerializer)
-
-
-class ClipModelDetailApi(ResearchApi):
-    @extend_schema(summary="A registered CLIP model", responses={200: ClipModelSerializer, **DETAIL_ERRORS})
-    def get(self, request, model_id: int):
-        return Response(ClipModelSerializer(clip_model_detail(model_id=model_id)).data)
-
-
-class ClipFineTuneListApi(ResearchListApi):
-    filterset_class = filters.ClipFineTuneFilter
-
-    @extend_schema(
-        summary="CLIP fine-tuning runs: data, settings, progress, before/after per language",
-        responses={200: ClipFineTuneSerializer(many=True), **LIST_ERRORS},
-    )
-    def get(self, request):
-        return self.paginated(request, self.filtered(request, fine_tune_queryset()), ClipFineTuneSerializer)
-
-
-class ClipFineTuneDetailApi(ResearchApi):
-    @extend_schema(summary="A CLIP fine-tuning run", responses={200: ClipFineTuneSerializer, **DETAIL_ERRORS})
-    def get(self, request, run_id: int):
-        return Response(ClipFineTuneSerializer(fine_tune_get(run_id=run_id)).data)
-
-
-class RetrievalCheckListApi(ResearchListApi):
-    filterset_class = filters.RetrievalCheckFilter
-
-    @extend_schema(
-        summary="Retrieval checks of CLIP models: recalls and verdict per language",
-        responses={200: RetrievalCheckSerializer(many=True), **LIST_ERRORS},
-    )
-    def get(self, request):
-        checks = self.filtered(request, retrieval_check_queryset())
-        return self.paginated(request, checks, RetrievalCheckSerializer)
-
-
-class RetrievalCheckDetailApi(ResearchApi):
-    @extend_schema(summary="A retrieval check", responses={200: RetrievalCheckSerializer, **DETAIL_ERRORS})
-    def get(self, request, check_id: int):
-        return Response(RetrievalCheckSerializer(retrieval_check_get(check_id=check_id)).data)
+MetricRunDetailApi = detail_endpoint(
+    "MetricRunDetailApi", selectors.metric_run_detail, MetricRunSerializer, summary="A metric run"
+)
+ClipModelListApi = list_endpoint(
+    "ClipModelListApi",
+    filters.ClipModelFilter,
+    clip_model_queryset,
+    ClipModelSerializer,
+    summary="Registered CLIP models (fine-tuned ones with their provenance)",
+)
+ClipModelDetailApi = detail_endpoint(
+    "ClipModelDetailApi", clip_model_detail, ClipModelSerializer, summary="A registered CLIP model"
+)
+ClipFineTuneListApi = list_endpoint(
+    "ClipFineTuneListApi",
+    filters.ClipFineTuneFilter,
+    fine_tune_queryset,
+    ClipFineTuneSerializer,
+    summary="CLIP fine-tuning runs: data, settings, progress, before/after per language",
+)
+ClipFineTuneDetailApi = detail_endpoint(
+    "ClipFineTuneDetailApi", fine_tune_get, ClipFineTuneSerializer, summary="A CLIP fine-tuning run"
+)
+RetrievalCheckListApi = list_endpoint(
+    "RetrievalCheckListApi",
+    filters.RetrievalCheckFilter,
+    retrieval_check_queryset,
+    RetrievalCheckSerializer,
+    summary="Retrieval checks of CLIP models: recalls and verdict per language",
+)
+RetrievalCheckDetailApi = detail_endpoint(
+    "RetrievalCheckDetailApi", retrieval_check_get, RetrievalCheckSerializer, summary="A retrieval check"
+)
 
 
 class CaptionScoreListApi(ResearchListApi):
