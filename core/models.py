@@ -9,3 +9,11 @@ class TimeStamped(models.Model):
 
     class Meta:
         abstract = True
+
+
+def optional_fk(to, related_name: str, *, on_delete=models.PROTECT, **options) -> models.ForeignKey:
+    """A reference a row may lack: NULL in the database, blank in forms; by default it protects what
+    it names from deletion (``on_delete``). ``options``: ``help_text``, ``verbose_name`` and the like."""
+    return models.ForeignKey(
+        to, on_delete=on_delete, null=True, blank=True, related_name=related_name, **options
+    )

@@ -7,7 +7,7 @@ from django.db.models import F, Q
 
 from annotation import caption_checks
 from annotation.models.catalog import CaptioningSystem, Image, Language, SystemCaption
-from core.models import TimeStamped
+from core.models import TimeStamped, optional_fk
 from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
 
@@ -30,32 +30,15 @@ class Campaign(TimeStamped):
     batch_size = models.PositiveSmallIntegerField(default=15, help_text="N images per batch.")
     replication = models.PositiveSmallIntegerField(default=2, help_text="K results per image.")
     lease_minutes = models.PositiveIntegerField(default=60)
-    prompt_system = models.ForeignKey(
+    prompt_system = optional_fk(
         CaptioningSystem,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="prompt_campaigns",
+        "prompt_campaigns",
         help_text="Captioning system whose English captions annotators rate on screen 1.",
     )
     state = models.CharField(max_length=10, choices=CampaignState.choices, default=CampaignState.DRAFT)
     # Side by side (seed 000, sec. 3.3): m1 is the base condition, m2 the test condition.
-    base_system = models.ForeignKey(
-        CaptioningSystem,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="sxs_base_campaigns",
-        verbose_name="base system (m1)",
-    )
-    test_system = models.ForeignKey(
-        CaptioningSystem,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="sxs_test_campaigns",
-        verbose_name="test system (m2)",
-    )
+    base_system = optional_fk(CaptioningSystem, "sxs_base_campaigns", verbose_name="base system (m1)")
+    test_system = optional_fk(CaptioningSystem, "sxs_test_campaigns", verbose_name="test system (m2)")
     # The items ARE the sample; its size and the seed that drew it are kept to reproduce it.
     sample_size = models.PositiveIntegerField(
         null=True, blank=True, help_text="Images drawn at random; empty: every eligible image."
@@ -64,12 +47,9 @@ class Campaign(TimeStamped):
         null=True, blank=True, help_text="Seed of the random sample (and of the control items)."
     )
     # Verification (sec. 2.5): the caption campaign whose written captions are rated.
-    source_campaign = models.ForeignKey(
+    source_campaign = optional_fk(
         "self",
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="verification_campaigns",
+        "verification_campaigns",
         help_text="For a verification campaign: the caption campaign whose captions are rated.",
     )
     control_pass_threshold = models.FloatField(

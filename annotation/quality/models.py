@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from core.models import TimeStamped
+from core.models import TimeStamped, optional_fk
 
 
 class TypingReview(models.TextChoices):
@@ -127,12 +127,10 @@ class ImageWithdrawal(TimeStamped):
     objects = ImageWithdrawalQuerySet.as_manager()
 
     image = models.ForeignKey("annotation.Image", on_delete=models.CASCADE, related_name="withdrawals")
-    campaign = models.ForeignKey(
+    campaign = optional_fk(
         "annotation.Campaign",
+        "withdrawals",
         on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="withdrawals",
         help_text="Where it was reported. Empty only for a withdrawal from every campaign made before "
         "withdrawals had a campaign.",
     )

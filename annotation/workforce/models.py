@@ -19,7 +19,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from annotation.workforce import scoring
-from core.models import TimeStamped
+from core.models import TimeStamped, optional_fk
 
 
 class EntryLink(TimeStamped):
@@ -148,12 +148,10 @@ class CampaignOnboarding(TimeStamped):
         help_text="A pilot: every caption written goes to the review page (accept, or return with a comment "
         "the annotator sees).",
     )
-    main_campaign = models.ForeignKey(
+    main_campaign = optional_fk(
         "annotation.Campaign",
+        "pilots",
         on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="pilots",
         help_text="A pilot: the main campaign it prepares (its page then shows how the pilot's review stands).",
     )
 

@@ -10,7 +10,7 @@ from annotation.models import Campaign
 from core.jobs.models import (
     SingleUnitJob,
 )
-from core.models import TimeStamped
+from core.models import TimeStamped, optional_fk
 from evaluation.models.fields import started_by
 from evaluation.models.runs import RunStatus
 
@@ -85,14 +85,7 @@ class ClipFineTune(SingleUnitJob):
     """
 
     name = models.CharField(max_length=200)
-    base = models.ForeignKey(
-        ClipModel,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="fine_tunes",
-        help_text="Empty: the CLIP_* settings.",
-    )
+    base = optional_fk(ClipModel, "fine_tunes", help_text="Empty: the CLIP_* settings.")
     base_params = models.JSONField(default=dict, blank=True)
     campaigns = models.ManyToManyField(Campaign, related_name="clip_fine_tunes", blank=True)
     languages = models.JSONField(default=list, blank=True)

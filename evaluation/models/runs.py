@@ -22,7 +22,7 @@ from core.jobs.models import (
     UnitStatus,
     WorkUnit,
 )
-from core.models import TimeStamped
+from core.models import TimeStamped, optional_fk
 from evaluation.models.fields import started_by
 from evaluation.models.metrics import Metric
 from evaluation.models.sets import ImageSet, ReferenceSet
@@ -37,13 +37,8 @@ class MetricRun(ChunkedJob):
     name = models.CharField(max_length=200)
     language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="metric_runs")
     systems = models.ManyToManyField(CaptioningSystem, related_name="metric_runs")
-    image_set = models.ForeignKey(
-        ImageSet,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="metric_runs",
-        help_text="Empty: every image with references and a caption from the system.",
+    image_set = optional_fk(
+        ImageSet, "metric_runs", help_text="Empty: every image with references and a caption from the system."
     )
     reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="metric_runs")
     metrics = models.JSONField(default=list, help_text="Metric names, e.g. ['BLEU-4', 'CIDEr-D'].")

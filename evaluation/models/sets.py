@@ -6,21 +6,14 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Campaign, Image, Language
-from core.models import TimeStamped
+from core.models import TimeStamped, optional_fk
 
 
 class ImageSet(TimeStamped):
     """A named set of images to evaluate on (e.g. XM600, the 600 images of the side-by-side study)."""
 
     name = models.CharField(max_length=200, unique=True)
-    language = models.ForeignKey(
-        Language,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="image_sets",
-        help_text="Empty: the set serves every language.",
-    )
+    language = optional_fk(Language, "image_sets", help_text="Empty: the set serves every language.")
     images = models.ManyToManyField(Image, related_name="image_sets", blank=True)
     seed = models.BigIntegerField(
         null=True, blank=True, help_text="Random seed of the selection, if sampled."
