@@ -1,8 +1,10 @@
-"""What every import command shares: the --dry-run flag, domain errors as CommandError, the report."""
+"""What every import command shares: the --dry-run flag, domain errors as CommandError, the report; and
+the base of the imports of a captions file keyed by image key (system captions, reference captions)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -26,3 +28,42 @@ class ImportCommand(BaseCommand):
             for line in report.details(full=verbosity >= 2):
                 self.stdout.write(f"  {line}")
         return report
+
+
+class CaptionFileImportCommand(ImportCommand):
+    """Imports a file of captions keyed by image key: ``FILE``, ``--language``, ``--skip-unknown`` (image
+    keys that are not stored are reported and nothing is imported unless it is given) and ``--dry-run``.
+    A subclass names its ``service``, the texts of those arguments, its own ``more_arguments`` and the
+    service's keywords from them (``service_options``)."""
+
+    file_help = ""
+    language_help = ""
+    language_required = False
+    skip_unknown_help = ""
+
+    @staticmethod
+    def service(**kwargs) -> ImportReport:
+        raise NotImplementedError
+
+    def more_arguments(self, parser) -> None:
+        raise NotImplementedError
+
+    def service_options(self, options: dict) -> dict:
+        raise NotImplementedError
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path, help=self.file_help)
+        self.more_arguments(parser)
+        parser.add_argument("--language", required=self.language_required, help=self.language_help)
+        parser.add_argument("--skip-unknown", action="store_true", help=self.skip_unknown_help)
+        self.add_dry_run_argument(parser)
+
+    def handle(self, *args, **options):
+        self.run_import(
+            options,
+            self.service,
+            path=options["file"],
+            language_code=options["language"],
+            skip_unknown=options["skip_unknown"],
+            **self.service_options(options),
+        )

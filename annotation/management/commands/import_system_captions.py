@@ -1,10 +1,8 @@
-from pathlib import Path
-
 from annotation.importers import system_captions_import
-from annotation.importers.command import ImportCommand
+from annotation.importers.command import CaptionFileImportCommand
 
 
-class Command(ImportCommand):
+class Command(CaptionFileImportCommand):
     help = (
         "Import a captioning system's captions, all or nothing, idempotent. FILE is either COCO results "
         '([{"image_id": ..., "caption": ...}], needs --language; image_id is matched to the image key) or '
@@ -12,24 +10,13 @@ class Command(ImportCommand):
         "of every language, or of --language only). Image keys that are not stored are reported and nothing "
         "is imported, unless --skip-unknown. A changed caption text is updated."
     )
+    service = staticmethod(system_captions_import)
+    file_help = "COCO results .json or JSON lines file."
+    language_help = "Language code of the captions (required for COCO results)."
+    skip_unknown_help = "Import the other captions when some image keys are unknown."
 
-    def add_arguments(self, parser):
-        parser.add_argument("file", type=Path, help="COCO results .json or JSON lines file.")
+    def more_arguments(self, parser):
         parser.add_argument("--system", required=True, help="Name of the captioning system (created if new).")
-        parser.add_argument("--language", help="Language code of the captions (required for COCO results).")
-        parser.add_argument(
-            "--skip-unknown",
-            action="store_true",
-            help="Import the other captions when some image keys are unknown.",
-        )
-        self.add_dry_run_argument(parser)
 
-    def handle(self, *args, **options):
-        self.run_import(
-            options,
-            system_captions_import,
-            path=options["file"],
-            system_name=options["system"],
-            language_code=options["language"],
-            skip_unknown=options["skip_unknown"],
-        )
+    def service_options(self, options):
+        return {"system_name": options["system"]}
