@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -102,6 +103,25 @@ class ReadOnlyAdminMixin:
 
     def has_delete_permission(self, request, obj=None):
         return self.deletable and super().has_delete_permission(request, obj)
+
+
+class ServiceCheckedForm(forms.BaseForm):
+    """A form (mixed in before ``forms.Form`` or ``forms.ModelForm``) whose fields, once they pass, are
+    checked by a service: ``check(cleaned_data)`` calls it and may keep what it returns; the
+    DomainError it raises becomes the form's error."""
+
+    def check(self, data: dict) -> None:
+        raise NotImplementedError
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.check(data)
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
 
 
 class StyledModelAdmin(admin.ModelAdmin):

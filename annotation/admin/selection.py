@@ -33,9 +33,9 @@ from annotation.services.selection import (
     image_selection_run,
     language_area_validate,
 )
-from core.admin import StyledModelAdmin, admin_page
+from core.admin import ServiceCheckedForm, StyledModelAdmin, admin_page
 from core.csv_cells import csv_safe
-from core.errors import DomainError, ValidationFailed
+from core.errors import DomainError
 
 # --- Language areas ---------------------------------------------------------------------------
 
@@ -46,24 +46,17 @@ def _level_figures(s) -> tuple:
     return (s.pool, s.target, s.n_region, s.n_country, s.n_continent, s.n_global, s.shortfall)
 
 
-class LanguageAreaForm(forms.ModelForm):
+class LanguageAreaForm(ServiceCheckedForm, forms.ModelForm):
     class Meta:
         model = LanguageArea
         fields = ["language", "country_code", "region", "excluded", "note"]
 
-    def clean(self):
-        data = super().clean()
-        if self.errors:
-            return data
-        try:
-            data["country_code"], data["region"] = language_area_validate(
-                country_code=data.get("country_code", ""),
-                region=data.get("region", ""),
-                excluded=data.get("excluded", False),
-            )
-        except ValidationFailed as exc:
-            raise forms.ValidationError(exc.message) from None
-        return data
+    def check(self, data):
+        data["country_code"], data["region"] = language_area_validate(
+            country_code=data.get("country_code", ""),
+            region=data.get("region", ""),
+            excluded=data.get("excluded", False),
+        )
 
 
 @admin.register(LanguageArea)

@@ -10,8 +10,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.models import Tokenizer
-from core.admin import StyledModelAdmin
-from core.errors import DomainError
+from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin, unit_liveness
 from evaluation.metrics.signatures import group_signatures
 from evaluation.models import ALL_METRICS, TEXT_METRICS, ClipModel, MetricChunk, MetricRun
@@ -29,7 +28,7 @@ from evaluation.runs.tasks import METRIC_RUN
 HEADLINE_METRICS = ("CIDEr-D", "BLEU-4", "CLIPScore", "RefCLIPScore")
 
 
-class MetricRunStartForm(forms.ModelForm):
+class MetricRunStartForm(ServiceCheckedForm, forms.ModelForm):
     """Start a run: validated by the same checks as the service, so problems show on the form."""
 
     name = forms.CharField(
@@ -81,26 +80,19 @@ class MetricRunStartForm(forms.ModelForm):
         model = MetricRun
         fields = ["name", "language", "systems", "reference_set", "image_set"]
 
-    def clean(self):
-        data = super().clean()
-        if self.errors:
-            return data
-        try:
-            self.plan = metric_run_plan(
-                name=data.get("name"),
-                language_code=data["language"].code,
-                system_names=[system.name for system in data["systems"]],
-                reference_set_id=data["reference_set"].pk,
-                image_set_id=data["image_set"].pk if data.get("image_set") else None,
-                metrics=data["metric_names"],
-                image_orientation=data["image_orientation"],
-                cider_df=data.get("cider_df") or CIDER_DF_TEST,
-                scheme=data.get("scheme") or None,
-                clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
-            )
-        except DomainError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return data
+    def check(self, data):
+        self.plan = metric_run_plan(
+            name=data.get("name"),
+            language_code=data["language"].code,
+            system_names=[system.name for system in data["systems"]],
+            reference_set_id=data["reference_set"].pk,
+            image_set_id=data["image_set"].pk if data.get("image_set") else None,
+            metrics=data["metric_names"],
+            image_orientation=data["image_orientation"],
+            cider_df=data.get("cider_df") or CIDER_DF_TEST,
+            scheme=data.get("scheme") or None,
+            clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
+        )
 
 
 class MetricChunkInline(admin.TabularInline):
