@@ -26,6 +26,7 @@ from annotation.models import (
 from annotation.selection import geography
 from annotation.selection.algorithm import LEVELS, Area, Candidate, Selection, select_images
 from core.errors import Conflict, ValidationFailed
+from core.lookups import each_named
 
 MAX_PER_LANGUAGE = 100_000
 SEED_MAX = 2**63 - 1
@@ -45,17 +46,16 @@ _TERM = re.compile(r"^(key|country|continent|not-in|files):(.+)$")
 
 def languages_resolve(codes: list[str]) -> list[Language]:
     """The languages of ``codes`` (in order, each once); ValidationFailed naming every unknown code."""
-    wanted = list(dict.fromkeys(c.strip() for c in codes if c and c.strip()))
-    if not wanted:
-        raise ValidationFailed("Give at least one language code.")
-    found = {lang.code: lang for lang in Language.objects.filter(code__in=wanted)}
-    unknown = [c for c in wanted if c not in found]
-    if unknown:
-        raise ValidationFailed(
-            f"{plural(len(unknown), 'unknown language code')}: {', '.join(unknown)} "
+    return each_named(
+        Language.objects.all(),
+        "code",
+        codes,
+        empty="Give at least one language code.",
+        unknown=lambda missing: (
+            f"{plural(len(missing), 'unknown language code')}: {', '.join(missing)} "
             "(add the language first; codes are as in the Languages list, e.g. 'de', 'te')."
-        )
-    return [found[c] for c in wanted]
+        ),
+    )
 
 
 def language_area_validate(*, country_code: str, region: str = "", excluded: bool = False) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from django.db.models import Q
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
+from core.lookups import each_named
 from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.signatures import clip_signature
@@ -156,14 +157,13 @@ def metric_run_plan(
     language = Language.objects.filter(code=language_code).first()
     if language is None:
         raise ValidationFailed(f"Unknown language “{language_code}”.")
-    names = list(dict.fromkeys(n.strip() for n in system_names if n and n.strip()))
-    if not names:
-        raise ValidationFailed("Name at least one captioning system.")
-    found = {s.name: s for s in CaptioningSystem.objects.filter(name__in=names)}
-    unknown = [n for n in names if n not in found]
-    if unknown:
-        raise ValidationFailed(f"Unknown captioning system(s): {', '.join(unknown)}.")
-    systems = [found[n] for n in names]
+    systems = each_named(
+        CaptioningSystem.objects.all(),
+        "name",
+        system_names,
+        empty="Name at least one captioning system.",
+        unknown=lambda missing: f"Unknown captioning system(s): {', '.join(missing)}.",
+    )
 
     reference_set = (
         ReferenceSet.objects.select_related("language", "campaign").filter(pk=reference_set_id).first()
@@ -203,7 +203,7 @@ def metric_run_plan(
             )
 
     plan = RunPlan(
-        name=(name or "").strip() or f"{', '.join(names)} vs {reference_set.name}"[:200],
+        name=(name or "").strip() or f"{', '.join(s.name for s in systems)} vs {reference_set.name}"[:200],
         language=language,
         reference_set=reference_set,
         image_set=image_set,
