@@ -1,26 +1,14 @@
 """الإرشادات المدمجة باللغة العربية (مترجمة من annotation/guidelines.py)."""
 
+from functools import partial
+
+from annotation.guideline_texts import rated, scale_labels, sxs_points
 from core.scales import RATING, SXS
 
-LABELS = {
-    "EXCELLENT": "ممتاز",
-    "GOOD": "جيد",
-    "MEDIUM": "متوسط",
-    "BAD": "سيئ",
-    "NOT-ENOUGH-INFO": "معلومات غير كافية",
-    "Left much better": "الأيسر أفضل بكثير",
-    "Left better": "الأيسر أفضل",
-    "Left slightly better": "الأيسر أفضل قليلًا",
-    "Similar": "متشابهان",
-    "Right slightly better": "الأيمن أفضل قليلًا",
-    "Right better": "الأيمن أفضل",
-    "Right much better": "الأيمن أفضل بكثير",
-}
+LABELS = scale_labels("ar")
 
 
-def _rated(label: str) -> str:
-    point = RATING.point(label)
-    return f"{LABELS[point.label]} (المفتاح {point.key})"
+_rated = partial(rated, LABELS, "{label} (المفتاح {key})")
 
 
 _RATING_INTRO = """\
@@ -62,7 +50,7 @@ VERIFICATION_GUIDELINES = (
 ↑/↓ (أو k/j) للتنقل، Enter للإرسال بعد تقييم كل الأوصاف."""
 )
 
-_SXS_POINTS = [f"{point.key} {LABELS[point.label]}" for point in SXS]
+_SXS_POINTS = sxs_points(LABELS)
 SXS_GUIDELINES = f"""\
 تأتي كل صورة مع وصفين، أحدهما على اليسار والآخر على اليمين. تخيّل أنك تصف الصورة لصديق لا \
 يستطيع الرؤية: أيّ الوصفين سيخبره على نحو أفضل بما تُظهره الصورة؟

@@ -1,26 +1,14 @@
 """Die eingebauten Richtlinien auf Deutsch (übersetzt aus annotation/guidelines.py)."""
 
+from functools import partial
+
+from annotation.guideline_texts import rated, scale_labels, sxs_points
 from core.scales import RATING, SXS
 
-LABELS = {
-    "EXCELLENT": "AUSGEZEICHNET",
-    "GOOD": "GUT",
-    "MEDIUM": "MITTEL",
-    "BAD": "SCHLECHT",
-    "NOT-ENOUGH-INFO": "NICHT GENUG INFO",
-    "Left much better": "Links viel besser",
-    "Left better": "Links besser",
-    "Left slightly better": "Links etwas besser",
-    "Similar": "Ähnlich",
-    "Right slightly better": "Rechts etwas besser",
-    "Right better": "Rechts besser",
-    "Right much better": "Rechts viel besser",
-}
+LABELS = scale_labels("de")
 
 
-def _rated(label: str) -> str:
-    point = RATING.point(label)
-    return f"{LABELS[point.label]} (Taste {point.key})"
+_rated = partial(rated, LABELS, "{label} (Taste {key})")
 
 
 _RATING_INTRO = """\
@@ -68,7 +56,7 @@ Grammatik zählt, Groß- und Kleinschreibung und Zeichensetzung nicht. Tasten: \
 k/j) wechseln das Bild, Enter sendet ab, sobald jede Beschreibung bewertet ist."""
 )
 
-_SXS_POINTS = [f"{point.key} {LABELS[point.label]}" for point in SXS]
+_SXS_POINTS = sxs_points(LABELS)
 SXS_GUIDELINES = f"""\
 Zu jedem Bild gibt es zwei Beschreibungen, eine links und eine rechts. Stellen Sie sich vor, Sie \
 beschreiben das Bild einer befreundeten Person, die nicht sehen kann: Welche Beschreibung würde \

@@ -1,26 +1,14 @@
 """組み込みのガイドライン（日本語、annotation/guidelines.py からの翻訳）。"""
 
+from functools import partial
+
+from annotation.guideline_texts import rated, scale_labels, sxs_points
 from core.scales import RATING, SXS
 
-LABELS = {
-    "EXCELLENT": "優秀",
-    "GOOD": "良い",
-    "MEDIUM": "中程度",
-    "BAD": "悪い",
-    "NOT-ENOUGH-INFO": "情報不足",
-    "Left much better": "左がはるかに良い",
-    "Left better": "左が良い",
-    "Left slightly better": "左がやや良い",
-    "Similar": "同程度",
-    "Right slightly better": "右がやや良い",
-    "Right better": "右が良い",
-    "Right much better": "右がはるかに良い",
-}
+LABELS = scale_labels("ja")
 
 
-def _rated(label: str) -> str:
-    point = RATING.point(label)
-    return f"{LABELS[point.label]}（キー {point.key}）"
+_rated = partial(rated, LABELS, "{label}（キー {key}）")
 
 
 _RATING_INTRO = """\
@@ -63,7 +51,7 @@ VERIFICATION_GUIDELINES = (
 評価して次へ進み、↑/↓（または k/j）で移動し、すべての説明文を評価したら Enter で送信します。"""
 )
 
-_SXS_POINTS = [f"{point.key} {LABELS[point.label]}" for point in SXS]
+_SXS_POINTS = sxs_points(LABELS)
 SXS_GUIDELINES = f"""\
 各画像には、左と右に一つずつ、二つの説明文があります。目の見えない友人にこの画像を説明すると\
 想像してください。どちらの説明文のほうが、画像に何が写っているかをよく伝えられるでしょうか。
