@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections.abc import Mapping
-from typing import get_args
+from typing import get_args, get_type_hints
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -17,6 +19,36 @@ TRUST_STATUSES = get_args(Status)
 
 # Query parameters every list endpoint accepts besides its filters.
 COMMON_QUERY_PARAMETERS = frozenset({"page", "format"})
+
+
+# The output field of each plain type a result's dataclass field may have.
+_FIELDS_BY_TYPE = {
+    int: serializers.IntegerField,
+    float: serializers.FloatField,
+    str: serializers.CharField,
+    bool: serializers.BooleanField,
+}
+
+
+def result_serializer(
+    result: type, name: str, *, exclude: tuple[str, ...] = (), help_texts=None, doc: str | None = None
+) -> type:
+    """The output serializer of the dataclass ``result``: one field per dataclass field, in its order,
+    but ``exclude``; ``T | None`` is nullable; ``doc`` is the schema's description of it. The API
+    publishes what the result holds: a field added to the result appears in it."""
+    help_texts = help_texts or {}
+    hints = get_type_hints(result)
+    fields = {}
+    for item in dataclasses.fields(result):
+        if item.name in exclude:
+            continue
+        kind = hints[item.name]
+        options = {"help_text": help_texts[item.name]} if item.name in help_texts else {}
+        if isinstance(kind, types.UnionType) and type(None) in get_args(kind):
+            (kind,) = (arg for arg in get_args(kind) if arg is not type(None))
+            options["allow_null"] = True
+        fields[item.name] = _FIELDS_BY_TYPE[kind](**options)
+    return type(name, (serializers.Serializer,), {**fields, "__doc__": doc, "__module__": __name__})
 
 
 class StrictInputSerializer(serializers.Serializer):

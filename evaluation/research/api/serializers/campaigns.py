@@ -7,35 +7,20 @@ from rest_framework import serializers
 
 from annotation.models import AssignmentState, CampaignKind, CampaignState, RatingValue, Side, SxsChoice
 from core.scales import SXS
-from evaluation.human.sxs import normalise_choice
+from evaluation.human.quality import QualityRow
+from evaluation.human.statistics import CaptionStatsRow
+from evaluation.human.sxs import SxsSummary, normalise_choice
+from evaluation.research.api.serializers.base import result_serializer
 
-
-@extend_schema_serializer(component_name="SxsSummary")
-class SxsSummarySerializer(serializers.Serializer):
-    """ΔS×S and what goes with it (percentages 0..100, ΔS×S and its interval in points)."""
-
-    n_images = serializers.IntegerField()
-    n_judgments = serializers.IntegerField()
-    wins = serializers.IntegerField()
-    losses = serializers.IntegerField()
-    ties = serializers.IntegerField()
-    wins_pct = serializers.FloatField(allow_null=True)
-    losses_pct = serializers.FloatField(allow_null=True)
-    ties_pct = serializers.FloatField(allow_null=True)
-    delta_sxs = serializers.FloatField(allow_null=True, help_text="WINS − LOSSES, −100..+100.")
-    ci_low = serializers.FloatField(allow_null=True)
-    ci_high = serializers.FloatField(allow_null=True)
-    confidence = serializers.FloatField()
-    n_boot = serializers.IntegerField()
-    seed = serializers.IntegerField()
-    sign_test_p = serializers.FloatField(allow_null=True)
-    mean_score_per_judgment = serializers.FloatField(allow_null=True)
-    mean_score_per_image = serializers.FloatField(allow_null=True)
-    decided_judgments = serializers.IntegerField()
-    left_preferred = serializers.IntegerField()
-    left_preferred_share = serializers.FloatField(allow_null=True)
-    position_bias_p = serializers.FloatField(allow_null=True)
-    alpha_ordinal = serializers.FloatField(allow_null=True)
+SxsSummarySerializer = extend_schema_serializer(component_name="SxsSummary")(
+    result_serializer(
+        SxsSummary,
+        "SxsSummarySerializer",
+        exclude=("judgments_per_image", "outcomes"),
+        help_texts={"delta_sxs": "WINS − LOSSES, −100..+100."},
+        doc="ΔS×S and what goes with it (percentages 0..100, ΔS×S and its interval in points).",
+    )
+)
 
 
 # --- Campaigns and their results, submitted work, correlations -------------------------------------
@@ -102,17 +87,9 @@ class SxsResultsSerializer(serializers.Serializer):
     controls = ControlRowSerializer(many=True, help_text="Control pass rate per annotator.")
 
 
-@extend_schema_serializer(component_name="QualityRow")
-class QualitySerializer(serializers.Serializer):
-    language = serializers.CharField()
-    n_captions = serializers.IntegerField()
-    n_rated = serializers.IntegerField()
-    pct_good_plus = serializers.FloatField(allow_null=True)
-    pct_med_plus = serializers.FloatField(allow_null=True)
-    pct_bad = serializers.FloatField(allow_null=True)
-    nei_rate = serializers.FloatField(allow_null=True)
-    n_no_median = serializers.IntegerField()
-    n_ratings = serializers.IntegerField()
+QualitySerializer = extend_schema_serializer(component_name="QualityRow")(
+    result_serializer(QualityRow, "QualitySerializer")
+)
 
 
 @extend_schema_serializer(component_name="VerificationResults")
@@ -122,17 +99,9 @@ class VerificationSerializer(serializers.Serializer):
     n_ratings = serializers.IntegerField()
 
 
-@extend_schema_serializer(component_name="CaptionStatistics")
-class StatisticsSerializer(serializers.Serializer):
-    language = serializers.CharField()
-    n_captions = serializers.IntegerField()
-    n_images = serializers.IntegerField()
-    images_1 = serializers.IntegerField()
-    images_2 = serializers.IntegerField()
-    images_3_plus = serializers.IntegerField()
-    mean_words = serializers.FloatField()
-    mean_chars = serializers.FloatField()
-    tokenizer = serializers.CharField(allow_null=True)
+StatisticsSerializer = extend_schema_serializer(component_name="CaptionStatistics")(
+    result_serializer(CaptionStatsRow, "StatisticsSerializer")
+)
 
 
 @extend_schema_serializer(component_name="WrittenCaption")
