@@ -11,6 +11,7 @@ which the three German annotators can fill.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -46,10 +47,6 @@ SXS_BATCH_SIZE = 10
 SXS_REPLICATION = 3
 SXS_SEED = 2026
 
-CC0 = "CC0 1.0 (public domain dedication)"
-PUBLIC_DOMAIN = "Public domain"
-NOT_STATED = "Not stated by scikit-image (sample image distributed with scikit-image)"
-
 
 @dataclass(frozen=True)
 class DemoPhoto:
@@ -68,244 +65,12 @@ class DemoPhoto:
     weak_de: str = ""
 
 
-PHOTOS: tuple[DemoPhoto, ...] = (
-    DemoPhoto(
-        key="skimage-astronaut",
-        filename="astronaut.png",
-        good=(
-            "A smiling astronaut with short brown hair in an orange spacesuit, posing in front of "
-            "an American flag and a model of the space shuttle, with a black helmet beside her."
-        ),
-        weak="A person in an orange jacket standing in a room.",
-        good_de="Eine lächelnde Astronautin mit kurzen braunen Haaren in einem orangefarbenen Raumanzug posiert vor einer amerikanischen Flagge und einem Modell des Space Shuttles, neben ihr ein schwarzer Helm.",
-        weak_de="Eine Person in einer orangefarbenen Jacke steht in einem Raum.",
-        title="Astronaut Eileen Collins",
-        author="NASA (NASA Great Images database)",
-        license="No known copyright restrictions; released into the public domain",
-        source_url="https://flic.kr/p/r9qvLn",
-    ),
-    DemoPhoto(
-        key="skimage-camera",
-        filename="camera.png",
-        good=(
-            "Black-and-white photo of a man in a dark coat looking through a camera on a tripod, "
-            "standing on a wide lawn with buildings and a domed roof in the distance."
-        ),
-        weak="A photographer taking pictures of a city at night.",
-        good_de="Schwarzweißfoto eines Mannes in dunklem Mantel, der durch eine Kamera auf einem Stativ blickt; er steht auf einer weiten Rasenfläche, in der Ferne Gebäude und ein Kuppeldach.",
-        weak_de="Ein Fotograf fotografiert nachts eine Stadt.",
-        title="Cameraman",
-        author="Lav Varshney",
-        license=CC0,
-    ),
-    DemoPhoto(
-        key="skimage-chelsea",
-        filename="chelsea.png",
-        good="Close-up of the face of a tabby cat with green eyes, a pink nose and long white whiskers.",
-        weak="A brown animal looking at the camera.",
-        good_de="Nahaufnahme des Gesichts einer getigerten Katze mit grünen Augen, rosa Nase und langen weißen Schnurrhaaren.",
-        weak_de="Ein braunes Tier schaut in die Kamera.",
-        title="Chelsea the cat",
-        author="Stefan van der Walt",
-        license=CC0,
-    ),
-    DemoPhoto(
-        key="skimage-clock",
-        filename="clock_motion.png",
-        good=(
-            "A blurred black-and-white photo of a round white wall clock on a grey wall, "
-            "smeared sideways because the camera moved."
-        ),
-        weak="A white plate on a grey table.",
-        good_de="Ein unscharfes Schwarzweißfoto einer runden weißen Wanduhr an einer grauen Wand, seitlich verwischt, weil sich die Kamera bewegt hat.",
-        weak_de="Ein weißer Teller auf einem grauen Tisch.",
-        title="Motion-blurred clock",
-        author="Stefan van der Walt",
-        license=PUBLIC_DOMAIN + " (released by the photographer)",
-    ),
-    DemoPhoto(
-        key="skimage-coffee",
-        filename="coffee.png",
-        good=(
-            "An espresso in a red cup that is white inside, on a matching red saucer with a small "
-            "silver spoon, on a worn wooden table."
-        ),
-        weak="A cup of tea on a table.",
-        good_de="Ein Espresso in einer roten, innen weißen Tasse auf einer passenden roten Untertasse mit einem kleinen silbernen Löffel, auf einem abgenutzten Holztisch.",
-        weak_de="Eine Tasse Tee auf einem Tisch.",
-        title="Coffee cup (courtesy of Pikolo Espresso Bar)",
-        author="Rachel Michetti",
-        license=CC0,
-    ),
-    DemoPhoto(
-        key="skimage-coins",
-        filename="coins.png",
-        good=(
-            "Black-and-white photo of twenty-four ancient coins laid out in four rows on a grey "
-            "background, most of them showing a head in profile."
-        ),
-        weak="Some buttons on a piece of cloth.",
-        good_de="Schwarzweißfoto von vierundzwanzig antiken Münzen, in vier Reihen auf grauem Hintergrund ausgelegt; die meisten zeigen einen Kopf im Profil.",
-        weak_de="Einige Knöpfe auf einem Stück Stoff.",
-        title="Greek coins from Pompeii",
-        author="Brooklyn Museum",
-        license="No known copyright restrictions",
-        source_url="https://www.brooklynmuseum.org/opencollection/archives/image/51611",
-    ),
-    DemoPhoto(
-        key="skimage-rocket",
-        filename="rocket.jpg",
-        good=(
-            "A white Falcon 9 rocket standing on its launch pad at dusk between tall steel lattice "
-            "towers, with bright lights shining at the bottom of the picture."
-        ),
-        weak="A tall tower lit up at night in a city.",
-        good_de="Eine weiße Falcon-9-Rakete steht in der Abenddämmerung auf ihrer Startrampe zwischen hohen Stahlgittertürmen, am unteren Bildrand leuchten helle Lichter.",
-        weak_de="Ein hoher, beleuchteter Turm in einer Stadt bei Nacht.",
-        title="Launch of DSCOVR on Falcon 9, Cape Canaveral",
-        author="SpaceX",
-        license=PUBLIC_DOMAIN + " (released by SpaceX)",
-        source_url="https://www.flickr.com/photos/spacexphotos/16511594820/",
-        place={
-            "country": "United States",
-            "region": "Florida",
-            "continent": "North America",
-            "latitude": 28.5619,
-            "longitude": -80.5772,
-        },
-    ),
-    DemoPhoto(
-        key="skimage-motorcycle",
-        filename="motorcycle_left.png",
-        good=(
-            "A red Yamaha motorcycle with a black seat parked on its stand in a garage, in front of "
-            "metal shelves with cardboard boxes and a wooden bench."
-        ),
-        weak="A red scooter parked on the street.",
-        good_de="Ein rotes Yamaha-Motorrad mit schwarzem Sitz steht aufgebockt in einer Garage, vor Metallregalen mit Kartons und einer Holzbank.",
-        weak_de="Ein roter Motorroller parkt auf der Straße.",
-        title="Motorcycle (Middlebury 2014 stereo dataset, left view)",
-        author="N. Nesic, P. Westling, X. Wang, Y. Kitajima, G. Krathwohl, D. Scharstein (Middlebury College)",
-        license="Middlebury 2014 stereo benchmark; licence not stated by scikit-image",
-        source_url="https://vision.middlebury.edu/stereo/data/scenes2014/",
-    ),
-    DemoPhoto(
-        key="skimage-hubble-deep-field",
-        filename="hubble_deep_field.jpg",
-        good=(
-            "Thousands of distant galaxies, white, orange and blue, spirals and small smudges, "
-            "scattered over the black of deep space."
-        ),
-        weak="A night sky full of stars.",
-        good_de="Tausende ferne Galaxien, weiß, orange und blau, Spiralen und kleine Flecken, verstreut über das Schwarz des tiefen Weltraums.",
-        weak_de="Ein Nachthimmel voller Sterne.",
-        title="Hubble eXtreme Deep Field",
-        author="NASA (Hubble Space Telescope)",
-        license=PUBLIC_DOMAIN + " (NASA)",
-        source_url="http://hubblesite.org/newscenter/archive/releases/2012/37/image/a/",
-    ),
-    DemoPhoto(
-        key="skimage-retina",
-        filename="retina.jpg",
-        good=(
-            "A photograph of the back of a healthy left eye: an orange-red retina with blood vessels "
-            "branching out from the bright optic disc on the left, inside a black circle."
-        ),
-        weak="A red ball with lines drawn on it.",
-        good_de="Eine Aufnahme des Augenhintergrunds eines gesunden linken Auges: eine orangerote Netzhaut mit Blutgefäßen, die sich von der hellen Papille links aus verzweigen, in einem schwarzen Kreis.",
-        weak_de="Ein roter Ball, auf den Linien gezeichnet sind.",
-        title="Fundus photograph of a normal left eye",
-        author="Mikael Häggström",
-        license=CC0,
-        source_url="https://commons.wikimedia.org/wiki/File:Fundus_photograph_of_normal_left_eye.jpg",
-    ),
-    DemoPhoto(
-        key="skimage-moon",
-        filename="moon.png",
-        good="Black-and-white close-up of the grey surface of the moon, dotted with small craters and a few dark patches.",
-        weak="A grey concrete wall with some stains.",
-        good_de="Schwarzweiße Nahaufnahme der grauen Mondoberfläche, übersät mit kleinen Kratern und einigen dunklen Flecken.",
-        weak_de="Eine graue Betonwand mit einigen Flecken.",
-        title="Surface of the moon",
-        author="",
-        license=NOT_STATED,
-    ),
-    DemoPhoto(
-        key="skimage-brick",
-        filename="brick.png",
-        good="A black-and-white photo of a wall of long, narrow bricks in staggered rows, seen at an angle.",
-        weak="A tiled floor.",
-        good_de="Ein Schwarzweißfoto einer Mauer aus langen, schmalen Ziegeln in versetzten Reihen, schräg von der Seite gesehen.",
-        weak_de="Ein gefliester Boden.",
-        title="Brick wall (Bricks25)",
-        author="CC0Textures",
-        license=CC0,
-        source_url="https://cc0textures.com/view.php?tex=Bricks25",
-    ),
-    DemoPhoto(
-        key="skimage-grass",
-        filename="grass.png",
-        good="A black-and-white close-up of a patch of grass with thin blades and a few small clover leaves.",
-        weak="A pile of hay.",
-        good_de="Eine schwarzweiße Nahaufnahme eines Stücks Rasen mit dünnen Halmen und einigen kleinen Kleeblättern.",
-        weak_de="Ein Haufen Heu.",
-        title="Grass",
-        author="linolafett (DeviantArt)",
-        license=CC0,
-        source_url="https://www.deviantart.com/linolafett/art/Grass-01-434853879",
-    ),
-    DemoPhoto(
-        key="skimage-gravel",
-        filename="gravel.png",
-        good="A black-and-white close-up of a layer of sharp-edged gravel stones seen from above.",
-        weak="Many small rocks.",
-        good_de="Eine schwarzweiße Nahaufnahme einer Schicht scharfkantiger Kiessteine, von oben gesehen.",
-        weak_de="Viele kleine Steine.",
-        title="Gravel (Gravel04)",
-        author="CC0Textures",
-        license=CC0,
-        source_url="https://cc0textures.com/view.php?tex=Gravel04",
-    ),
-    DemoPhoto(
-        key="skimage-ihc",
-        filename="ihc.png",
-        good=(
-            "A microscope image of stained colon tissue: glands of tightly packed, brown-stained cells "
-            "surrounded by pale tissue with small blue nuclei."
-        ),
-        weak="A brown and blue abstract painting.",
-        good_de="Ein Mikroskopbild von gefärbtem Dickdarmgewebe: Drüsen aus dicht gepackten, braun gefärbten Zellen, umgeben von blassem Gewebe mit kleinen blauen Zellkernen.",
-        weak_de="Ein abstraktes Gemälde in Braun und Blau.",
-        title="Immunohistochemical staining of colonic glands",
-        author="Center for Microscopy And Molecular Imaging (CMMI)",
-        license="No known copyright restrictions",
-    ),
-    DemoPhoto(
-        key="skimage-text",
-        filename="text.png",
-        good="A black-and-white close-up, at a slant, of handwritten mathematical formulas on lined paper.",
-        weak="A page of a printed book.",
-        good_de="Eine schräge schwarzweiße Nahaufnahme handgeschriebener mathematischer Formeln auf liniertem Papier.",
-        weak_de="Eine Seite eines gedruckten Buches.",
-        title="Handwritten formulas (Wikipedia “Corner.png”)",
-        author="Wikipedia",
-        license="No known copyright restrictions; released into the public domain",
-        source_url="https://en.wikipedia.org/wiki/File:Corner.png",
-    ),
-    DemoPhoto(
-        key="skimage-page",
-        filename="page.png",
-        good=(
-            "A photo of a printed page headed “Region-based segmentation”, with a paragraph of text "
-            "and a line of Python code, lit unevenly."
-        ),
-        weak="A document with some writing.",
-        good_de="Ein Foto einer gedruckten Seite mit der Überschrift „Region-based segmentation“, einem Textabsatz und einer Zeile Python-Code, ungleichmäßig beleuchtet.",
-        weak_de="Ein Dokument mit etwas Schrift.",
-        title="Scanned page",
-        author="",
-        license=NOT_STATED,
-    ),
+# The photographs with their captions, title, author, licence and source (plain data).
+PHOTOS: tuple[DemoPhoto, ...] = tuple(
+    DemoPhoto(**photo)
+    for photo in json.loads(
+        resources.files(__package__).joinpath("demo_photos.json").read_text(encoding="utf-8")
+    )
 )
 
 # Target languages: one right-to-left, one written without spaces (per-character tokens).
