@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,10 @@ def export_prepare(
     notes = list(NOTES.get((kind, fmt), []))
     if fmt in TABLE_NOTES:
         notes.append(TABLE_NOTES[fmt])
+    # What the stream says of this request, whichever the subject.
+    stream = partial(
+        ExportStream, kind=kind, format=fmt, content_type=content_type, exported_at=exported_at, notes=notes
+    )
 
     if kind == "system-captions":
         found = _system(system)
@@ -284,17 +289,8 @@ def export_prepare(
                 "tokenizer": language.tokenizer,
             }
         }
-        return ExportStream(
-            kind=kind,
-            format=fmt,
-            filename=filename,
-            content_type=content_type,
-            exported_at=exported_at,
-            with_usernames=False,
-            subject=subject,
-            notes=notes,
-            pieces=pieces,
-            count_names=("captions",),
+        return stream(
+            filename=filename, with_usernames=False, subject=subject, pieces=pieces, count_names=("captions",)
         )
 
     campaign = _campaign(campaign_id, kind)
@@ -345,15 +341,10 @@ def export_prepare(
         def pieces(counts: Counts) -> Iterator[str]:
             return write(columns, source(campaign), counts=counts)
 
-    return ExportStream(
-        kind=kind,
-        format=fmt,
+    return stream(
         filename=filename,
-        content_type=content_type,
-        exported_at=exported_at,
         with_usernames=with_usernames and kind in TABLES,
         subject={"campaign": campaign_settings(campaign), **extra},
-        notes=notes,
         pieces=pieces,
         count_names=COUNT_NAMES.get((kind, fmt), ("rows",)),
     )

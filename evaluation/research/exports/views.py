@@ -33,20 +33,25 @@ from evaluation.research.exports import (
 )
 from evaluation.research.exports.rows import system_languages
 
-EXPORT_LABELS = {
-    ("captions", "xm3600"): "Captions, XM3600 captions file (JSON lines)",
-    ("captions", "coco"): "Captions, COCO annotations (JSON)",
-    ("ratings", "csv"): "Ratings, CSV",
-    ("ratings", "jsonl"): "Ratings, JSON lines",
-    ("judgments", "csv"): "Side-by-side judgments, CSV",
-    ("judgments", "jsonl"): "Side-by-side judgments, JSON lines",
-    ("work-time", "csv"): "Time per image and batch (work-time), CSV",
-    ("work-time", "jsonl"): "Time per image and batch (work-time), JSON lines",
-    ("hours", "csv"): "Hours per annotator (hours), CSV",
-    ("hours", "jsonl"): "Hours per annotator (hours), JSON lines",
-    ("controls", "csv"): "Control pass rates per annotator (controls), CSV",
-    ("controls", "jsonl"): "Control pass rates per annotator (controls), JSON lines",
+# What each export holds and how each file format is named: a download's label is "<what>, <format>".
+EXPORT_KINDS = {
+    "captions": "Captions",
+    "ratings": "Ratings",
+    "judgments": "Side-by-side judgments",
+    "work-time": "Time per image and batch (work-time)",
+    "hours": "Hours per annotator (hours)",
+    "controls": "Control pass rates per annotator (controls)",
 }
+EXPORT_FORMATS = {
+    "xm3600": "XM3600 captions file (JSON lines)",
+    "coco": "COCO annotations (JSON)",
+    "csv": "CSV",
+    "jsonl": "JSON lines",
+}
+
+
+def export_label(kind: str, fmt: str) -> str:
+    return f"{EXPORT_KINDS[kind]}, {EXPORT_FORMATS[fmt]}"
 
 
 def _with_usernames(request) -> bool:
@@ -107,7 +112,7 @@ def exports_index(request):
     for campaign in Campaign.objects.select_related("language").order_by("-created_at", "-pk"):
         links = [
             {
-                "label": EXPORT_LABELS[kind, fmt],
+                "label": export_label(kind, fmt),
                 "url": reverse(f"exports:{kind}-{fmt}", args=[campaign.pk]),
                 "provenance_url": reverse(f"exports:{kind}-{fmt}-provenance", args=[campaign.pk]),
             }
