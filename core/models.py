@@ -1,6 +1,7 @@
 """The abstract base every model of the platform inherits: when a row was created and last changed."""
 
 from django.db import models
+from django.db.models import Q
 
 
 class TimeStamped(models.Model):
@@ -17,3 +18,8 @@ def optional_fk(to, related_name: str, *, on_delete=models.PROTECT, **options) -
     return models.ForeignKey(
         to, on_delete=on_delete, null=True, blank=True, related_name=related_name, **options
     )
+
+
+def one_of(field: str, choices: type[models.Choices], name: str) -> models.CheckConstraint:
+    """The database refuses a ``field`` value that is not one of ``choices``' values."""
+    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)

@@ -9,7 +9,7 @@ from django.db.models import Q
 from annotation.models.campaigns import Campaign, Item
 from annotation.models.catalog import Image, Language
 from annotation.models.people import Annotator
-from core.models import TimeStamped
+from core.models import TimeStamped, one_of
 from core.scales import RATING, SXS, Scale, canonical
 
 
@@ -216,9 +216,7 @@ class SxsJudgment(TimeStamped):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(score__gte=-3, score__lte=3), name="sxs_judgment_score_range"),
-            models.CheckConstraint(
-                condition=Q(choice__in=SxsChoice.values), name="sxs_judgment_choice_values"
-            ),
+            one_of("choice", SxsChoice, "sxs_judgment_choice_values"),
         ]
 
     def __str__(self) -> str:

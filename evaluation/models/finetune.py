@@ -10,7 +10,7 @@ from annotation.models import Campaign
 from core.jobs.models import (
     SingleUnitJob,
 )
-from core.models import TimeStamped, optional_fk
+from core.models import TimeStamped, one_of, optional_fk
 from evaluation.models.fields import started_by
 from evaluation.models.runs import RunStatus
 
@@ -114,7 +114,7 @@ class ClipFineTune(SingleUnitJob):
     class Meta:
         ordering = ["-created_at", "-pk"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="clip_fine_tune_status"),
+            one_of("status", RunStatus, "clip_fine_tune_status"),
         ]
         indexes = [models.Index(fields=["status"], name="clip_fine_tune_status_idx")]
 

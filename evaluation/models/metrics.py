@@ -4,20 +4,6 @@ from __future__ import annotations
 
 from django.db import models
 
-
-class Metric(models.TextChoices):
-    BLEU_1 = "BLEU-1", "BLEU-1"
-    BLEU_2 = "BLEU-2", "BLEU-2"
-    BLEU_3 = "BLEU-3", "BLEU-3"
-    BLEU_4 = "BLEU-4", "BLEU-4"
-    ROUGE_L = "ROUGE-L", "ROUGE-L"
-    CIDER = "CIDEr", "CIDEr"
-    CIDER_D = "CIDEr-D", "CIDEr-D"
-    METEOR = "METEOR", "METEOR"
-    CLIPSCORE = "CLIPScore", "CLIPScore"
-    REFCLIPSCORE = "RefCLIPScore", "RefCLIPScore"
-
-
 # METEOR is computed with the text metrics (same chunk, same tokens) by the METEOR 1.5 jar under Java.
 TEXT_METRICS: tuple[str, ...] = (
     "BLEU-1",
@@ -31,3 +17,8 @@ TEXT_METRICS: tuple[str, ...] = (
 )
 CLIP_METRICS: tuple[str, ...] = ("CLIPScore", "RefCLIPScore")
 ALL_METRICS: tuple[str, ...] = TEXT_METRICS + CLIP_METRICS
+
+# The choices of the metric columns: each name once, its member name in capitals with _ for -.
+Metric = models.TextChoices(
+    "Metric", [(name.upper().replace("-", "_"), (name, name)) for name in ALL_METRICS], module=__name__
+)

@@ -10,6 +10,7 @@ from core.jobs.models import (
     ChunkedJob,
     WorkUnit,
 )
+from core.models import one_of
 from evaluation.models.fields import started_by
 from evaluation.models.runs import ChunkStatus, RunStatus
 from evaluation.models.sets import ReferenceSet
@@ -53,10 +54,8 @@ class RetrievalCheck(ChunkedJob):
             models.CheckConstraint(
                 condition=Q(chunks_done__lte=F("chunks_total")), name="retrieval_check_progress"
             ),
-            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="retrieval_check_status"),
-            models.CheckConstraint(
-                condition=Q(source__in=RetrievalSource.values), name="retrieval_check_source"
-            ),
+            one_of("status", RunStatus, "retrieval_check_status"),
+            one_of("source", RetrievalSource, "retrieval_check_source"),
         ]
         indexes = [models.Index(fields=["model_key", "status"], name="retrieval_check_model_status")]
 
@@ -100,10 +99,8 @@ class RetrievalChunk(WorkUnit):
             models.UniqueConstraint(
                 fields=["retrieval_check", "kind", "language", "index"], name="retrieval_chunk_unique"
             ),
-            models.CheckConstraint(condition=Q(status__in=ChunkStatus.values), name="retrieval_chunk_status"),
-            models.CheckConstraint(
-                condition=Q(kind__in=RetrievalChunkKind.values), name="retrieval_chunk_kind"
-            ),
+            one_of("status", ChunkStatus, "retrieval_chunk_status"),
+            one_of("kind", RetrievalChunkKind, "retrieval_chunk_kind"),
         ]
         indexes = [models.Index(fields=["retrieval_check", "status"], name="retrieval_chunk_check_status")]
 

@@ -22,7 +22,7 @@ from core.jobs.models import (
     UnitStatus,
     WorkUnit,
 )
-from core.models import TimeStamped, optional_fk
+from core.models import TimeStamped, one_of, optional_fk
 from evaluation.models.fields import started_by
 from evaluation.models.metrics import Metric
 from evaluation.models.sets import ImageSet, ReferenceSet
@@ -64,7 +64,7 @@ class MetricRun(ChunkedJob):
             models.CheckConstraint(
                 condition=Q(chunks_done__lte=F("chunks_total")), name="metric_run_progress"
             ),
-            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="metric_run_status"),
+            one_of("status", RunStatus, "metric_run_status"),
         ]
         indexes = [models.Index(fields=["status"], name="metric_run_status_idx")]
 
@@ -103,7 +103,7 @@ class MetricChunk(WorkUnit):
         ordering = ["run", "system", "kind", "index"]
         constraints = [
             models.UniqueConstraint(fields=["run", "system", "kind", "index"], name="metric_chunk_unique"),
-            models.CheckConstraint(condition=Q(status__in=ChunkStatus.values), name="metric_chunk_status"),
+            one_of("status", ChunkStatus, "metric_chunk_status"),
         ]
         indexes = [models.Index(fields=["run", "status"], name="metric_chunk_run_status")]
 
@@ -121,7 +121,7 @@ class CaptionScore(TimeStamped):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["run", "system", "image", "metric"], name="caption_score_unique"),
-            models.CheckConstraint(condition=Q(metric__in=Metric.values), name="caption_score_metric"),
+            one_of("metric", Metric, "caption_score_metric"),
         ]
         indexes = [models.Index(fields=["run", "metric"], name="caption_score_run_metric")]
 
@@ -139,7 +139,7 @@ class CorpusScore(TimeStamped):
         ordering = ["run", "system", "metric"]
         constraints = [
             models.UniqueConstraint(fields=["run", "system", "metric"], name="corpus_score_unique"),
-            models.CheckConstraint(condition=Q(metric__in=Metric.values), name="corpus_score_metric"),
+            one_of("metric", Metric, "corpus_score_metric"),
         ]
 
     def __str__(self) -> str:
