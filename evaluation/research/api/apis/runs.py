@@ -61,15 +61,19 @@ class MetricRunCreateApi(ResearchApi):
         name = serializers.CharField(
             required=False, allow_blank=True, max_length=200, default="", help_text="Empty: made up."
         )
-        language = serializers.CharField(max_length=16, help_text="Language code, e.g. de.")
+        language = serializers.CharField(
+            source="language_code", max_length=16, help_text="Language code, e.g. de."
+        )
         systems = serializers.ListField(
+            source="system_names",
             child=serializers.CharField(max_length=100),
             min_length=1,
             max_length=100,
             help_text="System names.",
         )
-        reference_set = id_field(help_text="Reference set id.")
+        reference_set = id_field(source="reference_set_id", help_text="Reference set id.")
         image_set = id_field(
+            source="image_set_id",
             required=False,
             allow_null=True,
             default=None,
@@ -104,6 +108,7 @@ class MetricRunCreateApi(ResearchApi):
             help_text="Tokenisation scheme of the text metrics for this run; empty: the language's setting.",
         )
         clip_model = serializers.CharField(
+            source="clip_model_name",
             required=False,
             allow_null=True,
             default=None,
@@ -127,20 +132,8 @@ class MetricRunCreateApi(ResearchApi):
         },
     )
     def post(self, request):
-        data = self.validated(self.InputSerializer, request.data)
-        run = metric_run_create(
-            name=data["name"],
-            language_code=data["language"],
-            system_names=data["systems"],
-            reference_set_id=data["reference_set"],
-            image_set_id=data["image_set"],
-            metrics=data["metrics"],
-            image_orientation=data["image_orientation"],
-            cider_df=data["cider_df"],
-            scheme=data["scheme"],
-            clip_model_name=data["clip_model"] or None,
-            user=request.user,
-        )
+        # The input fields' sources are the service's parameters.
+        run = metric_run_create(**self.validated(self.InputSerializer, request.data), user=request.user)
         run = selectors.metric_run_detail(run_id=run.pk)
         return Response(MetricRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
