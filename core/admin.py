@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -46,6 +46,21 @@ def count_column(annotation: str, description: str):
         return getattr(obj, annotation)
 
     return column
+
+
+class CountedAdmin:
+    """A changelist with per-row counts (mixed in before the ModelAdmin): ``counts`` maps each
+    annotation to the arguments of :func:`count_of`, ``(model, fk)`` or ``(model, fk, filters)``;
+    show one with :func:`count_column`."""
+
+    counts: dict[str, tuple] = {}
+
+    def get_queryset(self, request):
+        annotations = {
+            name: count_of(model, fk, **(filters[0] if filters else {}))
+            for name, (model, fk, *filters) in self.counts.items()
+        }
+        return super().get_queryset(request).annotate(**annotations)
 
 
 def admin_page(modeladmin: admin.ModelAdmin, route: str, view: Callable, suffix: str):
@@ -122,6 +137,22 @@ class ServiceCheckedForm(forms.BaseForm):
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
         return data
+
+
+class ConditionFilter(admin.SimpleListFilter):
+    """A list filter whose ``conditions`` are ``(value, label, condition)``: choosing one shows the
+    rows that meet its condition (a ``Q``)."""
+
+    conditions: tuple[tuple[str, str, Q], ...] = ()
+
+    def lookups(self, request, model_admin):
+        return [(value, label) for value, label, _condition in self.conditions]
+
+    def queryset(self, request, queryset):
+        for value, _label, condition in self.conditions:
+            if self.value() == value:
+                return queryset.filter(condition)
+        return queryset
 
 
 class StyledModelAdmin(admin.ModelAdmin):

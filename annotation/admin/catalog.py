@@ -27,7 +27,7 @@ from annotation.models import (
 )
 from annotation.services.images import METADATA_FIELDS, image_place_derive, image_store, image_validate
 from annotation.services.languages import XM3600_LANGUAGES, languages_add
-from core.admin import StyledModelAdmin, count_column, count_of, run_service
+from core.admin import ConditionFilter, CountedAdmin, StyledModelAdmin, count_column, run_service
 from core.errors import ValidationFailed
 
 
@@ -41,7 +41,7 @@ class LanguagesAddForm(forms.Form):
 
 
 @admin.register(Language)
-class LanguageAdmin(StyledModelAdmin):
+class LanguageAdmin(CountedAdmin, StyledModelAdmin):
     list_display = ["code", "name", "direction", "tokenizer", "annotators", "campaigns", "written_captions"]
     list_filter = ["direction", "tokenizer"]
     search_fields = ["code", "name"]
@@ -99,36 +99,23 @@ class LanguageAdmin(StyledModelAdmin):
         ids = ",".join(str(pk) for pk in queryset.order_by("code").values_list("pk", flat=True))
         return HttpResponseRedirect(f"{reverse('admin:annotation_imageselection_add')}?languages={ids}")
 
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_annotators=count_of(AnnotatorSkill, "language"),
-                n_campaigns=count_of(Campaign, "language"),
-                n_written=count_of(WrittenCaption, "language"),
-            )
-        )
-
+    counts = {
+        "n_annotators": (AnnotatorSkill, "language"),
+        "n_campaigns": (Campaign, "language"),
+        "n_written": (WrittenCaption, "language"),
+    }
     annotators = count_column("n_annotators", "annotators")
     campaigns = count_column("n_campaigns", "campaigns")
     written_captions = count_column("n_written", "written captions")
 
 
-class HasFileFilter(admin.SimpleListFilter):
+_NO_FILE = Q(file="") | Q(file__isnull=True)
+
+
+class HasFileFilter(ConditionFilter):
     title = "file"
     parameter_name = "has_file"
-
-    def lookups(self, request, model_admin):
-        return [("yes", "stored"), ("no", "missing")]
-
-    def queryset(self, request, queryset):
-        missing = Q(file="") | Q(file__isnull=True)
-        if self.value() == "yes":
-            return queryset.exclude(missing)
-        if self.value() == "no":
-            return queryset.filter(missing)
-        return queryset
+    conditions = (("yes", "stored", ~_NO_FILE), ("no", "missing", _NO_FILE))
 
 
 def image_tag(image: Image, css_class: str):
@@ -378,20 +365,11 @@ class ImageAdmin(StagedImportAdminMixin, StyledModelAdmin):
 
 
 @admin.register(CaptioningSystem)
-class CaptioningSystemAdmin(StyledModelAdmin):
+class CaptioningSystemAdmin(CountedAdmin, StyledModelAdmin):
     list_display = ["name", "captions", "prompt_campaigns", "description_short"]
     search_fields = ["name"]
 
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_captions=count_of(SystemCaption, "system"),
-                n_prompt=count_of(Campaign, "prompt_system"),
-            )
-        )
-
+    counts = {"n_captions": (SystemCaption, "system"), "n_prompt": (Campaign, "prompt_system")}
     captions = count_column("n_captions", "captions")
 
     @admin.display(description="prompt system of", ordering="n_prompt")

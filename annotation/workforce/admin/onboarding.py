@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -24,7 +24,7 @@ from annotation.models import (
     TutorialResult,
 )
 from annotation.workforce import selectors, services
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, admin_page, run_service_each
+from core.admin import ConditionFilter, ReadOnlyAdminMixin, StyledModelAdmin, admin_page, run_service_each
 from core.errors import DomainError
 from core.scales import RATING, SXS
 
@@ -227,19 +227,13 @@ class TutorialResultAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
         self.message_user(request, f"{n} annotator(s) can take the tutorial again.", level=messages.SUCCESS)
 
 
-class WrittenFilter(admin.SimpleListFilter):
+class WrittenFilter(ConditionFilter):
     title = "check"
     parameter_name = "check"
-
-    def lookups(self, request, model_admin):
-        return [("pending", "not checked yet"), ("checked", "checked")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "pending":
-            return queryset.filter(correct__isnull=True)
-        if self.value() == "checked":
-            return queryset.filter(correct__isnull=False)
-        return queryset
+    conditions = (
+        ("pending", "not checked yet", Q(correct__isnull=True)),
+        ("checked", "checked", Q(correct__isnull=False)),
+    )
 
 
 @admin.register(TutorialAnswer)
