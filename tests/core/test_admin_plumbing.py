@@ -43,3 +43,28 @@ def test_the_language_list_counts_and_sorts_by_annotators(admin_client):
     assert response.status_code == 200
     rows = [(lang.code, lang.n_annotators) for lang in response.context["cl"].result_list]
     assert rows[:2] == [("de", 2), ("fr", 1)]
+
+
+def test_a_condition_filter_shows_the_rows_that_meet_the_chosen_condition(admin_client):
+    stored, missing = f.ImageFactory(key="with-file"), f.ImageFactory(key="without-file", with_file=False)
+    url = "/admin/annotation/image/"
+    keys = {
+        choice: {image.key for image in admin_client.get(url, {"has_file": choice}).context["cl"].result_list}
+        for choice in ("yes", "no")
+    }
+    assert keys == {"yes": {stored.key}, "no": {missing.key}}
+    # No choice: every row.
+    assert len(admin_client.get(url).context["cl"].result_list) == 2
+
+
+def test_a_service_checked_form_shows_the_services_refusal_and_stores_nothing(admin_client):
+    from annotation.models import LanguageArea
+
+    german = f.LanguageFactory(code="de", name="German")
+    response = admin_client.post(
+        "/admin/annotation/languagearea/add/",
+        {"language": german.pk, "country_code": "XX", "region": "", "note": ""},
+    )
+    assert response.status_code == 200  # the form again, with the service's message
+    assert response.context["adminform"].form.non_field_errors()
+    assert not LanguageArea.objects.exists()
