@@ -114,6 +114,13 @@ class CommaSeparatedIdsField(serializers.Field):
 MAX_DRAWS = 10_000
 
 
+def draws_field(least: int, default: int, help_text: str) -> serializers.IntegerField:
+    """How many random draws (resamples, permutations) a request asks for: ``least`` to MAX_DRAWS."""
+    return serializers.IntegerField(
+        required=False, min_value=least, max_value=MAX_DRAWS, default=default, help_text=help_text
+    )
+
+
 class ComparisonFilterSerializer(StrictFilterSerializer):
     """The selection and the draws of the endpoints built on the comparisons (``comparisons_from_db``):
     correlations and the trust table, so the same parameters give the same comparisons in both."""
@@ -124,18 +131,10 @@ class ComparisonFilterSerializer(StrictFilterSerializer):
         help_text="Side-by-side campaign ids, any state; default: every finished one (closed, or every item "
         "judged K times), the unfinished ones listed in `skipped`.",
     )
-    n_boot = serializers.IntegerField(
-        required=False,
-        min_value=0,
-        max_value=MAX_DRAWS,
-        default=CORRELATION_N_BOOT,
-        help_text="Bootstrap resamples of the 95% intervals; 0: no intervals.",
-    )
-    n_permutations = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_DRAWS,
-        default=DEFAULT_N_PERMUTATIONS,
-        help_text="Draws of each permutation test (soft pairwise accuracy; significance between metrics).",
+    n_boot = draws_field(0, CORRELATION_N_BOOT, "Bootstrap resamples of the 95% intervals; 0: no intervals.")
+    n_permutations = draws_field(
+        1,
+        DEFAULT_N_PERMUTATIONS,
+        "Draws of each permutation test (soft pairwise accuracy; significance between metrics).",
     )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT_MAX, default=0)
