@@ -36,6 +36,12 @@ def service_in_transaction(call: Callable[[], T], *, dry_run: bool) -> T:
     return result
 
 
+def service_arguments(options: dict, names: tuple[str, ...]) -> dict:
+    """The command's ``options`` that are keyword arguments of its service: each of those options is
+    declared with the service's parameter as its ``dest``, so the two are named once, alike."""
+    return {name: options[name] for name in names}
+
+
 class DemoLoadCommand(BaseCommand):
     """Subclasses say why the demo does not belong in a real deployment (``force_help``, ``refusal``), load
     it (``load``, returning a summary) and print that summary (``report``, skipped at verbosity 0)."""

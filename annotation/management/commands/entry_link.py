@@ -11,8 +11,12 @@ from django.utils import timezone
 from annotation.models import EntryLink
 from annotation.workforce.admin import MTURK_QUERY, PROLIFIC_QUERY
 from annotation.workforce.services import entry_link_create, entry_link_revoke, link_closed_reason
-from core.commands import service_in_transaction
+from core.commands import service_arguments, service_in_transaction
 from core.errors import DomainError
+
+
+# The options of ``create`` that are entry_link_create's parameters (their dest).
+CREATE_OPTIONS = ("campaign_id", "label", "max_signups", "quota_batches", "completion_code", "completion_url")
 
 
 def _when(text: str) -> datetime:
@@ -35,13 +39,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
         create = sub.add_parser("create", help="Make a new link (a fresh random token).")
-        create.add_argument("--campaign", type=int, required=True)
+        create.add_argument("--campaign", type=int, required=True, dest="campaign_id")
         create.add_argument("--label", default="")
         when = create.add_mutually_exclusive_group()
         when.add_argument("--expires", help="Date and time (ISO 8601; UTC when no offset is given).")
         when.add_argument("--days", type=int, help="Expires this many days from now.")
-        create.add_argument("--cap", type=int, help="Sign-up cap (people admitted at most).")
-        create.add_argument("--quota", type=int, help="Batches per participant.")
+        create.add_argument(
+            "--cap", type=int, dest="max_signups", help="Sign-up cap (people admitted at most)."
+        )
+        create.add_argument("--quota", type=int, dest="quota_batches", help="Batches per participant.")
         create.add_argument("--completion-code", default="")
         create.add_argument("--completion-url", default="")
         create.add_argument("--base-url", default="", help="Site address to print full URLs with.")
@@ -70,15 +76,7 @@ class Command(BaseCommand):
                 raise CommandError("--days must be at least 1.")
             expires = timezone.now() + timedelta(days=options["days"])
         link = service_in_transaction(
-            lambda: entry_link_create(
-                campaign_id=options["campaign"],
-                label=options["label"],
-                expires_at=expires,
-                max_signups=options["cap"],
-                quota_batches=options["quota"],
-                completion_code=options["completion_code"],
-                completion_url=options["completion_url"],
-            ),
+            lambda: entry_link_create(expires_at=expires, **service_arguments(options, CREATE_OPTIONS)),
             dry_run=options["dry_run"],
         )
         if options["dry_run"]:

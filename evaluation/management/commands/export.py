@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import service_arguments
 from core.errors import DomainError
 from evaluation.research.exports import (
     FORMATS,
@@ -17,6 +18,8 @@ from evaluation.research.exports import (
 )
 
 ALL_FORMATS = sorted({fmt for formats in FORMATS.values() for fmt in formats})
+# The options that are export_prepare's parameters (their dest).
+SERVICE_OPTIONS = ("kind", "fmt", "campaign_id", "system", "language_code", "with_usernames")
 
 
 class Command(BaseCommand):
@@ -31,10 +34,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("kind", choices=list(FORMATS), metavar="KIND", help=" | ".join(FORMATS))
-        parser.add_argument("--campaign", type=int, help="Campaign id (captions, ratings, judgments).")
+        parser.add_argument(
+            "--campaign", type=int, dest="campaign_id", help="Campaign id (captions, ratings, judgments)."
+        )
         parser.add_argument("--system", help="Captioning system name (system-captions).")
-        parser.add_argument("--language", help="Language code of the system's captions (system-captions).")
-        parser.add_argument("--format", choices=ALL_FORMATS, help="Default: the kind's first format.")
+        parser.add_argument(
+            "--language",
+            dest="language_code",
+            help="Language code of the system's captions (system-captions).",
+        )
+        parser.add_argument(
+            "--format", dest="fmt", choices=ALL_FORMATS, help="Default: the kind's first format."
+        )
         parser.add_argument(
             "--output",
             help="File to write (default: the export's own name in the current folder); '-' writes to "
@@ -52,23 +63,16 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         kind = options["kind"]
         if kind == "system-captions":
-            if options["campaign"] is not None:
+            if options["campaign_id"] is not None:
                 raise CommandError("system-captions takes --system and --language, not --campaign.")
-            if not options["system"] or not options["language"]:
+            if not options["system"] or not options["language_code"]:
                 raise CommandError("system-captions needs --system NAME and --language CODE.")
-        elif options["campaign"] is None:
+        elif options["campaign_id"] is None:
             raise CommandError(f"{kind} needs --campaign ID.")
-        elif options["system"] or options["language"]:
+        elif options["system"] or options["language_code"]:
             raise CommandError(f"{kind} takes --campaign only (not --system or --language).")
         try:
-            stream = export_prepare(
-                kind=kind,
-                fmt=options["format"],
-                campaign_id=options["campaign"],
-                system=options["system"],
-                language_code=options["language"],
-                with_usernames=options["with_usernames"],
-            )
+            stream = export_prepare(**service_arguments(options, SERVICE_OPTIONS))
         except DomainError as exc:
             raise CommandError(exc.message) from None
 
