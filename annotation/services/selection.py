@@ -157,6 +157,10 @@ def pool_candidates(query: str) -> list[Candidate]:
 # --- The run ----------------------------------------------------------------------------------
 
 
+# The inputs of a selection, which reproduce it.
+SELECTION_INPUTS = ("name", "seed", "per_language", "pool_query", "pool_size", "min_share")
+
+
 @dataclass
 class SelectionReport:
     name: str
@@ -174,14 +178,13 @@ class SelectionReport:
     def shortfall(self) -> int:
         return sum(r["shortfall"] for r in self.rows)
 
+    def inputs(self) -> dict:
+        """What the selection was made from: kept with it (ImageSelection's columns of these names)."""
+        return {name: getattr(self, name) for name in SELECTION_INPUTS}
+
     def as_dict(self) -> dict:
         return {
-            "name": self.name,
-            "seed": self.seed,
-            "per_language": self.per_language,
-            "pool_query": self.pool_query,
-            "pool_size": self.pool_size,
-            "min_share": self.min_share,
+            **self.inputs(),
             "dry_run": self.dry_run,
             "selection_id": self.selection_id,
             "languages": self.rows,
@@ -314,15 +317,7 @@ def image_selection_run(
 
 
 def _store(report: SelectionReport, result: Selection, languages: list[Language]) -> ImageSelection:
-    selection = ImageSelection.objects.create(
-        name=report.name,
-        per_language=report.per_language,
-        seed=report.seed,
-        pool_query=report.pool_query,
-        pool_size=report.pool_size,
-        min_share=report.min_share,
-        geography=geography.SOURCES,
-    )
+    selection = ImageSelection.objects.create(**report.inputs(), geography=geography.SOURCES)
     by_code = {lang.code: lang for lang in languages}
     images = []
     for r in result.results:
