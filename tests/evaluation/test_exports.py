@@ -31,6 +31,7 @@ from annotation.models import (
     ControlKind,
     Image,
     Item,
+    SxsJudgment,
     SystemCaption,
     WrittenCaption,
 )
@@ -418,7 +419,9 @@ def test_judgments_resolve_sides_scores_and_controls(judged, tmp_path):
             assert (r["left_system"], r["right_system"]) == ("base-sys", "test-sys")
             assert (r["choice"], r["choice_label"]) == ("worse", "WORSE")  # right (m2) better
             assert r["choice_as_seen"] == "Right better"  # what the annotator clicked
-        m1_text, m2_text = next(c for c in captions.values() if r["left_caption"] in c)
+        # The judged item itself: the identical control shows m1's caption of the same image on both sides,
+        # so a search by caption text could pick the control (items have no order).
+        m1_text, m2_text = captions[SxsJudgment.objects.get(pk=r["judgment_id"]).assignment.item_id]
         assert {r["left_caption"], r["right_caption"]} == {m1_text, m2_text}
         assert (r["left_caption"] == m2_text) == (r["m2_side"] == "left")
 
