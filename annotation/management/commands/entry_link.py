@@ -14,7 +14,6 @@ from annotation.workforce.services import entry_link_create, entry_link_revoke, 
 from core.commands import service_arguments, service_in_transaction
 from core.errors import DomainError
 
-
 # The options of ``create`` that are entry_link_create's parameters (their dest).
 CREATE_OPTIONS = ("campaign_id", "label", "max_signups", "quota_batches", "completion_code", "completion_url")
 
