@@ -17,7 +17,7 @@ from core.admin import StyledModelAdmin
 from core.converters import IdConverter
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
+from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
     retrieval_check_plan,
@@ -53,7 +53,18 @@ class RetrievalCheckStartForm(forms.ModelForm):
         help_text="Codes separated by spaces or commas (“en de sw”); empty: every language of the data. "
         "Include en: the other languages are judged against English.",
     )
-    model = forms.CharField(required=False, help_text="open_clip model name; empty: the CLIP_MODEL setting.")
+    clip_model = forms.ModelChoiceField(
+        label="Registered CLIP model",
+        queryset=ClipModel.objects.all(),
+        required=False,
+        help_text="A registered model (the demo's, or one fine-tuned on this platform's ratings), as for metric "
+        "runs; empty: the model below, or the CLIP_* settings.",
+    )
+    model = forms.CharField(
+        label="open_clip model",
+        required=False,
+        help_text="An open_clip architecture, only without a registered model; empty: the CLIP_MODEL setting.",
+    )
     pretrained = forms.CharField(
         required=False, help_text="Pretrained tag; empty with an empty model: the setting."
     )
@@ -79,6 +90,7 @@ class RetrievalCheckStartForm(forms.ModelForm):
                 model=model,
                 pretrained=data.get("pretrained") or (None if model is None else ""),
                 checkpoint=data.get("checkpoint") or (None if model is None else ""),
+                clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -116,6 +128,7 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         "campaigns",
         "reference_sets",
         "language_codes",
+        "clip_model",
         "model",
         "pretrained",
         "checkpoint",

@@ -16,12 +16,13 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Campaign, CampaignKind, Image, Language
-from core.errors import ValidationFailed
+from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (
+    ClipModel,
     ReferenceSet,
     RetrievalCheck,
     RetrievalChunk,
@@ -91,14 +92,19 @@ def retrieval_check_plan(
     checkpoint: str | None = None,
     prompt_prefix: str | None = None,
     image_orientation: str | None = None,
+    clip_model_name: str | None = None,
 ) -> CheckPlan:
     """Check everything a retrieval check needs and gather its captions; stores nothing.
 
     The data: the written captions of caption ``campaigns`` (ids or names) in the languages they are
     in, or the captions of ``reference_sets`` (ids or names, one per language; imported from XM3600
     files or a campaign's). ``languages`` keeps only those codes, each of which must have captions.
-    The model settings default to the ``CLIP_*`` settings, as metric runs do. Raises ValidationFailed
-    when: both or neither source is named, a name is unknown, a campaign is not a caption campaign,
+    The model, as for metric runs: ``clip_model_name`` names a registered CLIP model (``ClipModel``:
+    the demo's, a fine-tuned one) whose weights and architecture the check uses; otherwise ``model``
+    (an open_clip architecture) with ``pretrained`` / ``checkpoint``, by default the ``CLIP_*``
+    settings. Raises NotFound for an unknown registered model; ValidationFailed when a registered
+    model and a typed one are both given, when a typed name is not an open_clip architecture (a
+    registered model's name typed there says to choose it instead), when: both or neither source is named, a name is unknown, a campaign is not a caption campaign,
     two reference sets share a language, a language has no captions or captions of fewer than 2
     images (retrieval among one image is always right), or an image has no stored file.
     """
@@ -174,6 +180,20 @@ def retrieval_check_plan(
             f"A retrieval check needs the image files: {len(without_file)} images have none ({shown})."
         )
 
+    registered = _registered_model(clip_model_name, model, pretrained, checkpoint)
+    if registered is not None:
+        plan.params = {
+            **registered.clip_params,
+            "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX if prompt_prefix is None else prompt_prefix,
+            "image_orientation": orientation,
+            "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
+        }
+        if not plan.name:
+            plan.name = f"{registered.name} on {where.removeprefix('the ')}"[:200]
+        return plan
+    # A name typed by the manager is checked; the CLIP_* settings are the operator's to get right.
+    typed = (model or "").strip()
+    typed = typed if typed and typed != settings.CLIP_MODEL else ""
     # The CLIP_* settings unless a model is named; a named model brings its own weights.
     if model is None or (model == settings.CLIP_MODEL and pretrained is None and checkpoint is None):
         model = settings.CLIP_MODEL
@@ -182,6 +202,8 @@ def retrieval_check_plan(
     model, pretrained, checkpoint = model.strip(), (pretrained or "").strip(), (checkpoint or "").strip()
     if not model:
         raise ValidationFailed("Name the CLIP model to check.")
+    if typed:
+        _check_architecture(typed)
     plan.params = {
         "clip_model": model,
         "clip_pretrained": pretrained,
@@ -193,6 +215,43 @@ def retrieval_check_plan(
     if not plan.name:
         plan.name = f"{model} on {where.removeprefix('the ')}"[:200]
     return plan
+
+
+def _registered_model(name: str | None, model, pretrained, checkpoint) -> ClipModel | None:
+    """The registered model named ``name`` (None when none is named)."""
+    name = (name or "").strip()
+    if not name:
+        return None
+    if any((value or "").strip() for value in (model, pretrained, checkpoint)):
+        raise ValidationFailed(
+            "Choose a registered CLIP model or type an open_clip model with its weights, not both."
+        )
+    registered = ClipModel.objects.filter(name=name).first()
+    if registered is None:
+        raise NotFound(f"There is no registered CLIP model “{name}”.")
+    return registered
+
+
+def _check_architecture(model: str) -> None:
+    """A typed model must be an architecture open_clip knows (or one it reads from the hub or a
+    folder), so that a check cannot be accepted now and fail on the workers with "unknown CLIP
+    model"; a registered model's name gets a pointer to the registered-model choice."""
+    if ClipModel.objects.filter(name=model).exists():
+        raise ValidationFailed(
+            f"“{model}” is a registered CLIP model, not an open_clip architecture: choose it as the "
+            "registered CLIP model and leave the model, tag and checkpoint empty."
+        )
+    if model.startswith(("hf-hub:", "local-dir:")):
+        return
+    try:
+        import open_clip
+    except ImportError:  # the web process may lack the CLIP extras: the workers then judge the name
+        return
+    if model not in open_clip.list_models():
+        raise ValidationFailed(
+            f"“{model}” is not an open_clip architecture; choose a registered CLIP model instead, or "
+            "an architecture of open_clip.list_models() (e.g. xlm-roberta-base-ViT-B-32)."
+        )
 
 
 def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -> RetrievalCheck:
