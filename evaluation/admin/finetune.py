@@ -232,6 +232,16 @@ class ClipFineTuneAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     @admin.display(description="registered model")
     def registered(self, run):
         if run.model is None:
+            # Only a run that may still finish will register its name, and only while it is free.
+            taken = ClipModel.objects.filter(name=run.register_as).exists()
+            if run.status == RunStatus.FAILED:
+                return (
+                    f"none (the run failed; “{run.register_as}” now names another model)"
+                    if taken
+                    else "none (the run failed)"
+                )
+            if taken:
+                return f"none (“{run.register_as}” now names another model)"
             return f"(will be “{run.register_as}”)"
         url = reverse("admin:evaluation_clipmodel_change", args=[run.model.pk])
         return format_html("<a href='{}'>{}</a>", url, run.model.name)

@@ -32,7 +32,9 @@ CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 class RetrievalCheckStartForm(forms.ModelForm):
     """Start a check: the service's own validation, so every problem shows on the form."""
 
-    name = forms.CharField(required=False, help_text="Empty: the model and the data it is checked on.")
+    name = forms.CharField(
+        required=False, max_length=200, help_text="Empty: the model and the data it is checked on."
+    )
     campaigns = forms.ModelMultipleChoiceField(
         queryset=Campaign.objects.filter(kind=CampaignKind.CAPTION)
         .select_related("language")
@@ -99,7 +101,18 @@ class RetrievalCheckStartForm(forms.ModelForm):
 
 @admin.register(RetrievalCheck)
 class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
-    list_display = ["id", "name", "model", "languages_list", "status", "progress", "flagged", "finished_at"]
+    # Not "model": a ModelAdmin's ``model`` is the model class, so a column of that name showed the
+    # class's verbose name as its header and the check itself as its value.
+    list_display = [
+        "id",
+        "name",
+        "clip_model_label",
+        "languages_list",
+        "status",
+        "progress",
+        "flagged",
+        "finished_at",
+    ]
     list_display_links = ["id", "name"]
     list_filter = ["status"]
     search_fields = ["name", "model_id"]
@@ -110,7 +123,7 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         "error",
         "progress",
         "liveness",
-        "model",
+        "clip_model_label",
         "model_id",
         "source",
         "data_list",
@@ -168,8 +181,8 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
 
     # --- columns ----------------------------------------------------------------------------------
 
-    @admin.display(description="model")
-    def model(self, check):
+    @admin.display(description="CLIP model")
+    def clip_model_label(self, check):
         return check.model_label
 
     @admin.display(description="languages")

@@ -19,6 +19,7 @@ from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from evaluation.human.selectors import reference_captions
+from evaluation.metrics.clip.compat import ensure_torchvision_loadable
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (
@@ -34,6 +35,20 @@ from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 from evaluation.runs.selectors import reference_texts
 
 KEYS_SHOWN = 5
+NAME_MAX_LENGTH = RetrievalCheck._meta.get_field("name").max_length
+
+
+def _default_name(model: str, kind: str, names: list[str]) -> str:
+    """“<model> on the reference sets a, b” within the name's length: the data names that fit, then
+    how many more, never a name cut mid-word."""
+    noun = kind if len(names) == 1 else f"{kind}s"
+    for shown in range(len(names), 0, -1):
+        rest = len(names) - shown
+        name = f"{model} on {noun} {', '.join(names[:shown])}" + (f" and {rest} more" if rest else "")
+        if len(name) <= NAME_MAX_LENGTH:
+            return name
+    name = f"{model} on {len(names)} {noun}"
+    return name if len(name) <= NAME_MAX_LENGTH else f"{len(names)} {noun}"
 
 
 @dataclass
@@ -124,6 +139,10 @@ def retrieval_check_plan(
     if unknown:
         raise ValidationFailed(f"Unknown language(s): {', '.join(unknown)}.")
 
+    if len(name.strip()) > NAME_MAX_LENGTH:
+        raise ValidationFailed(
+            f"A check's name has at most {NAME_MAX_LENGTH} characters ({len(name.strip())} given)."
+        )
     plan = CheckPlan(name=name.strip(), source="")
     if campaigns:
         plan.source = RetrievalSource.CAMPAIGNS
@@ -135,6 +154,7 @@ def retrieval_check_plan(
             )
         found = _campaign_captions(plan.campaigns)
         where = f"the campaign(s) {', '.join(c.name for c in plan.campaigns)}"
+        data_names = ("campaign", [c.name for c in plan.campaigns])
     else:
         plan.source = RetrievalSource.REFERENCE_SETS
         plan.reference_sets = _lookup(ReferenceSet, reference_sets, "reference set(s)")
@@ -151,6 +171,7 @@ def retrieval_check_plan(
                 for text in texts
             ]
         where = f"the reference set(s) {', '.join(r.name for r in plan.reference_sets)}"
+        data_names = ("reference set", [r.name for r in plan.reference_sets])
 
     codes = wanted or sorted(found)
     if not codes:
@@ -188,8 +209,7 @@ def retrieval_check_plan(
             "image_orientation": orientation,
             "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
         }
-        if not plan.name:
-            plan.name = f"{registered.name} on {where.removeprefix('the ')}"[:200]
+        plan.name = plan.name or _default_name(registered.name, *data_names)
         return plan
     # A name typed by the manager is checked; the CLIP_* settings are the operator's to get right.
     typed = (model or "").strip()
@@ -212,8 +232,7 @@ def retrieval_check_plan(
         "image_orientation": orientation,
         "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
     }
-    if not plan.name:
-        plan.name = f"{model} on {where.removeprefix('the ')}"[:200]
+    plan.name = plan.name or _default_name(model, *data_names)
     return plan
 
 
@@ -244,8 +263,9 @@ def _check_architecture(model: str) -> None:
     if model.startswith(("hf-hub:", "local-dir:")):
         return
     try:
+        ensure_torchvision_loadable()
         import open_clip
-    except ImportError:  # the web process may lack the CLIP extras: the workers then judge the name
+    except (ImportError, RuntimeError):  # no CLIP extras in this process: the workers judge the name
         return
     if model not in open_clip.list_models():
         raise ValidationFailed(
