@@ -22,6 +22,13 @@ class Command(ImportCommand):
             action="store_true",
             help="Import the other captions when some image keys are unknown.",
         )
+        parser.add_argument(
+            "--accept-language-problems",
+            metavar="REASON",
+            default="",
+            help="Import even when captions fail the annotators' script or language check (counted per "
+            "problem); the reason is recorded.",
+        )
         self.add_dry_run_argument(parser)
 
     def handle(self, *args, **options):
@@ -32,4 +39,5 @@ class Command(ImportCommand):
             system_name=options["system"],
             language_code=options["language"],
             skip_unknown=options["skip_unknown"],
+            language_check_reason=options["accept_language_problems"],
         )

@@ -26,6 +26,13 @@ class Command(ImportCommand):
             action="store_true",
             help="Import the other references when some image keys are unknown.",
         )
+        parser.add_argument(
+            "--accept-language-problems",
+            metavar="REASON",
+            default="",
+            help="Import even when captions fail the annotators' script or language check (counted per "
+            "problem); the reason is recorded.",
+        )
         self.add_dry_run_argument(parser)
 
     def handle(self, *args, **options):
@@ -37,4 +44,5 @@ class Command(ImportCommand):
             language_code=options["language"],
             format=options["format"],
             skip_unknown=options["skip_unknown"],
+            language_check_reason=options["accept_language_problems"],
         )
