@@ -5,6 +5,7 @@ with a reason, which is recorded."""
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -176,3 +177,31 @@ def test_the_reference_set_admin_form_takes_the_reason(pm_client, images):
     assert not ReferenceSet.objects.exists()
     assert post("quoted shop sign").status_code == 302
     assert ReferenceSet.objects.get(name="XM ja").language_check_override["reason"] == "quoted shop sign"
+
+
+def test_the_system_caption_admin_import_takes_the_reason_through_its_dry_run(pm_client, images):
+    url = "/admin/annotation/systemcaption/import/"
+    ja = Language.objects.get(code="ja")
+    results = json.dumps(
+        [{"image_id": "k0", "caption": GERMAN[0]}, {"image_id": "k1", "caption": JAPANESE[1]}]
+    )
+
+    def upload():
+        return SimpleUploadedFile("results.json", results.encode())
+
+    refused = pm_client.post(url, {"system": "m-ja", "language": ja.pk, "file": upload()}).content.decode()
+    assert "ja: 1 caption not written in Japanese (kana or kanji)" in refused
+    assert not SystemCaption.objects.exists()
+    data = {
+        "system": "m-ja",
+        "language": ja.pk,
+        "file": upload(),
+        "language_check_reason": "German on purpose",
+    }
+    page = pm_client.post(url, data).content.decode()
+    assert "imported anyway (reason: German on purpose)" in page and not SystemCaption.objects.exists()
+    token = re.search(r'name="token" value="([^"]+)"', page).group(1)
+    pm_client.post(url, {"token": token, "_confirm": "Import"})
+    system = CaptioningSystem.objects.get(name="m-ja")
+    assert system.captions.count() == 2
+    assert system.language_check_overrides[0]["reason"] == "German on purpose"
