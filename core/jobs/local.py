@@ -33,13 +33,16 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def local_runner_active() -> bool:
-    """Whether a unit sent now goes to the local pool: the setting on, Celery eager, inside a request."""
-    return (
-        bool(getattr(settings, "JOBS_LOCAL_RUNNER", False))
-        and bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
-        and _in_request.get()
+def local_runner_enabled() -> bool:
+    """Whether jobs started from pages run on the local pool: the setting on and Celery eager."""
+    return bool(getattr(settings, "JOBS_LOCAL_RUNNER", False)) and bool(
+        getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False)
     )
+
+
+def local_runner_active() -> bool:
+    """Whether a unit sent now goes to the local pool: enabled, and a request is being answered."""
+    return local_runner_enabled() and _in_request.get()
 
 
 def _executor() -> ThreadPoolExecutor:
