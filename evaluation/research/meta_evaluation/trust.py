@@ -232,8 +232,8 @@ def trust_table(
 
     ``metrics``: these (default: every metric of the items); equal accuracies are ordered by name.
     ``significance_test``: the permutation test between metrics (default ``PermutationSigDiff``, the
-    reference's; ``PairwisePermutationSigDiff`` its pairwise variant). A metric is judged on the items that have it; two metrics are tested on
-    the items that have both. The same ``seed`` gives the same intervals and p-values. Raises
+    reference's; ``PairwisePermutationSigDiff`` its pairwise variant). A metric is judged on the
+    items that have it; two metrics are tested on the items that have both. The same ``seed`` gives the same intervals and p-values. Raises
     ``ValueError`` for an item given twice, a model compared with itself, a language named ``all``,
     a score that is not finite, a negative ``n_boot`` / ``n_permutations`` or an unknown test.
     """
