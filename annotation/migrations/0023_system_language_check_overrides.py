@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0022_image_withdrawal_has_scope'),
+        ("annotation", "0022_image_withdrawal_has_scope"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='captioningsystem',
-            name='language_check_overrides',
-            field=models.JSONField(blank=True, default=list, help_text="Imports of captions that failed the script or language check, made anyway: each with the manager's reason, the counts per problem, the file and when."),
+            model_name="captioningsystem",
+            name="language_check_overrides",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="Imports of captions that failed the script or language check, made anyway: each with the manager's reason, the counts per problem, the file and when.",
+            ),
         ),
     ]

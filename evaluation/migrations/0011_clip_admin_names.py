@@ -4,18 +4,25 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0010_fine_tune_timings_for_the_job_engine'),
+        ("evaluation", "0010_fine_tune_timings_for_the_job_engine"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='clipfinetune',
-            options={'ordering': ['-created_at', '-pk'], 'verbose_name': 'CLIP fine-tuning run', 'verbose_name_plural': 'CLIP fine-tuning runs'},
+            name="clipfinetune",
+            options={
+                "ordering": ["-created_at", "-pk"],
+                "verbose_name": "CLIP fine-tuning run",
+                "verbose_name_plural": "CLIP fine-tuning runs",
+            },
         ),
         migrations.AlterModelOptions(
-            name='clipmodel',
-            options={'ordering': ['name'], 'verbose_name': 'CLIP model', 'verbose_name_plural': 'CLIP models'},
+            name="clipmodel",
+            options={
+                "ordering": ["name"],
+                "verbose_name": "CLIP model",
+                "verbose_name_plural": "CLIP models",
+            },
         ),
     ]

@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0011_clip_admin_names'),
+        ("evaluation", "0011_clip_admin_names"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='referenceset',
-            name='language_check_override',
-            field=models.JSONField(blank=True, default=dict, help_text="Imported although captions failed the script or language check: the manager's reason, the counts per problem, the file and when."),
+            model_name="referenceset",
+            name="language_check_override",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Imported although captions failed the script or language check: the manager's reason, the counts per problem, the file and when.",
+            ),
         ),
     ]

@@ -33,7 +33,12 @@ def inputs() -> dict[str, list[float]]:
     good = np.round(0.01 * human + rng.normal(0, 0.04, n), 2)
     coarse = np.round(0.008 * human + rng.normal(0, 0.04, n), 1)
     noise = np.round(rng.normal(0, 0.05, n), 2)
-    return {"human": human.tolist(), "good": good.tolist(), "coarse": coarse.tolist(), "noise": noise.tolist()}
+    return {
+        "human": human.tolist(),
+        "good": good.tolist(),
+        "coarse": coarse.tolist(),
+        "noise": noise.tolist(),
+    }
 
 
 def corr(human: list[float], deltas: list[float]) -> stats.Correlation:
@@ -56,8 +61,14 @@ def main() -> None:
             np.random.seed(seed)
             p_pair = stats.PairwisePermutationSigDiff(c1, c2, "acc23", "item", k, params, sample_rate=1.0)[0]
             cases.append(
-                {"better": better, "worse": worse, "seed": seed, "k": k,
-                 "PermutationSigDiff": p_perm, "PairwisePermutationSigDiff": p_pair}
+                {
+                    "better": better,
+                    "worse": worse,
+                    "seed": seed,
+                    "k": k,
+                    "PermutationSigDiff": p_perm,
+                    "PairwisePermutationSigDiff": p_pair,
+                }
             )
     print(json.dumps({"inputs": data, "cases": cases}, indent=1))
 
