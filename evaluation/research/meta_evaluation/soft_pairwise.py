@@ -71,7 +71,9 @@ def sign_flip_p_values(
         raise ValueError("drawn p-values need a random generator")
     for start in range(0, n_permutations, _BLOCK):
         rows = min(_BLOCK, n_permutations - start)
-        signs = np.where(rng.random((rows, n)) < 0.5, -1.0, 1.0)
+        # Eight fair signs per random byte: several times faster than one double per sign.
+        bits = np.unpackbits(rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
+        signs = 1.0 - 2.0 * bits
         at_least += (signs @ columns >= observed - slack).sum(axis=0)
     return at_least / n_permutations
 
