@@ -3,6 +3,9 @@
 # simulated side-by-side set with its metric runs, and serves on http://127.0.0.1:${PORT:-8000}/ with
 # the embedded defaults (SQLite, eager Celery).
 source "$(dirname "$0")/_venv.sh"
+# The demo never downloads models: a base model that is not on this machine fails at once with the
+# loader's message (what is missing, how to provide it) instead of retrying downloads for minutes.
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"
 venv_install requirements.txt
 PORT="${PORT:-8000}"
 .venv/bin/python manage.py migrate --noinput -v 0

@@ -220,6 +220,14 @@ class SystemCaptionImportForm(ImportForm):
         label="Skip unknown images",
         help_text="Import the other captions when some image keys are not stored (they are listed).",
     )
+    language_check_reason = forms.CharField(
+        label="Import anyway, because",
+        max_length=500,
+        required=False,
+        help_text="Captions go through the script and language checks of annotators' captions; a file that "
+        "fails them is refused with the counts per problem. To import it anyway, say why (recorded on the "
+        "system).",
+    )
 
     def options(self):
         language = self.cleaned_data.get("language")
@@ -227,6 +235,7 @@ class SystemCaptionImportForm(ImportForm):
             "system": self.cleaned_data["system"].strip(),
             "language": language.code if language else None,
             "skip_unknown": bool(self.cleaned_data.get("skip_unknown")),
+            "language_check_reason": (self.cleaned_data.get("language_check_reason") or "").strip(),
         }
 
 
@@ -236,6 +245,7 @@ def _run_captions_import(paths, options, dry_run):
         system_name=options["system"],
         language_code=options["language"],
         skip_unknown=options["skip_unknown"],
+        language_check_reason=options.get("language_check_reason", ""),
         dry_run=dry_run,
     )
 
@@ -368,6 +378,7 @@ class ImageAdmin(StagedImportAdminMixin, StyledModelAdmin):
 class CaptioningSystemAdmin(CountedAdmin, StyledModelAdmin):
     list_display = ["name", "captions", "prompt_campaigns", "description_short"]
     search_fields = ["name"]
+    readonly_fields = ["language_check_overrides"]
 
     counts = {"n_captions": (SystemCaption, "system"), "n_prompt": (Campaign, "prompt_system")}
     captions = count_column("n_captions", "captions")

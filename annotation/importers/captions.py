@@ -20,6 +20,7 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.importers.language_checks import captions_language_check, language_check_gate
 from annotation.importers.report import (
     ImportReport,
     Problems,
@@ -171,6 +172,7 @@ def system_captions_import(
     language_code: str | None = None,
     skip_unknown: bool = False,
     dry_run: bool = False,
+    language_check_reason: str = "",
 ) -> ImportReport:
     """Import one file of a system's captions (see the module docstring); return the report.
 
@@ -181,7 +183,10 @@ def system_captions_import(
     then the other captions are imported and the unknown keys listed in the report.
     Writes in one transaction, locking the system's caption rows it reads. Idempotent; a
     changed caption text is updated and reported. Captions of the system that are not in
-    the file are left alone. ``dry_run`` runs everything and rolls back. Raises
+    the file are left alone. Every caption goes through the annotators' script and language checks
+    (:mod:`annotation.importers.language_checks`): failures are counted per problem and nothing is
+    imported, unless ``language_check_reason`` says why they belong; the reason and the counts are
+    then recorded on the system. ``dry_run`` runs everything and rolls back. Raises
     ValidationFailed, and Conflict when the same captions are imported concurrently.
     """
     path = input_file_check(path, what="captions")
@@ -210,10 +215,18 @@ def system_captions_import(
         raise ValidationFailed(f"{path.name}: no caption to import.")
     if collector.extra_fields:
         report.unknown_fields.append(f"{path.name}: {', '.join(sorted(collector.extra_fields))}")
+    checked = captions_language_check(
+        (f"{caption.where}, image {caption.key}", caption.language, caption.text)
+        for caption in collector.captions
+    )
+    override = language_check_gate(checked, path.name, language_check_reason, report)
 
     try:
         with transaction.atomic():
-            _apply(path, system_name, collector.captions, skip_unknown, report, problems)
+            system = _apply(path, system_name, collector.captions, skip_unknown, report, problems)
+            if override:
+                system.language_check_overrides = [*system.language_check_overrides, override]
+                system.save(update_fields=["language_check_overrides", "updated_at"])
             if dry_run:
                 transaction.set_rollback(True)
     except IntegrityError:
@@ -231,7 +244,7 @@ def _apply(
     skip_unknown: bool,
     report: ImportReport,
     problems: Problems,
-) -> None:
+) -> CaptioningSystem:
     system, _ = CaptioningSystem.objects.get_or_create(name=system_name)
     languages: dict[str, Language] = {}
     for caption in captions:
@@ -291,3 +304,4 @@ def _apply(
             report.unchanged += 1
     SystemCaption.objects.bulk_create(new, batch_size=CHUNK)
     SystemCaption.objects.bulk_update(changed, ["text", "updated_at"], batch_size=CHUNK)
+    return system

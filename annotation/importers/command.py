@@ -33,7 +33,8 @@ class ImportCommand(BaseCommand):
 class CaptionFileImportCommand(ImportCommand):
     """Imports a file of captions keyed by image key: ``FILE``, ``--language``, ``--skip-unknown`` (image
     keys that are not stored are reported and nothing is imported unless it is given) and ``--dry-run``.
-    A subclass names its ``service``, the texts of those arguments, its own ``more_arguments`` and the
+    ``--accept-language-problems REASON`` imports captions that fail the annotators' script or language
+    check, recording the reason. A subclass names its ``service``, the texts of those arguments, its own ``more_arguments`` and the
     service's keywords from them (``service_options``)."""
 
     file_help = ""
@@ -56,6 +57,13 @@ class CaptionFileImportCommand(ImportCommand):
         self.more_arguments(parser)
         parser.add_argument("--language", required=self.language_required, help=self.language_help)
         parser.add_argument("--skip-unknown", action="store_true", help=self.skip_unknown_help)
+        parser.add_argument(
+            "--accept-language-problems",
+            metavar="REASON",
+            default="",
+            help="Import even when captions fail the annotators' script or language check (counted per "
+            "problem); the reason is recorded.",
+        )
         self.add_dry_run_argument(parser)
 
     def handle(self, *args, **options):
@@ -65,5 +73,6 @@ class CaptionFileImportCommand(ImportCommand):
             path=options["file"],
             language_code=options["language"],
             skip_unknown=options["skip_unknown"],
+            language_check_reason=options["accept_language_problems"],
             **self.service_options(options),
         )

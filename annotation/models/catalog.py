@@ -108,6 +108,12 @@ class Image(TimeStamped):
 class CaptioningSystem(TimeStamped):
     name = models.CharField(max_length=100, unique=True)
     description = models.TextField(blank=True)
+    language_check_overrides = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Imports of captions that failed the script or language check, made anyway: each with the "
+        "manager's reason, the counts per problem, the file and when.",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -6,6 +6,7 @@ cache, DEBUG on, so that one command brings up a working demo anywhere. Set
 ``config.settings.production`` adds the deployment hardening on top.
 """
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -62,6 +63,8 @@ MIDDLEWARE = [
     # After authentication: the interface language is the annotator's choice, stored on their profile.
     "annotation.middleware.InterfaceLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Jobs a request starts run on the local worker thread in the embedded default (core.jobs.local).
+    "core.jobs.local.LocalJobsMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last: a domain error a page's view lets through becomes its error page (core.errors).
@@ -191,6 +194,18 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 # No broker configured: run tasks in-process (embedded default and tests).
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
+# Eager Celery (the embedded default): a job started from a page runs on a local worker thread, so the
+# page returns at once and shows the job's progress (core/jobs/local.py). Off: units are computed
+# inside the request that sends them. Commands compute in-process either way.
+JOBS_LOCAL_RUNNER = env.bool("JOBS_LOCAL_RUNNER", default=CELERY_TASK_ALWAYS_EAGER)
+JOBS_LOCAL_THREADS = env.int("JOBS_LOCAL_THREADS", default=1)
+# Hugging Face libraries offline in the embedded default: a model that is not on this machine fails at
+# once with the loader's message instead of retrying downloads for minutes. HF_HUB_OFFLINE=0 in the
+# environment (or HF_OFFLINE=false) lets them download.
+HF_OFFLINE = env.bool("HF_OFFLINE", default=CELERY_TASK_ALWAYS_EAGER)
+if HF_OFFLINE:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 # A worker that dies mid-task must not lose it: acknowledge after the work, requeue on loss.
 CELERY_TASK_ACKS_LATE = True

@@ -10,6 +10,8 @@ from .base import env
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
+# Jobs computed where they are sent, so that a test sees them finished (core/jobs/local.py).
+JOBS_LOCAL_RUNNER = env.bool("JOBS_LOCAL_RUNNER", default=False)
 MEDIA_ROOT = tempfile.mkdtemp(prefix="captioneval-test-media-")
 STATIC_ROOT = tempfile.mkdtemp(prefix="captioneval-test-static-")
 CLIP_FINETUNE_DIR = tempfile.mkdtemp(prefix="captioneval-test-finetune-")

@@ -23,6 +23,7 @@ from core.admin import seconds_display
 from core.errors import DomainError, JobsUnavailable
 from core.jobs.engine import job_resume
 from core.jobs.kinds import JobKind
+from core.jobs.local import local_runner_enabled
 from core.jobs.models import JobStatus
 
 
@@ -62,6 +63,13 @@ class PlannedJobAdminMixin:
             return
         job = self.job_store(plan=form.plan, user=request.user)
         obj.pk, obj.name = job.pk, job.name
+        if local_runner_enabled():
+            # The embedded default: the job runs beside this server, after this page has returned.
+            self.message_user(
+                request,
+                f"{job.name} runs in the background on this server: its page shows its status and "
+                "progress (reload to follow it).",
+            )
 
     def save_related(self, request, form, formsets, change):
         # The service stored everything the job needs; the add form has nothing more to save.

@@ -36,6 +36,7 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from core.errors import JobsUnavailable, NotFound
 from core.jobs.kinds import JobKind, kinds
+from core.jobs.local import local_runner_active, local_submit
 from core.jobs.models import JobStatus
 from core.versions import package_versions
 
@@ -328,7 +329,13 @@ def job_send(kind: JobKind, job_id: int) -> int:
 
 def units_send(kind: JobKind, job_id: int, unit_ids: list[int]) -> int:
     """Publish one task per unit, in the given order. With the broker unreachable, the job is marked
-    failed (unless it succeeded meanwhile) and :class:`JobsUnavailable` is raised."""
+    failed (unless it succeeded meanwhile) and :class:`JobsUnavailable` is raised. In the embedded
+    default (eager Celery, ``JOBS_LOCAL_RUNNER``), units sent while a request is answered go to the
+    local worker thread instead (:mod:`core.jobs.local`), so the request returns at once."""
+    if local_runner_active():
+        for unit_id in unit_ids:
+            local_submit(kind, unit_id)
+        return len(unit_ids)
     for unit_id in unit_ids:
         try:
             kind.task.apply_async(args=[unit_id], retry=True, retry_policy=PUBLISH_RETRY_POLICY)

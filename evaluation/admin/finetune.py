@@ -5,6 +5,7 @@ metric runs can choose."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -14,6 +15,7 @@ from core.admin import StyledModelAdmin
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from core.jobs.engine import ResumeResult
+from evaluation.finetune.availability import base_weights_problem
 from evaluation.finetune.plan import (
     DEMO_MODEL_NAME,
     clip_model_demo_register,
@@ -26,6 +28,12 @@ from evaluation.finetune.tasks import FINE_TUNE
 from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
 from evaluation.research.finetune_tables import HEADERS, before_after, before_after_rows
+
+
+def local_training() -> bool:
+    """No job broker: this server trains the runs it starts, so its caches are the workers'."""
+    return bool(settings.CELERY_TASK_ALWAYS_EAGER)
+
 
 DEMO_WARNING = "Demo: a tiny random model. These numbers show the workflow; they are not results."
 
@@ -49,7 +57,10 @@ class ClipFineTuneStartForm(forms.ModelForm):
         help_text="Codes separated by spaces or commas; empty: every language.",
     )
     base = forms.ModelChoiceField(
-        queryset=ClipModel.objects.all(), required=False, help_text="Empty: the CLIP_* settings."
+        queryset=ClipModel.objects.all(),
+        required=False,
+        help_text="Empty: the CLIP_* settings. Where this server also trains (no job broker), a base model "
+        "whose weights are not on this machine is refused here, with what is missing.",
     )
     demo_base = forms.BooleanField(
         label="Start from the demo's tiny model",
@@ -86,6 +97,19 @@ class ClipFineTuneStartForm(forms.ModelForm):
             if base is not None:
                 raise forms.ValidationError("Choose a base model or the demo's tiny model, not both.")
             base = ClipModel.objects.filter(name=DEMO_MODEL_NAME).first() or clip_model_demo_register()
+        if local_training():
+            params = base.clip_params if base else {}
+            problem = base_weights_problem(
+                model_name=params.get("clip_model", settings.CLIP_MODEL),
+                pretrained=params.get("clip_pretrained", settings.CLIP_PRETRAINED) or "",
+                checkpoint=params.get("clip_checkpoint", settings.CLIP_CHECKPOINT) or "",
+            )
+            if problem:
+                label = f"“{base.name}”" if base else f"{settings.CLIP_MODEL} (the CLIP_* settings)"
+                raise forms.ValidationError(
+                    f"The base model {label} is not available on this machine: {problem}. Choose another base "
+                    "model or the demo's tiny model, or put its weights in the Hugging Face cache first."
+                )
         captions_files, ratings_file = demo_data_files() if data.get("demo_data") else ({}, None)
         try:
             self.plan = fine_tune_plan(
@@ -232,6 +256,16 @@ class ClipFineTuneAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     @admin.display(description="registered model")
     def registered(self, run):
         if run.model is None:
+            # Only a run that may still finish will register its name, and only while it is free.
+            taken = ClipModel.objects.filter(name=run.register_as).exists()
+            if run.status == RunStatus.FAILED:
+                return (
+                    f"none (the run failed; “{run.register_as}” now names another model)"
+                    if taken
+                    else "none (the run failed)"
+                )
+            if taken:
+                return f"none (“{run.register_as}” now names another model)"
             return f"(will be “{run.register_as}”)"
         url = reverse("admin:evaluation_clipmodel_change", args=[run.model.pk])
         return format_html("<a href='{}'>{}</a>", url, run.model.name)

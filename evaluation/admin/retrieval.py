@@ -17,7 +17,7 @@ from core.admin import StyledModelAdmin
 from core.converters import IdConverter
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
+from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
     retrieval_check_plan,
@@ -32,7 +32,9 @@ CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 class RetrievalCheckStartForm(forms.ModelForm):
     """Start a check: the service's own validation, so every problem shows on the form."""
 
-    name = forms.CharField(required=False, help_text="Empty: the model and the data it is checked on.")
+    name = forms.CharField(
+        required=False, max_length=200, help_text="Empty: the model and the data it is checked on."
+    )
     campaigns = forms.ModelMultipleChoiceField(
         queryset=Campaign.objects.filter(kind=CampaignKind.CAPTION)
         .select_related("language")
@@ -53,7 +55,18 @@ class RetrievalCheckStartForm(forms.ModelForm):
         help_text="Codes separated by spaces or commas (“en de sw”); empty: every language of the data. "
         "Include en: the other languages are judged against English.",
     )
-    model = forms.CharField(required=False, help_text="open_clip model name; empty: the CLIP_MODEL setting.")
+    clip_model = forms.ModelChoiceField(
+        label="Registered CLIP model",
+        queryset=ClipModel.objects.all(),
+        required=False,
+        help_text="A registered model (the demo's, or one fine-tuned on this platform's ratings), as for metric "
+        "runs; empty: the model below, or the CLIP_* settings.",
+    )
+    model = forms.CharField(
+        label="open_clip model",
+        required=False,
+        help_text="An open_clip architecture, only without a registered model; empty: the CLIP_MODEL setting.",
+    )
     pretrained = forms.CharField(
         required=False, help_text="Pretrained tag; empty with an empty model: the setting."
     )
@@ -79,6 +92,7 @@ class RetrievalCheckStartForm(forms.ModelForm):
                 model=model,
                 pretrained=data.get("pretrained") or (None if model is None else ""),
                 checkpoint=data.get("checkpoint") or (None if model is None else ""),
+                clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -87,7 +101,18 @@ class RetrievalCheckStartForm(forms.ModelForm):
 
 @admin.register(RetrievalCheck)
 class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
-    list_display = ["id", "name", "model", "languages_list", "status", "progress", "flagged", "finished_at"]
+    # Not "model": a ModelAdmin's ``model`` is the model class, so a column of that name showed the
+    # class's verbose name as its header and the check itself as its value.
+    list_display = [
+        "id",
+        "name",
+        "clip_model_label",
+        "languages_list",
+        "status",
+        "progress",
+        "flagged",
+        "finished_at",
+    ]
     list_display_links = ["id", "name"]
     list_filter = ["status"]
     search_fields = ["name", "model_id"]
@@ -98,7 +123,7 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         "error",
         "progress",
         "liveness",
-        "model",
+        "clip_model_label",
         "model_id",
         "source",
         "data_list",
@@ -116,6 +141,7 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         "campaigns",
         "reference_sets",
         "language_codes",
+        "clip_model",
         "model",
         "pretrained",
         "checkpoint",
@@ -155,8 +181,8 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
 
     # --- columns ----------------------------------------------------------------------------------
 
-    @admin.display(description="model")
-    def model(self, check):
+    @admin.display(description="CLIP model")
+    def clip_model_label(self, check):
         return check.model_label
 
     @admin.display(description="languages")

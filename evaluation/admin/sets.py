@@ -47,6 +47,14 @@ class ReferenceSetCreateForm(forms.Form):
     )
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="auto")
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    language_check_reason = forms.CharField(
+        label="Import anyway, because",
+        max_length=500,
+        required=False,
+        help_text="References go through the script and language checks of annotators' captions; a file "
+        "that fails them is refused with the counts per problem. To import it anyway, say why (recorded on "
+        "the set).",
+    )
 
     def clean(self):
         data = super().clean()
@@ -80,7 +88,13 @@ def _reference_set_create(data) -> ReferenceSet:
         with open(path, "wb") as handle:
             for part in upload.chunks():
                 handle.write(part)
-        references_import(path=path, name=name, language_code=language.code, format=data["format"])
+        references_import(
+            path=path,
+            name=name,
+            language_code=language.code,
+            format=data["format"],
+            language_check_reason=data.get("language_check_reason") or "",
+        )
     reference_set = ReferenceSet.objects.get(name=name)
     if data.get("description"):
         reference_set = reference_set_describe(
@@ -102,6 +116,7 @@ class ReferenceSetAdmin(StyledModelAdmin):
         "source_format",
         "source_sha256",
         "reference_count",
+        "language_check_override",
     ]
     fields = ["name", "description", *readonly_fields]
 

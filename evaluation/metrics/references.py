@@ -8,6 +8,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.importers.language_checks import captions_language_check, language_check_gate
 from annotation.importers.report import ImportReport, input_file_check, plural
 from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import NotFound, ValidationFailed
@@ -49,6 +50,7 @@ def references_import(
     format: str = "auto",  # noqa: A002  (the command's option name)
     dry_run: bool = False,
     skip_unknown: bool = False,
+    language_check_reason: str = "",
 ) -> ImportReport:
     """Import reference captions from an XM3600 captions file or a COCO annotations file.
 
@@ -58,7 +60,10 @@ def references_import(
     Validates everything first and writes in one transaction, locking the set's row; a
     malformed file imports nothing and the error names the line or entry and the reason.
     Image keys that are not in the database are reported and refused, unless
-    ``skip_unknown`` (then they are skipped). ``dry_run`` reports and writes nothing.
+    ``skip_unknown`` (then they are skipped). Every caption goes through the annotators' script and
+    language checks (:mod:`annotation.importers.language_checks`): captions that fail are counted per
+    problem and nothing is imported, unless ``language_check_reason`` says why they belong here; the
+    reason and the counts are then recorded on the set. ``dry_run`` reports and writes nothing.
     Raises ValidationFailed.
     """
     if format not in FORMATS:
@@ -95,6 +100,13 @@ def references_import(
             f"{plural(len(problems), 'problem')}; nothing was imported:\n  " + "\n  ".join(problems[:20]),
             details=problems,
         )
+
+    checked = captions_language_check(
+        (f"image {key}, reference {position}", language_code, text)
+        for key, texts in references.items()
+        for position, text in enumerate(texts, start=1)
+    )
+    override = language_check_gate(checked, path.name, language_check_reason, report)
 
     keys = [str(key) for key in references]
     image_ids: dict[str, int] = {}
@@ -162,7 +174,17 @@ def references_import(
         reference_set.source_name = path.name
         reference_set.source_format = references.file_format
         reference_set.source_sha256 = hashlib.sha256(data).hexdigest()
-        reference_set.save(update_fields=["source_name", "source_format", "source_sha256", "updated_at"])
+        # The last import decides: a clean file clears an earlier override.
+        reference_set.language_check_override = override
+        reference_set.save(
+            update_fields=[
+                "source_name",
+                "source_format",
+                "source_sha256",
+                "language_check_override",
+                "updated_at",
+            ]
+        )
         report.languages = [language_code]
         if dry_run:
             transaction.set_rollback(True)

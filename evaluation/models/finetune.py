@@ -44,6 +44,8 @@ class ClipModel(TimeStamped):
 
     class Meta:
         ordering = ["name"]
+        verbose_name = "CLIP model"
+        verbose_name_plural = "CLIP models"
         constraints = [
             models.CheckConstraint(
                 condition=~Q(pretrained="") | ~Q(checkpoint=""), name="clip_model_has_weights"
@@ -113,6 +115,8 @@ class ClipFineTune(SingleUnitJob):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        verbose_name = "CLIP fine-tuning run"
+        verbose_name_plural = "CLIP fine-tuning runs"
         constraints = [
             one_of("status", RunStatus, "clip_fine_tune_status"),
         ]

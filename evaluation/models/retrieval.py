@@ -65,6 +65,8 @@ class RetrievalCheck(ChunkedJob):
     @property
     def model_label(self) -> str:
         params = self.params or {}
+        if params.get("clip_registered"):
+            return f"{params['clip_registered']} (registered)"
         label = params.get("clip_model", "")
         if params.get("clip_pretrained"):
             label += f" ({params['clip_pretrained']})"

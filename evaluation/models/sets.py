@@ -50,6 +50,12 @@ class ReferenceSet(TimeStamped):
     source_format = models.CharField(max_length=20, blank=True)
     source_sha256 = models.CharField(max_length=64, blank=True)
     description = models.TextField(blank=True)
+    language_check_override = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Imported although captions failed the script or language check: the manager's reason, "
+        "the counts per problem, the file and when.",
+    )
 
     class Meta:
         ordering = ["name"]

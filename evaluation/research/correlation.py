@@ -215,6 +215,9 @@ class CorrelationResult:
     # the comparisons it is computed on.
     soft_pairwise_accuracy: float | None = None
     soft_pairwise_accuracy_ci: tuple[float, float] | None = None
+    # A bound on the soft pairwise accuracy's Monte-Carlo standard error: 0.0 when every p-value
+    # behind it was enumerated exactly, None when there is no soft pairwise accuracy.
+    soft_pairwise_accuracy_mc_error: float | None = None
     n_soft: int = 0
 
     def coefficient(self, name: str) -> float | None:
@@ -236,6 +239,7 @@ class CorrelationResult:
             ci = getattr(self, f"{name}_ci")
             out[name] = getattr(self, name)
             out[f"{name}_ci"] = list(ci) if ci is not None else None
+        out["soft_pairwise_accuracy_mc_error"] = self.soft_pairwise_accuracy_mc_error
         out["n_soft"] = self.n_soft
         return out
 

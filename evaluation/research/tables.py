@@ -174,7 +174,7 @@ def correlation_csv(results: dict[str, dict[str, CorrelationResult]]) -> str:
     header += ["p_n", "n_boot", "mirrored", "note", "kendall_tau_c_variant"]
     for name in ACCURACIES:
         header += [name, f"{name}_ci_lo", f"{name}_ci_hi"]
-    header.append("n_soft")
+    header += ["soft_pairwise_accuracy_mc_error", "n_soft"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(header)
@@ -193,7 +193,7 @@ def correlation_csv(results: dict[str, dict[str, CorrelationResult]]) -> str:
             for name in ACCURACIES:
                 ci = getattr(result, f"{name}_ci")
                 row += [getattr(result, name), ci[0] if ci else None, ci[1] if ci else None]
-            row.append(result.n_soft)
+            row += [result.soft_pairwise_accuracy_mc_error, result.n_soft]
             writer.writerow([_csv_cell(value) for value in row])
     return buffer.getvalue()
 
@@ -248,7 +248,15 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
                 if show_p:
                     row.append(_p_value(getattr(result, f"{name}_p")))
             for name in accuracies:
-                row.append(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")))
+                cell = _with_interval(getattr(result, name), getattr(result, f"{name}_ci"))
+                if name == "soft_pairwise_accuracy" and result.soft_pairwise_accuracy_mc_error:
+                    # Drawn p-values: the bound on the Monte-Carlo error stands beside the value.
+                    cell = cell.replace(
+                        _number(result.soft_pairwise_accuracy),
+                        f"{_number(result.soft_pairwise_accuracy)} ±{result.soft_pairwise_accuracy_mc_error:.3f}",
+                        1,
+                    )
+                row.append(cell)
             rows.append(row)
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     # Names align left, numbers right.
@@ -287,7 +295,8 @@ ACCURACY_NOTES = {
     ),
     "soft_pairwise_accuracy": (
         "soft pairwise acc (WMT24): 1 − mean |p_people − p_metric| over the comparisons whose judgments "
-        "are known, each p the permutation p-value (over images) that m2 beats m1."
+        "are known, each p the permutation p-value (over images) that m2 beats m1: exact (every sign "
+        "pattern) up to 18 images, else drawn, and then ±: a bound on the value's Monte-Carlo standard error."
     ),
 }
 

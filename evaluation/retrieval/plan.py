@@ -16,12 +16,14 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Campaign, CampaignKind, Image, Language
-from core.errors import ValidationFailed
+from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from evaluation.human.selectors import reference_captions
+from evaluation.metrics.clip.compat import ensure_torchvision_loadable
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (
+    ClipModel,
     ReferenceSet,
     RetrievalCheck,
     RetrievalChunk,
@@ -33,6 +35,20 @@ from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 from evaluation.runs.selectors import reference_texts
 
 KEYS_SHOWN = 5
+NAME_MAX_LENGTH = RetrievalCheck._meta.get_field("name").max_length
+
+
+def _default_name(model: str, kind: str, names: list[str]) -> str:
+    """“<model> on the reference sets a, b” within the name's length: the data names that fit, then
+    how many more, never a name cut mid-word."""
+    noun = kind if len(names) == 1 else f"{kind}s"
+    for shown in range(len(names), 0, -1):
+        rest = len(names) - shown
+        name = f"{model} on {noun} {', '.join(names[:shown])}" + (f" and {rest} more" if rest else "")
+        if len(name) <= NAME_MAX_LENGTH:
+            return name
+    name = f"{model} on {len(names)} {noun}"
+    return name if len(name) <= NAME_MAX_LENGTH else f"{len(names)} {noun}"
 
 
 @dataclass
@@ -91,14 +107,19 @@ def retrieval_check_plan(
     checkpoint: str | None = None,
     prompt_prefix: str | None = None,
     image_orientation: str | None = None,
+    clip_model_name: str | None = None,
 ) -> CheckPlan:
     """Check everything a retrieval check needs and gather its captions; stores nothing.
 
     The data: the written captions of caption ``campaigns`` (ids or names) in the languages they are
     in, or the captions of ``reference_sets`` (ids or names, one per language; imported from XM3600
     files or a campaign's). ``languages`` keeps only those codes, each of which must have captions.
-    The model settings default to the ``CLIP_*`` settings, as metric runs do. Raises ValidationFailed
-    when: both or neither source is named, a name is unknown, a campaign is not a caption campaign,
+    The model, as for metric runs: ``clip_model_name`` names a registered CLIP model (``ClipModel``:
+    the demo's, a fine-tuned one) whose weights and architecture the check uses; otherwise ``model``
+    (an open_clip architecture) with ``pretrained`` / ``checkpoint``, by default the ``CLIP_*``
+    settings. Raises NotFound for an unknown registered model; ValidationFailed when a registered
+    model and a typed one are both given, when a typed name is not an open_clip architecture (a
+    registered model's name typed there says to choose it instead), when: both or neither source is named, a name is unknown, a campaign is not a caption campaign,
     two reference sets share a language, a language has no captions or captions of fewer than 2
     images (retrieval among one image is always right), or an image has no stored file.
     """
@@ -118,6 +139,10 @@ def retrieval_check_plan(
     if unknown:
         raise ValidationFailed(f"Unknown language(s): {', '.join(unknown)}.")
 
+    if len(name.strip()) > NAME_MAX_LENGTH:
+        raise ValidationFailed(
+            f"A check's name has at most {NAME_MAX_LENGTH} characters ({len(name.strip())} given)."
+        )
     plan = CheckPlan(name=name.strip(), source="")
     if campaigns:
         plan.source = RetrievalSource.CAMPAIGNS
@@ -129,6 +154,7 @@ def retrieval_check_plan(
             )
         found = _campaign_captions(plan.campaigns)
         where = f"the campaign(s) {', '.join(c.name for c in plan.campaigns)}"
+        data_names = ("campaign", [c.name for c in plan.campaigns])
     else:
         plan.source = RetrievalSource.REFERENCE_SETS
         plan.reference_sets = _lookup(ReferenceSet, reference_sets, "reference set(s)")
@@ -145,6 +171,7 @@ def retrieval_check_plan(
                 for text in texts
             ]
         where = f"the reference set(s) {', '.join(r.name for r in plan.reference_sets)}"
+        data_names = ("reference set", [r.name for r in plan.reference_sets])
 
     codes = wanted or sorted(found)
     if not codes:
@@ -174,6 +201,19 @@ def retrieval_check_plan(
             f"A retrieval check needs the image files: {len(without_file)} images have none ({shown})."
         )
 
+    registered = _registered_model(clip_model_name, model, pretrained, checkpoint)
+    if registered is not None:
+        plan.params = {
+            **registered.clip_params,
+            "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX if prompt_prefix is None else prompt_prefix,
+            "image_orientation": orientation,
+            "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
+        }
+        plan.name = plan.name or _default_name(registered.name, *data_names)
+        return plan
+    # A name typed by the manager is checked; the CLIP_* settings are the operator's to get right.
+    typed = (model or "").strip()
+    typed = typed if typed and typed != settings.CLIP_MODEL else ""
     # The CLIP_* settings unless a model is named; a named model brings its own weights.
     if model is None or (model == settings.CLIP_MODEL and pretrained is None and checkpoint is None):
         model = settings.CLIP_MODEL
@@ -182,6 +222,8 @@ def retrieval_check_plan(
     model, pretrained, checkpoint = model.strip(), (pretrained or "").strip(), (checkpoint or "").strip()
     if not model:
         raise ValidationFailed("Name the CLIP model to check.")
+    if typed:
+        _check_architecture(typed)
     plan.params = {
         "clip_model": model,
         "clip_pretrained": pretrained,
@@ -190,9 +232,46 @@ def retrieval_check_plan(
         "image_orientation": orientation,
         "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
     }
-    if not plan.name:
-        plan.name = f"{model} on {where.removeprefix('the ')}"[:200]
+    plan.name = plan.name or _default_name(model, *data_names)
     return plan
+
+
+def _registered_model(name: str | None, model, pretrained, checkpoint) -> ClipModel | None:
+    """The registered model named ``name`` (None when none is named)."""
+    name = (name or "").strip()
+    if not name:
+        return None
+    if any((value or "").strip() for value in (model, pretrained, checkpoint)):
+        raise ValidationFailed(
+            "Choose a registered CLIP model or type an open_clip model with its weights, not both."
+        )
+    registered = ClipModel.objects.filter(name=name).first()
+    if registered is None:
+        raise NotFound(f"There is no registered CLIP model “{name}”.")
+    return registered
+
+
+def _check_architecture(model: str) -> None:
+    """A typed model must be an architecture open_clip knows (or one it reads from the hub or a
+    folder), so that a check cannot be accepted now and fail on the workers with "unknown CLIP
+    model"; a registered model's name gets a pointer to the registered-model choice."""
+    if ClipModel.objects.filter(name=model).exists():
+        raise ValidationFailed(
+            f"“{model}” is a registered CLIP model, not an open_clip architecture: choose it as the "
+            "registered CLIP model and leave the model, tag and checkpoint empty."
+        )
+    if model.startswith(("hf-hub:", "local-dir:")):
+        return
+    try:
+        ensure_torchvision_loadable()
+        import open_clip
+    except (ImportError, RuntimeError):  # no CLIP extras in this process: the workers judge the name
+        return
+    if model not in open_clip.list_models():
+        raise ValidationFailed(
+            f"“{model}” is not an open_clip architecture; choose a registered CLIP model instead, or "
+            "an architecture of open_clip.list_models() (e.g. xlm-roberta-base-ViT-B-32)."
+        )
 
 
 def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -> RetrievalCheck:

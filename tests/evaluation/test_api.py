@@ -746,6 +746,8 @@ def test_the_trust_table_is_trust_table_of_the_same_selection(world):
     )  # no CLIP run here
     assert body["metrics"] == list(table.metrics) == ["CIDEr", "BLEU-4"]
     assert (body["measure"], body["alpha"], body["min_items"]) == (ACC23_LABEL, SIGNIFICANCE_LEVEL, MIN_ITEMS)
+    # The table names the test behind its clusters: mt-metrics-eval's PermutationSigDiff by default.
+    assert body["significance_test"] == table.significance_test == "PermutationSigDiff"
     assert (body["n_boot"], body["n_permutations"], body["seed"], body["note"]) == (200, 200, 3, "")
     assert [(s["campaign"], s["metrics"]) for s in body["skipped"]] == [(world.open_sxs.pk, [])]
 

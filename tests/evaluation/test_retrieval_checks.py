@@ -16,7 +16,7 @@ from django.core.files.storage import default_storage
 from django.test import override_settings
 from django.utils import timezone
 
-from core.errors import ValidationFailed
+from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import unit_claim
 from evaluation.metrics.clip import (
     embed_images,
@@ -265,3 +265,40 @@ def test_the_command_computes_prints_and_shows_a_check(data, tiny_clip, capsys):
         call_command("clip_retrieval", "--reference-sets", "xm-en", "--languages", "sw")
     with pytest.raises(CommandError, match="no retrieval check #999"):
         call_command("clip_retrieval", "--show", "999")
+
+
+@pytest.fixture
+def demo_model(db, tmp_path):
+    from evaluation.finetune.plan import clip_model_demo_register
+
+    with override_settings(CLIP_FINETUNE_DIR=str(tmp_path)):
+        yield clip_model_demo_register()
+
+
+def test_a_check_runs_with_a_registered_clip_model(data, demo_model, django_capture_on_commit_callbacks):
+    # The demo's registered tiny model: its architecture is registered from the model's row, not typed.
+    check = check_now(django_capture_on_commit_callbacks, clip_model_name=demo_model.name)
+    assert check.status == RunStatus.SUCCEEDED, check.error
+    assert check.params["clip_registered"] == "demo-tiny-clip"
+    assert check.params["clip_model"] == demo_model.model_name
+    assert check.params["clip_checkpoint"] == demo_model.checkpoint
+    assert check.name.startswith("demo-tiny-clip on ")
+    assert set(check.results) == {"de", "en"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"model": "demo-tiny-clip"}, ValidationFailed, "“demo-tiny-clip” is a registered CLIP model"),
+        ({"model": "no-such-architecture"}, ValidationFailed, "is not an open_clip architecture"),
+        ({"clip_model_name": "demo-tiny-clip", "model": "ViT-B-32"}, ValidationFailed, "not both"),
+        ({"clip_model_name": "missing"}, NotFound, "There is no registered CLIP model “missing”"),
+    ],
+)
+def test_a_model_the_workers_would_not_know_is_refused_before_anything_is_stored(
+    data, demo_model, kwargs, error, message
+):
+    with pytest.raises(error) as caught:
+        retrieval_check_create(reference_sets=["xm-en", "xm-de"], **kwargs)
+    assert message in caught.value.message
+    assert RetrievalCheck.objects.count() == 0

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.metrics.clip.trust import clip_model_key
-from evaluation.models import RetrievalCheck, RunStatus
+from evaluation.models import ClipModel, RetrievalCheck, RunStatus
 from evaluation.research.meta_evaluation import Item, trust_table
 from evaluation.research.trust_tables import trust_html, trust_text
 from tests import factories as f
@@ -153,6 +153,38 @@ def test_a_manager_starts_a_check_from_the_admin_and_a_bad_one_is_refused(
     refused = pm_client.post(url, {"name": "", "reference_sets": [refs.pk], "language_codes": "sw"})
     assert "sw has no captions in the reference set(s) refs-en" in refused.content.decode()
     assert RetrievalCheck.objects.count() == 2
+
+
+def test_a_manager_chooses_a_registered_clip_model_and_a_typed_one_is_validated_on_save(
+    checked, pm_client, django_capture_on_commit_callbacks
+):
+    english = f.LanguageFactory(code="en")
+    images = [f.ImageFactory() for _ in range(3)]
+    refs = f.reference_set_with(images, [["a"], ["b"], ["c"]], name="refs-en", language=english)
+    demo = ClipModel.objects.create(
+        name="demo-tiny-clip",
+        model_name="captioneval-demo-tiny-clip",
+        checkpoint="/models/demo.pt",
+        is_demo=True,
+    )
+    url = reverse("admin:evaluation_retrievalcheck_add")
+    page = pm_client.get(url).content.decode()
+    assert "Registered CLIP model" in page and "demo-tiny-clip (tiny demo model)" in page
+    # The registered model's name typed as an open_clip model is refused on save, with the way out.
+    typed = pm_client.post(
+        url, {"reference_sets": [refs.pk], "language_codes": "en", "model": "demo-tiny-clip"}
+    )
+    assert typed.status_code == 200
+    assert "is a registered CLIP model, not an open_clip architecture" in typed.content.decode()
+    assert RetrievalCheck.objects.count() == 1
+    with django_capture_on_commit_callbacks(execute=False):
+        chosen = pm_client.post(
+            url, {"reference_sets": [refs.pk], "language_codes": "en", "clip_model": demo.pk}
+        )
+    assert chosen.status_code == 302, chosen.content.decode()[:2000]
+    created = RetrievalCheck.objects.exclude(pk=checked["check"].pk).get()
+    assert created.params["clip_registered"] == "demo-tiny-clip"
+    assert created.params["clip_checkpoint"] == "/models/demo.pt"
 
 
 def test_the_report_page_shows_the_check_and_flags_clip_scores(checked, researcher_client):

@@ -49,6 +49,11 @@ class Command(BaseCommand):
         source.add_argument("--resume", type=int, metavar="ID", help="finish check ID")
         source.add_argument("--show", type=int, metavar="ID", help="print check ID")
         parser.add_argument("--languages", nargs="+", metavar="CODE", help="only these languages")
+        parser.add_argument(
+            "--clip-model",
+            metavar="NAME",
+            help="a registered CLIP model (as metric runs; e.g. demo-tiny-clip)",
+        )
         parser.add_argument("--model", help="open_clip model name (default: the CLIP_MODEL setting)")
         parser.add_argument(
             "--pretrained", help="pretrained tag (default: CLIP_PRETRAINED for the default model)"
@@ -78,6 +83,7 @@ class Command(BaseCommand):
                     model=options["model"],
                     pretrained=options["pretrained"],
                     checkpoint=options["checkpoint"],
+                    clip_model_name=options["clip_model"],
                 )
                 check = retrieval_check_store(plan=plan, enqueue=options["queue"])
                 if not options["queue"]:

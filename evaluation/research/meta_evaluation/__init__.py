@@ -26,15 +26,17 @@ Intervals
     95% percentile bootstrap over items, ε re-calibrated in each resample (the interval is that of
     the calibrated accuracy, not of one fixed ε); "all" resamples within each language and pools.
 
-Is one metric better than another? (:func:`trust_table`)
-    For each two metrics on the same items, a paired permutation test as mt-metrics-eval's
-    ``PermutationSigDiff`` with ``KendallWithTiesOpt``: in each of ``n_permutations`` draws every
-    item's two metric scores are swapped with probability 1/2, both hybrids are re-calibrated, and
-    the p-value that the better metric is better is the share of draws whose difference in accuracy
-    is at least the observed one. Each metric's item scores are first divided by their root mean
-    square (mt-metrics-eval z-scores whole score vectors for the same reason, so that a hybrid mixes
-    comparable scales; a difference has no offset to remove, and dividing keeps its sign).
-    Significance clusters as mt-metrics-eval's ``AssignRanks``: metrics sorted by accuracy, the rank
+Is one metric better than another? (:func:`trust_table`, :mod:`.significance`)
+    For each two metrics on the same items, mt-metrics-eval's ``PermutationSigDiff`` with
+    ``KendallWithTiesOpt`` (the default): each metric's packed scores (m1's zeros, then m2's Δ) are
+    z-scored, every one of the 2 × items scores is taken from one metric or the other with
+    probability 1/2 in each of ``n_permutations`` draws, both hybrids are re-calibrated, and the
+    p-value that the better metric is better is the share of draws whose difference in accuracy is
+    at least the observed one. ``PairwisePermutationSigDiff`` (its pairwise variant: each metric's
+    decisions at its own ε, swapped per item, no re-calibration) is a named option; the table
+    records which test it used (``significance_test``). Both give the reference's p-values from the
+    reference's swaps (the tests pin them). Metrics are sorted by accuracy, equal accuracies by name
+    as the reference does; significance clusters as mt-metrics-eval's ``AssignRanks``: the rank
     increases at a metric only when some metric above it, since the current cluster began, is
     significantly better (p ≤ ``alpha``).
 
@@ -46,8 +48,8 @@ Soft pairwise accuracy (WMT24, :func:`with_soft_pairwise_accuracy`)
 
 Numbers that are undefined are None, never NaN.
 
-One module per part: ``acc23`` (items, tie calibration, intervals), ``trust`` (significance between
-metrics, clusters, the trust table), ``soft_pairwise`` (the model level from the items).
+One module per part: ``acc23`` (items, tie calibration, intervals), ``significance`` (the two
+permutation tests between metrics), ``trust`` (clusters, the trust table), ``soft_pairwise`` (the model level from the items).
 """
 
 from evaluation.research.meta_evaluation.acc23 import (
@@ -61,6 +63,13 @@ from evaluation.research.meta_evaluation.acc23 import (
     tie_calibrated,
     tie_calibrated_pairs,
 )
+from evaluation.research.meta_evaluation.significance import (
+    DEFAULT_SIGNIFICANCE_TEST,
+    PAIRWISE_PERMUTATION_SIG_DIFF,
+    PERMUTATION_SIG_DIFF,
+    SIGNIFICANCE_TESTS,
+    permutation_p_value,
+)
 from evaluation.research.meta_evaluation.soft_pairwise import sign_flip_p_values, with_soft_pairwise_accuracy
 from evaluation.research.meta_evaluation.trust import (
     LanguageVerdict,
@@ -68,18 +77,21 @@ from evaluation.research.meta_evaluation.trust import (
     Status,
     TrustTable,
     assign_ranks,
-    permutation_p_value,
     trust_table,
 )
 
 __all__ = [
     "ACC23_LABEL",
     "DEFAULT_N_PERMUTATIONS",
+    "DEFAULT_SIGNIFICANCE_TEST",
     "Item",
     "LanguageVerdict",
     "MAX_EXACT_PAIRS",
     "MIN_ITEMS",
     "MetricVerdict",
+    "PAIRWISE_PERMUTATION_SIG_DIFF",
+    "PERMUTATION_SIG_DIFF",
+    "SIGNIFICANCE_TESTS",
     "SIGNIFICANCE_LEVEL",
     "Status",
     "TieCalibrated",

@@ -12,7 +12,6 @@ import numpy as np
 from evaluation.research.bootstrap import seeded_rng
 from evaluation.research.correlation import ALL, CORRELATION_N_BOOT
 from evaluation.research.meta_evaluation.acc23 import (
-    _BLOCK,
     ACC23_LABEL,
     DEFAULT_N_PERMUTATIONS,
     MIN_ITEMS,
@@ -20,6 +19,11 @@ from evaluation.research.meta_evaluation.acc23 import (
     Item,
     TieCalibrated,
     tie_calibrated,
+)
+from evaluation.research.meta_evaluation.significance import (
+    DEFAULT_SIGNIFICANCE_TEST,
+    SIGNIFICANCE_TESTS,
+    permutation_p_value,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -40,53 +44,6 @@ def assign_ranks(p_values: np.ndarray, alpha: float = SIGNIFICANCE_LEVEL) -> lis
             start = i
         ranks.append(rank)
     return ranks
-
-
-def _best_agreements_rows(h: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The calibrated number of agreeing items for each row of metric differences (rows × items)."""
-    order = np.argsort(np.abs(rows), axis=1)
-    d = np.take_along_axis(np.abs(rows), order, axis=1)
-    signs = np.take_along_axis(np.sign(rows), order, axis=1)
-    hs = np.sign(h)[order]
-    human_tie = hs == 0
-    same_sign = (hs == signs) & ~human_tie
-    values = np.cumsum(human_tie, axis=1) + (
-        same_sign.sum(axis=1, keepdims=True) - np.cumsum(same_sign, axis=1)
-    )
-    # Only the last item of a run of equal |Δ| is a threshold; ε = 0 with nothing tied is one too.
-    is_end = np.ones_like(d, dtype=bool)
-    is_end[:, :-1] = d[:, 1:] != d[:, :-1]
-    values = np.where(is_end, values, -1)
-    return np.maximum(values.max(axis=1), same_sign.sum(axis=1))
-
-
-def _scaled(values: np.ndarray) -> np.ndarray:
-    rms = float(np.sqrt(np.mean(values**2)))
-    return values / rms if rms > 0 else values
-
-
-def permutation_p_value(
-    human: np.ndarray,
-    better: np.ndarray,
-    worse: np.ndarray,
-    *,
-    n_permutations: int,
-    rng: np.random.Generator,
-) -> float:
-    """The p-value that the metric ``better`` agrees with people more than ``worse`` on the same
-    items (paired permutation, see the module docstring)."""
-    a, b = _scaled(better), _scaled(worse)
-    observed = _best_agreements_rows(human, a[None, :])[0] - _best_agreements_rows(human, b[None, :])[0]
-    at_least = 0
-    for start in range(0, n_permutations, _BLOCK):
-        rows = min(_BLOCK, n_permutations - start)
-        swap = rng.random((rows, len(human))) < 0.5
-        first = np.where(swap, b, a)
-        second = np.where(swap, a, b)
-        # Agreements are counts of items: the comparison is exact.
-        diff = _best_agreements_rows(human, first) - _best_agreements_rows(human, second)
-        at_least += int((diff >= observed).sum())
-    return at_least / n_permutations
 
 
 @dataclass(frozen=True)
@@ -152,7 +109,9 @@ class TrustTable:
     """Metrics × languages: item-level acc23 with intervals and significance clusters.
 
     ``languages`` has ``all`` first (every item pooled, ε calibrated on the pool), then the
-    languages in sorted order; ``metrics`` are ordered by their pooled accuracy.
+    languages in sorted order; ``metrics`` are ordered by their pooled accuracy, equal accuracies
+    by name (as mt-metrics-eval orders a column). ``significance_test`` names the permutation test
+    behind every p-value and cluster (:data:`~.significance.SIGNIFICANCE_TESTS`).
     """
 
     metrics: tuple[str, ...]
@@ -162,6 +121,7 @@ class TrustTable:
     seed: int
     alpha: float = SIGNIFICANCE_LEVEL
     label: str = ACC23_LABEL
+    significance_test: str = DEFAULT_SIGNIFICANCE_TEST
 
     def cell(self, metric: str, language: str) -> MetricVerdict | None:
         verdict = self.languages.get(language)
@@ -175,6 +135,7 @@ class TrustTable:
             "n_permutations": self.n_permutations,
             "seed": self.seed,
             "alpha": self.alpha,
+            "significance_test": self.significance_test,
             "min_items": MIN_ITEMS,
             "languages": {code: verdict.as_dict() for code, verdict in self.languages.items()},
         }
@@ -206,6 +167,7 @@ def _language_verdict(
     seed: int,
     alpha: float,
     strata_of: Mapping[str, int] | None,
+    significance_test: str,
 ) -> LanguageVerdict:
     results: dict[str, TieCalibrated] = {}
     for metric in metrics:
@@ -221,7 +183,9 @@ def _language_verdict(
             group=f"{language}/{metric}",
             strata=strata,
         )
-    order = sorted(results, key=lambda metric: -(results[metric].acc23 or 0.0))  # stable: ties keep order
+    # Equal accuracies by name, as mt-metrics-eval sorts a column: the order (and so the clusters)
+    # does not depend on the order of the metrics in a file or a run.
+    order = sorted(results, key=lambda metric: (-(results[metric].acc23 or 0.0), metric))
     n_items = len(items)
     n_pairs = len({item.pair for item in items})
     if not order:
@@ -242,6 +206,7 @@ def _language_verdict(
                 np.array([item.deltas[order[b]] for item in common]),
                 n_permutations=n_permutations,
                 rng=rng,
+                method=significance_test,
             )
             p_values[order[a]][order[b]] = float(p[a, b])
     ranks = assign_ranks(p, alpha)
@@ -261,19 +226,25 @@ def trust_table(
     n_permutations: int = DEFAULT_N_PERMUTATIONS,
     seed: int = 0,
     alpha: float = SIGNIFICANCE_LEVEL,
+    significance_test: str = DEFAULT_SIGNIFICANCE_TEST,
 ) -> TrustTable:
     """The item-level verdict per language and over all languages (see the module docstring).
 
-    ``metrics``: these, in this order of preference for ties (default: every metric of the items, in
-    the order first met). A metric is judged on the items that have it; two metrics are tested on
-    the items that have both. The same ``seed`` gives the same intervals and p-values. Raises
+    ``metrics``: these (default: every metric of the items); equal accuracies are ordered by name.
+    ``significance_test``: the permutation test between metrics (default ``PermutationSigDiff``, the
+    reference's; ``PairwisePermutationSigDiff`` its pairwise variant). A metric is judged on the
+    items that have it; two metrics are tested on the items that have both. The same ``seed`` gives the same intervals and p-values. Raises
     ``ValueError`` for an item given twice, a model compared with itself, a language named ``all``,
-    a score that is not finite, or a negative ``n_boot`` / ``n_permutations``.
+    a score that is not finite, a negative ``n_boot`` / ``n_permutations`` or an unknown test.
     """
     pool = list(items)
     _check_items(pool)
     if n_boot < 0 or n_permutations < 0:
         raise ValueError("n_boot and n_permutations must be 0 or more")
+    if significance_test not in SIGNIFICANCE_TESTS:
+        raise ValueError(
+            f"unknown significance test {significance_test!r}: use one of {', '.join(SIGNIFICANCE_TESTS)}"
+        )
     names = (
         list(metrics) if metrics is not None else list(dict.fromkeys(m for item in pool for m in item.deltas))
     )
@@ -281,7 +252,13 @@ def trust_table(
     for item in pool:
         by_language[item.language].append(item)
     strata_of = {language: index for index, language in enumerate(sorted(by_language))}
-    common = {"n_boot": n_boot, "n_permutations": n_permutations, "seed": seed, "alpha": alpha}
+    common = {
+        "n_boot": n_boot,
+        "n_permutations": n_permutations,
+        "seed": seed,
+        "alpha": alpha,
+        "significance_test": significance_test,
+    }
     verdicts = {ALL: _language_verdict(ALL, pool, names, strata_of=strata_of, **common)}
     for language in sorted(by_language):
         verdicts[language] = _language_verdict(
@@ -289,4 +266,12 @@ def trust_table(
         )
     pooled = [verdict.metric for verdict in verdicts[ALL].verdicts]
     ordered = tuple(pooled + [name for name in names if name not in pooled])
-    return TrustTable(ordered, verdicts, n_boot=n_boot, n_permutations=n_permutations, seed=seed, alpha=alpha)
+    return TrustTable(
+        ordered,
+        verdicts,
+        n_boot=n_boot,
+        n_permutations=n_permutations,
+        seed=seed,
+        alpha=alpha,
+        significance_test=significance_test,
+    )

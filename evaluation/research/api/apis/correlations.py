@@ -18,6 +18,7 @@ from evaluation.research.api.serializers import (
 from evaluation.research.comparisons import ComparisonList, comparisons_from_db, metric_runs_for_report
 from evaluation.research.meta_evaluation import (
     ACC23_LABEL,
+    DEFAULT_SIGNIFICANCE_TEST,
     MIN_ITEMS,
     SIGNIFICANCE_LEVEL,
 )
@@ -145,6 +146,7 @@ class TrustApi(ComparisonApi):
             "measure": ACC23_LABEL,
             **draws,
             "alpha": SIGNIFICANCE_LEVEL,
+            "significance_test": table.significance_test if table else DEFAULT_SIGNIFICANCE_TEST,
             "min_items": MIN_ITEMS,
             "metrics": list(table.metrics) if table else [],
             "languages": trust_languages(table) if table else {},

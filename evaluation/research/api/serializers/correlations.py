@@ -29,7 +29,8 @@ PAIRWISE_ACCURACY_CI_HELP = (
 )
 SOFT_PAIRWISE_ACCURACY_HELP = (
     "Soft pairwise accuracy (WMT24): 1 − the mean over comparisons of |p_people − p_metric|, each p the "
-    "permutation p-value (sign flips over images, `n_permutations` draws) that m2 beats m1, from people's "
+    "permutation p-value (sign flips over images: every pattern up to 18 images, else at least "
+    "`n_permutations` draws and enough for a Monte-Carlo error within 0.01) that m2 beats m1, from people's "
     "scores and from the metric's per-caption differences. Only comparisons whose judgments the platform "
     "holds, and whose every judged image the run scored, count (`n_soft`); null when none does."
 )
@@ -38,6 +39,10 @@ SOFT_PAIRWISE_ACCURACY_CI_HELP = (
     "`all` resamples within each language."
 )
 N_SOFT_HELP = "Comparisons the soft pairwise accuracy is computed on."
+SOFT_PAIRWISE_ACCURACY_MC_ERROR_HELP = (
+    "A bound on the soft pairwise accuracy's Monte-Carlo standard error: 0 when every p-value behind it "
+    "was enumerated exactly; null when there is no soft pairwise accuracy."
+)
 
 
 @extend_schema_serializer(component_name="CorrelationResult")
@@ -72,6 +77,9 @@ class CorrelationResultSerializer(serializers.Serializer):
     pairwise_accuracy_ci = _interval_field(PAIRWISE_ACCURACY_CI_HELP)
     soft_pairwise_accuracy = serializers.FloatField(allow_null=True, help_text=SOFT_PAIRWISE_ACCURACY_HELP)
     soft_pairwise_accuracy_ci = _interval_field(SOFT_PAIRWISE_ACCURACY_CI_HELP)
+    soft_pairwise_accuracy_mc_error = serializers.FloatField(
+        allow_null=True, help_text=SOFT_PAIRWISE_ACCURACY_MC_ERROR_HELP
+    )
     n_soft = serializers.IntegerField(help_text=N_SOFT_HELP)
 
 
@@ -206,6 +214,10 @@ class TrustSerializer(serializers.Serializer):
     n_permutations = serializers.IntegerField()
     seed = serializers.IntegerField()
     alpha = serializers.FloatField(help_text="Significance level of the tests between metrics.")
+    significance_test = serializers.CharField(
+        help_text="The permutation test behind every p-value and cluster: mt-metrics-eval's "
+        "`PermutationSigDiff` (the default) or its pairwise variant `PairwisePermutationSigDiff`."
+    )
     min_items = serializers.IntegerField(
         help_text="A language with fewer items gets its accuracies but no test and no rank."
     )
