@@ -299,3 +299,32 @@ def test_a_check_killed_during_its_text_chunks_resumes_to_the_same_result(
     assert check.results == reference.results
     # Every vector was computed once, the interrupted chunk's included: 4 images, 13 labels.
     assert ClipEmbedding.objects.count() == 4 + 13
+
+
+def test_a_language_failing_zero_shot_is_flagged_wherever_the_models_verdict_is_read(
+    images, tiny_clip, monkeypatch, django_capture_on_commit_callbacks
+):
+    from evaluation.retrieval.selectors import clip_trust
+
+    known_embeddings(monkeypatch, images)
+    known = shared.embed_texts
+    arabic = set(LABELS["ar"][1])
+
+    def embed_texts(loaded, batch, prefix="", cache=None):
+        # Every Arabic label is the same point: Arabic classifies nothing.
+        return np.asarray(
+            [np.ones(N + 1) / np.sqrt(N + 1) if t in arabic else known(loaded, [t])[0] for t in batch]
+        )
+
+    monkeypatch.setattr(shared, "embed_texts", embed_texts)
+    plan = zeroshot_check_plan(
+        labels=("babel.json", json.dumps(LABELS)), images=("images.csv", labelled_csv())
+    )
+    check = run(django_capture_on_commit_callbacks, plan)
+    assert check.results["ar"]["top1"] == 0.0 and check.results["en"]["top1"] == 1.0
+    verdicts = clip_trust(check.model_key, ["ar", "de", "sw"])
+    assert verdicts["ar"].flagged
+    assert verdicts["ar"].reasons == ["zero-shot accuracy 0.00× English"]
+    assert not verdicts["de"].flagged and not verdicts["de"].trusted  # no retrieval check: unchecked
+    assert "zero-shot accuracy 100.0%, 1.00× English" in verdicts["de"].note
+    assert verdicts["sw"].probes == ()
