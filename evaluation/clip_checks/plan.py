@@ -223,8 +223,11 @@ def foil_check_plan(
     invalid: Counter = Counter()
     for file_name, content, code in files:
         code = (code or "").strip() or language_of_file(file_name)
-        stem = PurePath(file_name).stem
-        piece = stem[len(code) :].lstrip("_.") if stem.startswith(code) else stem
+        # The piece (VALSE's file, e.g. "counting-hard") keys the pairs, the language's code left out,
+        # so that en_counting.json and counting_de.json hold the same pairs.
+        piece = "_".join(
+            part for part in re.split(r"[_.]", PurePath(file_name).stem) if part and part != code
+        )
         try:
             parsed = parse_foils(content, file_name, min_votes=min_votes, piece=piece)
         except ProbeFileError as exc:

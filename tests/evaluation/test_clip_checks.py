@@ -328,3 +328,52 @@ def test_a_language_failing_zero_shot_is_flagged_wherever_the_models_verdict_is_
     assert not verdicts["de"].flagged and not verdicts["de"].trusted  # no retrieval check: unchecked
     assert "zero-shot accuracy 100.0%, 1.00× English" in verdicts["de"].note
     assert verdicts["sw"].probes == ()
+
+
+def test_the_commands_compute_show_compare_and_print_the_trust_table(
+    images, tiny_clip, monkeypatch, tmp_path, capsys
+):
+    from django.core.management import CommandError, call_command
+
+    known_embeddings(monkeypatch, images)
+    (tmp_path / "babel.json").write_text(json.dumps(LABELS))
+    (tmp_path / "images.csv").write_text(labelled_csv())
+    call_command(
+        "clip_zeroshot", "--labels", str(tmp_path / "babel.json"), "--images", str(tmp_path / "images.csv")
+    )
+    out, err = capsys.readouterr()
+    check = ClipProbeCheck.objects.get()
+    assert f"Zero-shot classification check #{check.pk}" in out
+    assert next(line for line in out.splitlines() if line.startswith("ja")).split()[1:4] == [
+        "1",
+        "1",
+        "100.0",
+    ]
+    assert f"[{'#' * 30}] {check.chunks_total}/{check.chunks_total} chunks" in err
+
+    (tmp_path / "en_valse.json").write_text(valse(FOILS))
+    (tmp_path / "valse_de.json").write_text(valse(FOILS_DE))
+    call_command("clip_foils", "--files", str(tmp_path / "en_valse.json"), f"de={tmp_path / 'valse_de.json'}")
+    out, _ = capsys.readouterr()
+    assert "Kept: pairs with mturk.caption ≥ 2" in out
+    de_all = next(line for line in out.splitlines() if line.startswith("de") and " all " in line)
+    assert de_all.startswith("de !")  # below 0.9 × English's foil accuracy on the same pairs
+    parts = de_all.split()
+    assert parts[3:5] == ["3", "66.7"] and parts[-2:] == ["1", "0.67×"]
+    foil = ClipProbeCheck.objects.get(probe="foil")
+
+    call_command("clip_foils", "--compare", str(foil.pk), str(foil.pk))
+    out, _ = capsys.readouterr()
+    assert "de        all" in out and "+0.0" in out
+
+    call_command("clip_zeroshot", "--trust")
+    out, _ = capsys.readouterr()
+    assert "CLIP trust, clip:" in out
+    assert "de !" in out and "foil accuracy 0.67× English" in out  # 0.67 < 0.9: flagged
+
+    with pytest.raises(CommandError, match="line 2: the class id must be a whole number"):
+        (tmp_path / "bad.csv").write_text("class_id,language,label\nx,en,dog\n")
+        call_command(
+            "clip_zeroshot", "--labels", str(tmp_path / "bad.csv"), "--images", str(tmp_path / "images.csv")
+        )
+    assert ClipProbeCheck.objects.count() == 2
