@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from evaluation.clip_checks.selectors import (
     PROBE_NAMES,
@@ -353,3 +354,45 @@ def zeroshot_retrieval_figure(tables: list[dict[str, Any]], fmt: str, *, title: 
     buffer = io.BytesIO()
     figure.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
     return buffer.getvalue()
+
+
+# --- the report's section -----------------------------------------------------------------------------
+
+
+def _svg_body(data: bytes) -> str:
+    """An SVG document as markup to place in a page (without its XML prologue)."""
+    text = data.decode("utf-8")
+    return text[text.index("<svg") :]
+
+
+def clip_trust_section(runs: Iterable) -> dict[str, Any] | None:
+    """The report's CLIP trust section for the CLIP models of ``runs``: each model's table (page
+    cells), the figure of zero-shot accuracy against retrieval R@1 (inline SVG) and the correlation.
+    None when no run has CLIP metrics or no model has any check."""
+    from evaluation.metrics.clip.tiny import TINY_CLIP_NAME
+    from evaluation.retrieval.selectors import run_model_key
+
+    keys = list(dict.fromkeys(key for run in runs if (key := run_model_key(run)) is not None))
+    tables = [table for table in clip_trust_tables(keys) if table["languages"]]
+    if not tables:
+        return None
+    points = zeroshot_retrieval_points(tables)
+    return {
+        "tables": [
+            {
+                "model_key": table["model_key"],
+                "rows": trust_table_cells(table),
+                "demo": TINY_CLIP_NAME in table["model_key"],
+            }
+            for table in tables
+        ],
+        "headers": [PROBE_HEADERS[probe] for probe in PROBES],
+        "figure_svg": _svg_body(zeroshot_retrieval_figure(tables, "svg")) if points else "",
+        "pearson_r": points_correlation(points),
+        "n_points": len(points),
+        "thresholds": {
+            "retrieval": settings.CLIP_UNRELIABLE_R1_RATIO,
+            "zeroshot": settings.CLIP_UNRELIABLE_ZEROSHOT_RATIO,
+            "foil": settings.CLIP_UNRELIABLE_FOIL_RATIO,
+        },
+    }

@@ -1,8 +1,9 @@
 """URLs of the research API, mounted at /api/ (config/urls.py)."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from evaluation.research.api import apis, docs
+from evaluation.research.api.apis import clip_checks
 
 app_name = "api"
 
@@ -38,6 +39,19 @@ urlpatterns = [
         "retrieval-checks/<id:check_id>/",
         apis.RetrievalCheckDetailApi.as_view(),
         name="retrieval-check-detail",
+    ),
+    path("clip-checks/", clip_checks.ClipCheckListApi.as_view(), name="clip-check-list"),
+    path("clip-checks/<id:check_id>/", clip_checks.ClipCheckDetailApi.as_view(), name="clip-check-detail"),
+    path(
+        "clip-checks/<id:check_id>/against/<id:base_id>/",
+        clip_checks.FoilBeforeAfterApi.as_view(),
+        name="clip-check-before-after",
+    ),
+    path("clip-trust/", clip_checks.ClipTrustApi.as_view(), name="clip-trust"),
+    re_path(
+        r"^clip-trust/figure\.(?P<fmt>png|svg)$",
+        clip_checks.ClipTrustFigureApi.as_view(),
+        name="clip-trust-figure",
     ),
     path("clip-models/", apis.ClipModelListApi.as_view(), name="clip-model-list"),
     path("clip-models/<id:model_id>/", apis.ClipModelDetailApi.as_view(), name="clip-model-detail"),
