@@ -36,6 +36,8 @@ class ClipProbeCheck(ChunkedJob):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        verbose_name = "CLIP zero-shot or foil check"
+        verbose_name_plural = "CLIP zero-shot and foil checks"
         constraints = [
             models.CheckConstraint(
                 condition=Q(chunks_done__lte=F("chunks_total")), name="clip_probe_check_progress"
