@@ -12,7 +12,7 @@ killed check resumes with every vector already stored and a label or caption is 
 from __future__ import annotations
 
 from core.jobs.engine import JobDataError, timings_add
-from evaluation.clip_checks.measures import class_vectors, foil_measures, zeroshot_measures
+from evaluation.clip_checks.measures import TIE_TOLERANCE, class_vectors, foil_measures, zeroshot_measures
 from evaluation.metrics.clip.trust import BASELINE_LANGUAGE, clip_model_key
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.models import (
@@ -95,6 +95,21 @@ def chunk_compute(chunk: ClipProbeChunk) -> dict:
     return out
 
 
+def check_finalise(check: ClipProbeCheck) -> None:
+    """Once every language is measured (check row locked): each foil language's English accuracy on the
+    pairs both have (matched by key), stored as its ``baseline``; None without English or shared pairs."""
+    if check.probe != ClipProbe.FOIL:
+        return
+    pairs = check.pairs or {}
+    english = {key: c > f + TIE_TOLERANCE for key, _, c, f in pairs.get(BASELINE_LANGUAGE, [])}
+    results = dict(check.results or {})
+    for code, result in results.items():
+        shared = [english[key] for key, *_ in pairs.get(code, []) if key in english]
+        baseline = {"accuracy": sum(shared) / len(shared), "n_pairs": len(shared)} if shared else None
+        results[code] = {**result, "baseline": baseline}
+    check.results = results
+
+
 def chunk_waiting(chunk: ClipProbeChunk) -> bool:
     """A score chunk waits until every embedding chunk of its check is done (it is sent then)."""
     return chunk.kind == ClipProbeChunkKind.SCORE and (
@@ -140,5 +155,8 @@ def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, sec
         model_id=check.model_id,
     )
     if "result" in outcome:
-        check.results = {**(check.results or {}), chunk.language: outcome["result"]}
+        result = dict(outcome["result"])
+        if "pairs" in result:
+            check.pairs = {**(check.pairs or {}), chunk.language: result.pop("pairs")}
+        check.results = {**(check.results or {}), chunk.language: result}
     timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])

@@ -8,15 +8,15 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from core.errors import NotFound, ValidationFailed
-from evaluation.clip_checks.measures import TIE_TOLERANCE, foil_compare
-from evaluation.metrics.clip.trust import BASELINE_LANGUAGE, ProbeRatio
+from evaluation.clip_checks.measures import foil_compare
+from evaluation.metrics.clip.trust import ProbeRatio
 from evaluation.models import ClipProbe, ClipProbeCheck, RunStatus
 
 PROBE_NAMES = {ClipProbe.ZEROSHOT: "zero-shot accuracy", ClipProbe.FOIL: "foil accuracy"}
 
 
 def probe_check_queryset() -> QuerySet[ClipProbeCheck]:
-    return ClipProbeCheck.objects.select_related("created_by")
+    return ClipProbeCheck.objects.select_related("created_by").defer("pairs")
 
 
 def probe_check_get(*, check_id: int) -> ClipProbeCheck:
@@ -29,25 +29,19 @@ def probe_check_get(*, check_id: int) -> ClipProbeCheck:
 def latest_probe_checks(model_key: str, probe: str) -> dict[str, ClipProbeCheck]:
     """Language -> the latest succeeded check of this probe and model that has the language."""
     out: dict[str, ClipProbeCheck] = {}
-    checks = ClipProbeCheck.objects.filter(model_key=model_key, probe=probe, status=RunStatus.SUCCEEDED)
+    checks = ClipProbeCheck.objects.filter(
+        model_key=model_key, probe=probe, status=RunStatus.SUCCEEDED
+    ).defer("pairs")
     for check in checks.order_by("-finished_at", "-pk"):
         for code in check.results or {}:
             out.setdefault(code, check)
     return out
 
 
-def _right(pair: list) -> bool:
-    return pair[2] > pair[3] + TIE_TOLERANCE
-
-
 def foil_baseline(check: ClipProbeCheck, code: str) -> float | None:
-    """English's foil accuracy on the pairs of ``code`` (matched by key; None without English)."""
-    base = (check.results or {}).get(BASELINE_LANGUAGE)
-    if base is None:
-        return None
-    keys = {pair[0] for pair in check.results[code].get("pairs", [])}
-    shared = [_right(pair) for pair in base.get("pairs", []) if pair[0] in keys]
-    return sum(shared) / len(shared) if shared else None
+    """English's foil accuracy on the pairs of ``code`` (stored when the check finished; None without
+    English or shared pairs)."""
+    return ((check.results or {}).get(code, {}).get("baseline") or {}).get("accuracy")
 
 
 def probe_ratio(check: ClipProbeCheck, code: str) -> ProbeRatio | None:
@@ -100,7 +94,12 @@ def foil_before_after(*, check_id: int, base_id: int) -> dict:
         "model": after.model_label,
         "base_model": before.model_label,
         "languages": {
-            code: foil_compare(after.results[code], before.results[code], n_boot=n_boot, seed=after.pk)
+            code: foil_compare(
+                {"pairs": after.pairs.get(code, [])},
+                {"pairs": before.pairs.get(code, [])},
+                n_boot=n_boot,
+                seed=after.pk,
+            )
             for code in shared
         },
     }

@@ -12,6 +12,7 @@ from core.jobs.engine import units_send
 from core.jobs.kinds import JobKind, register
 from core.jobs.tasks import unit_task
 from evaluation.clip_checks.compute import (
+    check_finalise,
     chunk_compute,
     chunk_label,
     chunk_store,
@@ -47,6 +48,7 @@ CLIP_PROBE_CHECK = register(
         task_name="evaluation.tasks.compute_clip_probe_chunk",
         compute=chunk_compute,
         store=chunk_store,
+        finalise=check_finalise,
         ready=ready_chunk_ids,
         waiting=chunk_waiting,
         after_store=_send_scores,

@@ -32,6 +32,9 @@ class ClipProbeCheck(ChunkedJob):
     model_key = models.CharField(max_length=400, blank=True)
     model_id = models.CharField(max_length=300, blank=True, help_text="The model as the workers loaded it.")
     results = models.JSONField(default=dict, blank=True)
+    # Apart from ``results`` (and deferred by the reads), as a full VALSE set is thousands of pairs per
+    # language: each language's ``[key, phenomenon, caption CLIPScore, foil CLIPScore]``.
+    pairs = models.JSONField(default=dict, blank=True, help_text="Foils: every pair's two CLIPScores.")
     created_by = started_by("clip_probe_checks")
 
     class Meta:

@@ -237,11 +237,8 @@ def probe_check_text(check: ClipProbeCheck) -> str:
 
 def probe_check_data(check: ClipProbeCheck, *, pairs: bool = False) -> dict[str, Any]:
     """A check as JSON-ready data; the per-pair CLIPScores only when ``pairs``."""
-    results = {
-        code: {k: v for k, v in record.items() if pairs or k != "pairs"}
-        for code, record in (check.results or {}).items()
-    }
-    return {
+    results = check.results or {}
+    out = {
         "id": check.pk,
         "name": check.name,
         "probe": check.probe,
@@ -261,6 +258,9 @@ def probe_check_data(check: ClipProbeCheck, *, pairs: bool = False) -> dict[str,
         "created_at": check.created_at.isoformat(),
         "finished_at": check.finished_at.isoformat() if check.finished_at else None,
     }
+    if pairs:
+        out["pairs"] = check.pairs
+    return out
 
 
 def probe_check_json(check: ClipProbeCheck) -> str:

@@ -210,6 +210,13 @@ def test_foils_that_must_lose_lose_and_ties_count_against_the_model(
     assert en["phenomena"]["all"]["n_pairs"] == 3  # the unvalidated pair is left out
     assert de["phenomena"]["existence"] == {"n_pairs": 1, "accuracy": 0.0, "ties": 1, "interval": None}
     assert de["accuracy"] == pytest.approx(2 / 3)
+    # English on the same pairs (by VALSE piece and id): the three German ones, all right.
+    assert de["baseline"] == {"accuracy": 1.0, "n_pairs": 3}
+    assert [pair[:2] for pair in check.pairs["de"]] == [
+        ["valse:1", "counting"],
+        ["valse:2", "counting"],
+        ["valse:3", "existence"],
+    ]
     assert de["phenomena"]["all"]["ties"] == 1
     low, high = de["phenomena"]["all"]["interval"]
     assert 0 <= low <= 2 / 3 <= high <= 1
