@@ -116,10 +116,7 @@ def test_the_api_lists_reads_compares_and_gives_the_trust_table(checked, researc
     detail = researcher_client.get(f"/api/clip-checks/{zs.pk}/").json()
     assert detail["ratios"]["de"]["ratio"] == pytest.approx(0.13 / 0.62) and detail["ratios"]["de"]["failed"]
     foil = checked["foil"]
-    assert (
-        len(researcher_client.get(f"/api/clip-checks/{foil.pk}/?pairs=true").json()["pairs"]["fr"])
-        == 20
-    )
+    assert len(researcher_client.get(f"/api/clip-checks/{foil.pk}/?pairs=true").json()["pairs"]["fr"]) == 20
     compared = researcher_client.get(f"/api/clip-checks/{foil.pk}/against/{foil.pk}/").json()
     assert compared["languages"]["fr"]["phenomena"]["all"]["delta"] == 0.0
     refused = researcher_client.get(f"/api/clip-checks/{foil.pk}/against/{zs.pk}/")
@@ -185,3 +182,39 @@ def test_a_manager_starts_a_zero_shot_check_from_the_admin_and_a_bad_file_is_ref
     page = pm_client.get(reverse("admin:evaluation_clipprobecheck_change", args=[checked["zeroshot"].pk]))
     html = page.content.decode()
     assert "id='probe-results'" in html and "<tr class='clip-unreliable' data-language='de'>" in html
+
+
+def test_a_manager_starts_a_foil_check_from_several_files_and_the_language_comes_from_each_name(
+    checked, pm_client, django_capture_on_commit_callbacks
+):
+    f.ImageFactory(key="photo0")
+    item = {
+        "caption": "two dogs",
+        "foil": "three dogs",
+        "linguistic_phenomena": "counting",
+        "image_file": "photo0.jpg",
+        "mturk": {"caption": 3},
+    }
+    url = reverse("admin:evaluation_clipprobecheck_add")
+    form = {
+        "name": "admin foils",
+        "probe": "foil",
+        "min_votes": 2,
+        "foil_files": [
+            SimpleUploadedFile("en_counting.json", json.dumps({"1": item}).encode()),
+            SimpleUploadedFile(
+                "de_counting.json", json.dumps({"1": item | {"caption": "zwei Hunde"}}).encode()
+            ),
+        ],
+    }
+    with django_capture_on_commit_callbacks(execute=False):
+        response = pm_client.post(url, form)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    created = ClipProbeCheck.objects.get(name="admin foils")
+    assert created.languages == ["de", "en"] and created.data["n_pairs"] == {"de": 1, "en": 1}
+    unnamed = form | {
+        "name": "x",
+        "foil_files": [SimpleUploadedFile("valse.json", json.dumps({"1": item}).encode())],
+    }
+    assert "Cannot tell the language of “valse.json”" in pm_client.post(url, unnamed).content.decode()
+    assert not ClipProbeCheck.objects.filter(name="x").exists()
