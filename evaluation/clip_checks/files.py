@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -35,6 +36,12 @@ __all__ = [
 
 DEFAULT_MIN_VOTES = 2
 PROBLEMS_SHOWN = 5
+# A BCP 47-like code ("de", "pt-BR", "zh-Hant"): what the checks and the pages accept as a language.
+LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
+
+
+def language_code_ok(code: str) -> bool:
+    return bool(LANGUAGE_CODE.fullmatch(code))
 
 
 class ProbeFileError(ValueError):
@@ -95,6 +102,9 @@ def parse_class_labels(data: bytes | str, name: str = "class labels") -> dict[st
             raise ProbeFileError(f"{name}: not valid JSON at line {exc.lineno}: {exc.msg}") from None
         for code, entry in loaded.items():
             code = str(code).strip()
+            if not language_code_ok(code):
+                problems.append(f"“{code[:40]}” is not a language code (e.g. de, pt-BR)")
+                continue
             if (
                 not isinstance(entry, list)
                 or len(entry) != 2
@@ -123,6 +133,8 @@ def parse_class_labels(data: bytes | str, name: str = "class labels") -> dict[st
             code, label = row["language"], row["label"]
             if not code or not label:
                 problems.append(f"line {line}: the language and the label must not be empty")
+            elif not language_code_ok(code):
+                problems.append(f"line {line}: “{code[:40]}” is not a language code (e.g. de, pt-BR)")
             elif class_id is not None and class_id in out.get(code, {}):
                 problems.append(f"line {line}: class {class_id} already has a {code} label")
             elif class_id is not None:
@@ -137,8 +149,8 @@ def parse_templates(data: bytes | str, name: str = "prompt templates") -> dict[s
     out: dict[str, list[str]] = {}
     for line, row in _csv_rows(data, name, ("language", "template")):
         code, template = row["language"], row["template"]
-        if not code:
-            problems.append(f"line {line}: the language is empty")
+        if not language_code_ok(code):
+            problems.append(f"line {line}: “{code[:40]}” is not a language code (e.g. de, pt-BR)")
         elif template.count("{}") != 1 or set("{}") & set(template.replace("{}", "", 1)):
             problems.append(f"line {line}: the template must hold “{{}}” exactly once (where the label goes)")
         elif template in out.get(code, []):

@@ -22,6 +22,7 @@ from core.jobs.engine import ResumeResult, job_resume, job_units_store
 from evaluation.clip_checks.files import (
     DEFAULT_MIN_VOTES,
     ProbeFileError,
+    language_code_ok,
     parse_class_labels,
     parse_foils,
     parse_labelled_images,
@@ -223,6 +224,8 @@ def foil_check_plan(
     invalid: Counter = Counter()
     for file_name, content, code in files:
         code = (code or "").strip() or language_of_file(file_name)
+        if not language_code_ok(code):
+            raise ValidationFailed(f"“{code[:40]}” is not a language code (e.g. de, pt-BR).")
         # The piece (VALSE's file, e.g. "counting-hard") keys the pairs, the language's code left out,
         # so that en_counting.json and counting_de.json hold the same pairs.
         piece = "_".join(
@@ -235,6 +238,8 @@ def foil_check_plan(
         invalid[code] += parsed.invalid
         pairs.setdefault(code, []).extend(parsed.pairs)
     wanted = _wanted(languages) or sorted(pairs)
+    if BASELINE_LANGUAGE in pairs and BASELINE_LANGUAGE not in wanted:
+        wanted.append(BASELINE_LANGUAGE)  # the baseline every language is compared with
     missing = [code for code in wanted if code not in pairs]
     if missing:
         raise ValidationFailed(f"No foil file is in {', '.join(missing)}.")

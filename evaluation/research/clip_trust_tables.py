@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -362,18 +363,20 @@ def zeroshot_retrieval_figure(tables: list[dict[str, Any]], fmt: str, *, title: 
 def _svg_body(data: bytes) -> str:
     """An SVG document as markup to place in a page (without its XML prologue)."""
     text = data.decode("utf-8")
-    return text[text.index("<svg") :]
+    # matplotlib repeats each drawn text in a comment; drop them, as imported labels reach the figure.
+    return re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.S)
 
 
 def clip_trust_section(runs: Iterable) -> dict[str, Any] | None:
-    """The report's CLIP trust section for the CLIP models of ``runs``: each model's table (page
-    cells), the figure of zero-shot accuracy against retrieval R@1 (inline SVG) and the correlation.
-    None when no run has CLIP metrics or no model has any check."""
+    """The report's CLIP trust section for the CLIP models of ``runs`` (every checked model when no run
+    has CLIP metrics, so the section still tells which languages a CLIP metric could be trusted in):
+    each model's table (page cells), the figure of zero-shot accuracy against retrieval R@1 (inline
+    SVG) and the correlation. None when no model has any check."""
     from evaluation.metrics.clip.tiny import TINY_CLIP_NAME
     from evaluation.retrieval.selectors import run_model_key
 
     keys = list(dict.fromkeys(key for run in runs if (key := run_model_key(run)) is not None))
-    tables = [table for table in clip_trust_tables(keys) if table["languages"]]
+    tables = [table for table in clip_trust_tables(keys or None) if table["languages"]]
     if not tables:
         return None
     points = zeroshot_retrieval_points(tables)
@@ -387,6 +390,7 @@ def clip_trust_section(runs: Iterable) -> dict[str, Any] | None:
             for table in tables
         ],
         "headers": [PROBE_HEADERS[probe] for probe in PROBES],
+        "runs_models": bool(keys),
         "figure_svg": _svg_body(zeroshot_retrieval_figure(tables, "svg")) if points else "",
         "pearson_r": points_correlation(points),
         "n_points": len(points),

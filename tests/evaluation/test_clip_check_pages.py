@@ -218,3 +218,10 @@ def test_a_manager_starts_a_foil_check_from_several_files_and_the_language_comes
     }
     assert "Cannot tell the language of “valse.json”" in pm_client.post(url, unnamed).content.decode()
     assert not ClipProbeCheck.objects.filter(name="x").exists()
+
+
+def test_a_report_of_runs_without_clip_metrics_shows_every_checked_model(checked, researcher_client):
+    run = f.MetricRunFactory(metrics=["BLEU-4"], language=f.LanguageFactory(code="de"))
+    html = researcher_client.get(reverse("reports:report") + f"?runs={run.pk}").content.decode()
+    assert 'id="clip-trust-probes"' in html
+    assert "No selected run has CLIP metrics: every CLIP model checked on this platform." in html

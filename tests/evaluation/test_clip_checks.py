@@ -244,6 +244,7 @@ def test_a_foil_file_with_unknown_images_is_refused_or_its_pairs_skipped_when_as
         ('{"en": [[0, 1], ["dog"]]}', None, "“en” must be \\[\\[class indices\\], \\[labels\\]\\]"),
         ('{"en": [[0], ["dog"]', None, "not valid JSON at line 1"),
         ("class_id,label\n0,dog\n", None, "line 1 must be the header class_id,language,label"),
+        ("class_id,language,label\n0,<b>en</b>,dog\n", None, "line 2: “<b>en</b>” is not a language code"),
         (None, "image,class_id\nphoto0,0\nphoto0,1\n", "line 3: image “photo0” is listed twice"),
         (None, "image,class_id\nphoto0,0\nnowhere,1\n", "1 labelled images are not imported \\(nowhere\\)"),
         (None, "image,class_id\nphoto3,7\n", "en: none of its 2 classes has a labelled image"),
