@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlencode
 
 import numpy as np
 from django.conf import settings
@@ -360,18 +360,11 @@ def zeroshot_retrieval_figure(tables: list[dict[str, Any]], fmt: str, *, title: 
 # --- the report's section -----------------------------------------------------------------------------
 
 
-def _svg_body(data: bytes) -> str:
-    """An SVG document as markup to place in a page (without its XML prologue)."""
-    text = data.decode("utf-8")
-    # matplotlib repeats each drawn text in a comment; drop them, as imported labels reach the figure.
-    return re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.S)
-
-
 def clip_trust_section(runs: Iterable) -> dict[str, Any] | None:
     """The report's CLIP trust section for the CLIP models of ``runs`` (every checked model when no run
     has CLIP metrics, so the section still tells which languages a CLIP metric could be trusted in):
-    each model's table (page cells), the figure of zero-shot accuracy against retrieval R@1 (inline
-    SVG) and the correlation. None when no model has any check."""
+    each model's table (page cells), the query of its figure of zero-shot accuracy against retrieval
+    R@1 and the correlation. None when no model has any check."""
     from evaluation.metrics.clip.tiny import TINY_CLIP_NAME
     from evaluation.retrieval.selectors import run_model_key
 
@@ -391,7 +384,7 @@ def clip_trust_section(runs: Iterable) -> dict[str, Any] | None:
         ],
         "headers": [PROBE_HEADERS[probe] for probe in PROBES],
         "runs_models": bool(keys),
-        "figure_svg": _svg_body(zeroshot_retrieval_figure(tables, "svg")) if points else "",
+        "figure_query": urlencode([("model_key", table["model_key"]) for table in tables]),
         "pearson_r": points_correlation(points),
         "n_points": len(points),
         "thresholds": {

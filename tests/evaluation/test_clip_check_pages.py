@@ -6,6 +6,7 @@ retrieval 2% (flagged), French only a foil check at 0.95× English (kept, not ch
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -133,6 +134,10 @@ def test_the_api_lists_reads_compares_and_gives_the_trust_table(checked, researc
     svg = researcher_client.get("/api/clip-trust/figure.svg")
     assert svg.status_code == 200 and b"<svg" in svg.content
     assert researcher_client.get("/api/clip-trust/figure.png").content[:4] == b"\x89PNG"
+    assert researcher_client.get("/api/clip-trust/?model_key=clip:nothing").json()["models"] == [
+        {"model_key": "clip:nothing", "languages": []}
+    ]
+    assert researcher_client.get("/api/clip-trust/?models=x").status_code == 400
     assert annotator_client.get("/api/clip-trust/").status_code == 403
 
 
@@ -143,7 +148,11 @@ def test_the_report_page_shows_the_trust_table_and_the_figure(checked, researche
     assert '<tr class="clip-unreliable" data-language="de">' in html
     assert "zero-shot accuracy 0.21× English" in html
     assert "13.0 (0.21×)" in html and "95.0 (0.95×)" in html
-    assert 'id="clip-zeroshot-vs-retrieval"' in html and "<svg" in html
+    assert 'id="clip-zeroshot-vs-retrieval"' in html
+    # The figure is an image of the runs' models (the page's CSP forbids inline SVG styles).
+    src = re.search(r'<img src="(/api/clip-trust/figure\.svg\?model_key=[^"]+)"', html).group(1)
+    svg = researcher_client.get(src.replace("&amp;", "&"))
+    assert svg.status_code == 200 and b"<svg" in svg.content
     # The report's own notes say why German's CLIPScore is flagged.
     assert (
         "CLIPScore and RefCLIPScore, de: CLIP-based scores unreliable here: zero-shot accuracy 0.21× English"

@@ -79,16 +79,29 @@ class FoilBeforeAfterApi(ResearchApi):
         return Response(foil_before_after(check_id=check_id, base_id=base_id))
 
 
+class ModelsFilter(StrictInputSerializer):
+    model_key = serializers.ListField(
+        child=serializers.CharField(max_length=400),
+        required=False,
+        help_text="Only these models (``model_key`` as answered); repeat for several. Default: every checked model.",
+    )
+
+
+def _tables(view: ResearchApi, request) -> list:
+    return clip_trust_tables(view.validated(ModelsFilter, request.query_params).get("model_key") or None)
+
+
 class ClipTrustApi(ResearchApi):
     """Per model: each language's retrieval R@1, zero-shot top-1 and foil accuracy against English's
     on the same check, and the verdict; with the points of the figure and their correlation."""
 
     @extend_schema(
-        summary="CLIP trust per model and language", responses={200: OpenApiTypes.OBJECT, **ERRORS}
+        summary="CLIP trust per model and language",
+        parameters=[ModelsFilter],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def get(self, request):
-        self.validated(StrictInputSerializer, request.query_params)
-        tables = clip_trust_tables()
+        tables = _tables(self, request)
         points = zeroshot_retrieval_points(tables)
         return Response(
             {
@@ -101,12 +114,12 @@ class ClipTrustApi(ResearchApi):
 class ClipTrustFigureApi(ResearchApi):
     @extend_schema(
         summary="Zero-shot top-1 against text→image R@1, one dot per language and model (PNG or SVG)",
-        responses={200: OpenApiTypes.BINARY, **DETAIL_ERRORS},
+        parameters=[ModelsFilter],
+        responses={200: OpenApiTypes.BINARY, **ERRORS},
     )
     def get(self, request, fmt: str):
-        data = zeroshot_retrieval_figure(
-            clip_trust_tables(), fmt, title="CLIP: zero-shot vs retrieval by language"
-        )
+        tables = _tables(self, request)
+        data = zeroshot_retrieval_figure(tables, fmt, title="CLIP: zero-shot vs retrieval by language")
         response = HttpResponse(data, content_type=FIGURE_TYPES[fmt])
         response["Content-Disposition"] = f'inline; filename="clip_zeroshot_vs_retrieval.{fmt}"'
         return response
