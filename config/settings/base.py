@@ -301,6 +301,22 @@ if CLIP_IMAGE_ORIENTATION not in ("exif", "stored"):
 CLIP_UNRELIABLE_R1_RATIO = env.float("CLIP_UNRELIABLE_R1_RATIO", default=0.5)
 if not 0 < CLIP_UNRELIABLE_R1_RATIO <= 1:
     raise ImproperlyConfigured(f"CLIP_UNRELIABLE_R1_RATIO must be in (0, 1], not {CLIP_UNRELIABLE_R1_RATIO}")
+# The two other probes of the CLIP trust verdict (docs/clip-checks.md): a language is also flagged when
+# its zero-shot top-1 accuracy is below CLIP_UNRELIABLE_ZEROSHOT_RATIO × English's on the same classes
+# and images, or its foil accuracy below CLIP_UNRELIABLE_FOIL_RATIO × English's on the same pairs
+# translated. 0.5 for zero-shot: in seed 004's Table 2 the default model (OpenCLIP XLM-R B-32, English
+# 62.3) keeps 0.63 × English on average in high-resource languages and 0.50 × in mid-resource ones, and
+# falls to 0.29 × (low) and 0.19 × (very low), the groups whose retrieval also fails; the same ratio as
+# retrieval's. 0.9 for foils: chance is 0.5, so ratios are compressed; in seed 001's Table 4 (VALSE
+# translated) the untuned model keeps 0.92 × English or more in eight of nine languages and 0.86 × in
+# Korean, the one language within 9 points of chance.
+CLIP_UNRELIABLE_ZEROSHOT_RATIO = env.float("CLIP_UNRELIABLE_ZEROSHOT_RATIO", default=0.5)
+CLIP_UNRELIABLE_FOIL_RATIO = env.float("CLIP_UNRELIABLE_FOIL_RATIO", default=0.9)
+for _name in ("CLIP_UNRELIABLE_ZEROSHOT_RATIO", "CLIP_UNRELIABLE_FOIL_RATIO"):
+    if not 0 < globals()[_name] <= 1:
+        raise ImproperlyConfigured(f"{_name} must be in (0, 1], not {globals()[_name]}")
+# Bootstrap resamples of a foil check's per-phenomenon accuracy intervals.
+CLIP_FOIL_BOOTSTRAP = env.int("CLIP_FOIL_BOOTSTRAP", default=1000)
 # CLIP inference speed (docs/metrics.md, "How a worker embeds, and how fast"). CLIP_TORCH_THREADS: torch's CPU threads
 # per worker process (0: torch's default, one per core); give each of N worker processes on a machine
 # cores/N. CLIP_IMAGE_LOADER_THREADS: threads decoding the next batch of images while the model works

@@ -14,7 +14,9 @@ On top of ``manage.py load_demo`` (its 17 photographs and its languages de, ar, 
   drew) and submits, as a person would, so every selector counts it as submitted work;
 * per language, one text-metric run (BLEU-1 … 4, ROUGE-L, CIDEr-D) of the four systems against the
   references, through the metric-run service. METEOR (Java) and the CLIP metrics (model weights) are
-  left out: the demo needs neither.
+  left out: the demo needs neither;
+* a retrieval, a zero-shot and a foil check of the demo's tiny random-weight CLIP model
+  (:mod:`evaluation.demo.clip_probes`), labelled as not results, for the CLIP trust table.
 
 Everything a person sees says "simulated". The open German side-by-side campaign of ``load_demo``
 is not touched.
@@ -46,6 +48,7 @@ from annotation.services.campaigns import campaign_close, campaign_open, sxs_cam
 from core.errors import NoWorkAvailable, ValidationFailed
 from core.scales import score_to_choice
 from evaluation.demo.captions import CAPTIONS, SIM_SYSTEMS
+from evaluation.demo.clip_probes import demo_clip_checks_load
 from evaluation.demo.simulation import RaterModel
 from evaluation.models import MetricRun, Reference, ReferenceSet, ReferenceSetKind, RunStatus
 from evaluation.runs.plan import metric_run_create, metric_run_resume
@@ -71,6 +74,7 @@ class DemoResultsSummary:
     run_ids: list[int] = field(default_factory=list)
     runs_created: int = 0
     runs_resumed: int = 0
+    clip_checks: list[tuple[str, int, bool]] = field(default_factory=list)  # (kind, check id, created)
 
     @property
     def changed(self) -> bool:
@@ -83,6 +87,7 @@ class DemoResultsSummary:
             or self.runs_created
             or self.runs_resumed
             or any(created for *_, created in self.campaigns)
+            or any(created for *_, created in self.clip_checks)
         )
 
 
@@ -290,4 +295,7 @@ def demo_results_load(*, model: RaterModel | None = None) -> DemoResultsSummary:
                 metric_run_resume(run_id=run.pk)
                 summary.runs_resumed += 1
             summary.run_ids.append(run.pk)
+        summary.clip_checks = demo_clip_checks_load(
+            reference_sets=[reference_set_name(languages[code]) for code in CAPTIONS]
+        )
     return summary

@@ -4,11 +4,13 @@
 - ``sets``: image sets and reference sets (what a run scores, and against which captions);
 - ``runs``: metric runs as a chunked job, their chunks, caption and corpus scores, CLIP embeddings;
 - ``retrieval``: CLIP retrieval checks as a chunked job;
+- ``clip_checks``: CLIP zero-shot and foil checks as a chunked job;
 - ``finetune``: registered CLIP models and fine-tuning runs;
 - ``proxies``: admin pages without a table of their own;
 - ``fields``: fields several models declare the same way (who started a job).
 """
 
+from evaluation.models.clip_checks import ClipProbe, ClipProbeCheck, ClipProbeChunk, ClipProbeChunkKind
 from evaluation.models.finetune import ClipFineTune, ClipModel, TrainableParameters
 from evaluation.models.metrics import ALL_METRICS, CLIP_METRICS, TEXT_METRICS, Metric
 from evaluation.models.proxies import AnnotatorHours, LanguageStatistics
@@ -28,6 +30,10 @@ from evaluation.models.runs import (
 from evaluation.models.sets import ImageSet, Reference, ReferenceSet, ReferenceSetKind
 
 __all__ = [
+    "ClipProbe",
+    "ClipProbeCheck",
+    "ClipProbeChunk",
+    "ClipProbeChunkKind",
     "ALL_METRICS",
     "CLIP_METRICS",
     "FINISHED_RUN_STATUSES",

@@ -8,7 +8,14 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from core.errors import NotFound
-from evaluation.metrics.clip.trust import LanguageTrust, clip_model_key, language_trust, not_checked
+from evaluation.clip_checks.selectors import probe_ratios
+from evaluation.metrics.clip.trust import (
+    LanguageTrust,
+    clip_model_key,
+    language_trust,
+    not_checked,
+    with_probes,
+)
 from evaluation.models import CLIP_METRICS, MetricRun, RetrievalCheck, RunStatus
 
 
@@ -53,12 +60,16 @@ def latest_checks(model_key: str) -> dict[str, RetrievalCheck]:
 
 
 def clip_trust(model_key: str, languages: Iterable[str]) -> dict[str, LanguageTrust]:
-    """Language -> its verdict for the model from its latest check ("not checked" without one)."""
+    """Language -> its verdict for the model from its latest retrieval check ("not checked" without
+    one), joined with its latest zero-shot and foil checks: any probe below its threshold flags it."""
+    languages = list(languages)
     checks = latest_checks(model_key)
+    probes = probe_ratios(model_key, languages)
     out = {}
     for code in languages:
         check = checks.get(code)
-        out[code] = check_trust(check)[code] if check is not None else not_checked(code, model_key)
+        verdict = check_trust(check)[code] if check is not None else not_checked(code, model_key)
+        out[code] = with_probes(verdict, probes[code])
     return out
 
 

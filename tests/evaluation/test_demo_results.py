@@ -160,6 +160,30 @@ def test_the_simulated_set_loads_finished_scored_and_only_once(db, django_captur
     assert a_vs_d.delta_sxs < -50 and a_vs_d.deltas["CIDEr-D"] < 0
     assert by_pair[("ar", "sim-c", "sim-b")].delta_sxs < 0
 
+    # The CLIP checks of the tiny random-weight model: finished, labelled as not results, and the
+    # trust table joins them per language (English is the baseline of zero-shot and foils).
+    from evaluation.models import ClipProbeCheck, RetrievalCheck
+    from evaluation.research.clip_trust_tables import clip_trust_table
+
+    kinds = {kind: check_id for kind, check_id, created in summary.clip_checks}
+    assert sorted(kinds) == ["foil", "retrieval", "zeroshot"]
+    retrieval = RetrievalCheck.objects.get(pk=kinds["retrieval"])
+    assert retrieval.status == RunStatus.SUCCEEDED, retrieval.error
+    assert "not results" in retrieval.name
+    zeroshot = ClipProbeCheck.objects.get(pk=kinds["zeroshot"])
+    foil = ClipProbeCheck.objects.get(pk=kinds["foil"])
+    for check in (zeroshot, foil):
+        assert check.status == RunStatus.SUCCEEDED, check.error
+        assert "not results" in check.name and check.model_key == retrieval.model_key
+    assert zeroshot.results["ar"]["n_classes"] == 12 and zeroshot.results["de"]["n_classes"] == 17
+    assert zeroshot.results["ar"]["baseline"]["n_classes"] == 12
+    assert {code: r["phenomena"]["all"]["n_pairs"] for code, r in foil.results.items()} == dict.fromkeys(
+        ["ar", "de", "en", "ja"], 12
+    )
+    table = clip_trust_table(retrieval.model_key)
+    assert [row["language"] for row in table["languages"]] == ["en", "ar", "de", "ja"]
+    assert all(row["probes"]["zeroshot"] is not None for row in table["languages"])
+
     # A second run finds everything and changes nothing.
     before = counts()
     with django_capture_on_commit_callbacks(execute=True):

@@ -43,3 +43,8 @@ class Command(DemoLoadCommand):
         ids = ",".join(map(str, summary.run_ids))
         out(f"Or: python manage.py report --runs {ids}   /   python manage.py correlate --runs {ids}")
         out("The side-by-side judgments of these campaigns are simulated (seeded model, not people).")
+        for kind, check_id, created in summary.clip_checks:
+            out(
+                f"CLIP {kind} check #{check_id} on the tiny random-weight demo model ({'new' if created else 'kept'}): "
+                "its numbers show the workflow, they are not results."
+            )

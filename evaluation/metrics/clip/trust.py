@@ -1,7 +1,9 @@
 """Per-language trust in a CLIP model: the flag "CLIP-based scores unreliable here".
 
 A language is flagged when its text→image R@1 on a retrieval check (:mod:`.retrieval`) is below
-``threshold`` × English's R@1 on the same check (same model, same kind of data). English is the
+``threshold`` × English's R@1 on the same check (same model, same kind of data), or when another
+probe of the model (zero-shot classification, foils: :class:`ProbeRatio`) falls below its own
+threshold × English's on the same check (:func:`with_probes`). English is the
 baseline because multilingual CLIP models are trained mostly on English pairs and are at their
 best there (seed 004, Table 11); a relative threshold makes the flag independent of how hard a
 data set is. A language with no check is "not checked", a checked language whose check has no
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
@@ -22,9 +24,11 @@ __all__ = [
     "FLAG_TEXT",
     "LanguageTrust",
     "TrustStatus",
+    "ProbeRatio",
     "clip_model_key",
     "language_trust",
     "not_checked",
+    "with_probes",
 ]
 
 BASELINE_LANGUAGE = "en"
@@ -63,6 +67,18 @@ class LanguageTrust:
     threshold: float | None = None
     check_id: int | None = None
     note: str = ""
+    probes: tuple[ProbeRatio, ...] = ()
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the language is flagged, one short phrase a probe ("zero-shot accuracy 0.21× English")."""
+        if not self.flagged:
+            return []
+        out = []
+        checked = self.r1 is not None and self.threshold is not None and self.baseline_r1 is not None
+        if checked and (self.baseline_r1 == 0 or self.r1 < self.threshold * self.baseline_r1):
+            out.append(f"text→image R@1 {_ratio_text(self.ratio)} {BASELINE_LANGUAGE_NAME}")
+        return out + [probe.reason for probe in self.probes if probe.failed]
 
     @property
     def flagged(self) -> bool:
@@ -94,7 +110,78 @@ class LanguageTrust:
             "threshold": self.threshold,
             "check_id": self.check_id,
             "note": self.note,
+            "reasons": self.reasons,
+            "probes": [probe.as_dict() for probe in self.probes],
         }
+
+
+def _ratio_text(ratio: float | None) -> str:
+    return "at 0 even in" if ratio is None else f"{ratio:.2f}×"
+
+
+BASELINE_LANGUAGE_NAME = "English"
+
+
+@dataclass(frozen=True)
+class ProbeRatio:
+    """One probe of a language against English on the same check: zero-shot top-1 accuracy on the
+    same classes, or foil accuracy on the same pairs. ``failed`` when ``value < threshold × baseline``
+    (and always when English's own value is 0)."""
+
+    probe: str  # "zero-shot accuracy", "foil accuracy"
+    value: float
+    baseline: float | None
+    threshold: float
+    check_id: int | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        return None if not self.baseline else self.value / self.baseline
+
+    @property
+    def failed(self) -> bool:
+        return self.baseline is not None and (
+            self.baseline == 0 or self.value < self.threshold * self.baseline
+        )
+
+    @property
+    def reason(self) -> str:
+        return f"{self.probe} {_ratio_text(self.ratio)} {BASELINE_LANGUAGE_NAME}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "probe": self.probe,
+            "value": self.value,
+            "baseline": self.baseline,
+            "ratio": self.ratio,
+            "threshold": self.threshold,
+            "failed": self.failed,
+            "check_id": self.check_id,
+        }
+
+
+def with_probes(verdict: LanguageTrust, probes: Iterable[ProbeRatio]) -> LanguageTrust:
+    """The verdict with the language's other probes: flagged when retrieval flags it or any probe
+    fails (the note then gives every reason); otherwise retrieval's status stands (a language with no
+    retrieval check stays "not checked"), its note saying what the probes found."""
+    probes = tuple(probes)
+    if not probes:
+        return verdict
+    failed = [p for p in probes if p.failed]
+    code = verdict.language
+    if failed or verdict.flagged:
+        flagged = replace(verdict, status=TrustStatus.UNRELIABLE, probes=probes)
+        thresholds = ", ".join(f"{p.probe} below {p.threshold:g}×" for p in failed)
+        return replace(
+            flagged,
+            note=f"{code}: {FLAG_TEXT}: {'; '.join(flagged.reasons)}"
+            + (f" (thresholds: {thresholds})." if thresholds else "."),
+        )
+    found = "; ".join(
+        f"{p.probe} {100 * p.value:.1f}%" + (f", {p.ratio:.2f}× {BASELINE_LANGUAGE_NAME}" if p.ratio else "")
+        for p in probes
+    )
+    return replace(verdict, probes=probes, note=f"{verdict.note} Other probes: {found}.")
 
 
 def not_checked(language: str, model: str = "") -> LanguageTrust:

@@ -1,8 +1,9 @@
 """URLs of the research API, mounted at /api/ (config/urls.py)."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from evaluation.research.api import apis, docs
+from evaluation.research.api.apis import clip_checks
 
 app_name = "api"
 
@@ -47,6 +48,19 @@ urlpatterns = [
     ),
     *collection("clip-models", "clip-model", apis.ClipModelListApi, apis.ClipModelDetailApi, "model_id"),
     *collection("fine-tunes", "fine-tune", apis.ClipFineTuneListApi, apis.ClipFineTuneDetailApi, "run_id"),
+    path("clip-checks/", clip_checks.ClipCheckListApi.as_view(), name="clip-check-list"),
+    path("clip-checks/<id:check_id>/", clip_checks.ClipCheckDetailApi.as_view(), name="clip-check-detail"),
+    path(
+        "clip-checks/<id:check_id>/against/<id:base_id>/",
+        clip_checks.FoilBeforeAfterApi.as_view(),
+        name="clip-check-before-after",
+    ),
+    path("clip-trust/", clip_checks.ClipTrustApi.as_view(), name="clip-trust"),
+    re_path(
+        r"^clip-trust/figure\.(?P<fmt>png|svg)$",
+        clip_checks.ClipTrustFigureApi.as_view(),
+        name="clip-trust-figure",
+    ),
     path("correlations/", apis.CorrelationApi.as_view(), name="correlations"),
     path("trust/", apis.TrustApi.as_view(), name="trust"),
     path("schema/", docs.SchemaApi.as_view(), name="schema"),

@@ -25,6 +25,7 @@ from core.access import research_required
 from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.models import ALL_METRICS, MetricRun, RunStatus
+from evaluation.research.clip_trust_tables import clip_trust_section
 from evaluation.research.comparisons import ComparisonList, comparisons_from_db
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.finetune_tables import HEADERS as FINETUNE_HEADERS
@@ -179,6 +180,7 @@ def report_page(request):
             clip_trust=list(report.clip_trust.values()),
             clip_notes=report.clip_notes(),
             clip_ratio=settings.CLIP_UNRELIABLE_R1_RATIO,
+            clip_probes=clip_trust_section(report.runs),
             fine_tunes=report.fine_tunes,
             fine_tune_headers=FINETUNE_HEADERS,
         )

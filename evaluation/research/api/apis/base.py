@@ -61,6 +61,8 @@ API_INDEX = (
         "api:clip-model-list",
         "registered CLIP models metric runs can choose (fine-tuned ones with provenance)",
     ),
+    ("api:clip-check-list", "zero-shot and foil checks of CLIP models, per language against English"),
+    ("api:clip-trust", "CLIP trust per model and language: retrieval, zero-shot and foils against English"),
     ("api:fine-tune-list", "CLIP fine-tuning runs with their before/after table per language"),
     ("api:correlations", "correlation of metrics with ΔS×S (?runs=1,2)"),
     ("api:trust", "which metric to trust: acc23 per language with significance clusters (?runs=1,2)"),

@@ -1,0 +1,162 @@
+"""Compute one chunk of a zero-shot or foil check and store it.
+
+The embeddings go through the caches metric runs and retrieval checks share (images by model and
+file, texts by model and the sha256 of the text as embedded), with retrieval's own helpers, so a
+killed check resumes with every vector already stored and a label or caption is never embedded twice.
+
+* ``images``: embeds the chunk's images. ``texts``: embeds one language's prompts (zero-shot) or
+  captions and foils. ``score``: reads one language's vectors (embedding only what went missing),
+  measures it (:mod:`evaluation.clip_checks.measures`) and stores it in ``ClipProbeCheck.results``.
+"""
+
+from __future__ import annotations
+
+from core.jobs.engine import JobDataError, timings_add
+from evaluation.clip_checks.measures import TIE_TOLERANCE, class_vectors, foil_measures, zeroshot_measures
+from evaluation.metrics.clip.trust import BASELINE_LANGUAGE, clip_model_key
+from evaluation.metrics.embeddings_cache import DbEmbeddingCache
+from evaluation.models import (
+    ChunkStatus,
+    ClipProbe,
+    ClipProbeCheck,
+    ClipProbeChunk,
+    ClipProbeChunkKind,
+    EmbeddingKind,
+)
+from evaluation.retrieval.compute import _image_vectors, _Models, _text_vectors
+
+EMBEDDING_KINDS = (ClipProbeChunkKind.IMAGES, ClipProbeChunkKind.TEXTS)
+
+
+def _rows(check: ClipProbeCheck, kind: str, language: str = "") -> list:
+    chunks = check.chunks.filter(kind=kind, language=language).order_by("index")
+    return [row for chunk in chunks for row in chunk.payload]
+
+
+def _zeroshot(check: ClipProbeCheck, language: str, models, image_cache, text_cache) -> dict:
+    images = _rows(check, ClipProbeChunkKind.IMAGES)
+    image_emb = _image_vectors(models, [image_id for image_id, _ in images], image_cache)
+    image_class = [class_id for _, class_id in images]
+
+    def classes_of(code: str):
+        prompts = _rows(check, ClipProbeChunkKind.TEXTS, code)
+        return class_vectors(
+            _text_vectors(models, [t for _, t in prompts], text_cache), [c for c, _ in prompts]
+        )
+
+    classes, class_emb = classes_of(language)
+    has_baseline = check.chunks.filter(kind=ClipProbeChunkKind.TEXTS, language=BASELINE_LANGUAGE).exists()
+    baseline = classes_of(BASELINE_LANGUAGE) if has_baseline else None
+    return zeroshot_measures(image_emb, image_class, classes, class_emb, baseline=baseline)
+
+
+def _foils(check: ClipProbeCheck, language: str, models, image_cache, text_cache) -> dict:
+    rows = _rows(check, ClipProbeChunkKind.TEXTS, language)
+    image_emb = _image_vectors(models, [row[1] for row in rows], image_cache)
+    captions = _text_vectors(models, [row[3] for row in rows], text_cache)
+    foils = _text_vectors(models, [row[4] for row in rows], text_cache)
+    try:
+        return foil_measures(
+            image_emb,
+            captions,
+            foils,
+            [row[2] for row in rows],
+            [row[0] for row in rows],
+            n_boot=int(check.params.get("n_boot", 1000)),
+            seed=check.pk,
+        )
+    except ValueError as exc:
+        raise JobDataError(f"{language}: {exc}") from exc
+
+
+def chunk_compute(chunk: ClipProbeChunk) -> dict:
+    """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
+    check = chunk.probe_check
+    models = _Models(check)
+    image_cache, text_cache = DbEmbeddingCache(EmbeddingKind.IMAGE), DbEmbeddingCache(EmbeddingKind.TEXT)
+    out: dict = {}
+    if chunk.kind == ClipProbeChunkKind.IMAGES:
+        ids = [row[0] if isinstance(row, list) else row for row in chunk.payload]
+        _image_vectors(models, ids, image_cache)
+    elif chunk.kind == ClipProbeChunkKind.TEXTS:
+        if check.probe == ClipProbe.ZEROSHOT:
+            texts = [text for _, text in chunk.payload]
+        else:
+            texts = [text for row in chunk.payload for text in (row[3], row[4])]
+        _text_vectors(models, texts, text_cache)
+    else:
+        measure = _zeroshot if check.probe == ClipProbe.ZEROSHOT else _foils
+        out["result"] = measure(check, chunk.language, models, image_cache, text_cache)
+    out["model_id"] = models.model_id
+    out["stats"] = {
+        "embeddings_computed": image_cache.stored + text_cache.stored,
+        "embeddings_cached": image_cache.hits + text_cache.hits,
+    }
+    return out
+
+
+def check_finalise(check: ClipProbeCheck) -> None:
+    """Once every language is measured (check row locked): each foil language's English accuracy on the
+    pairs both have (matched by key), stored as its ``baseline``; None without English or shared pairs."""
+    if check.probe != ClipProbe.FOIL:
+        return
+    pairs = check.pairs or {}
+    english = {key: c > f + TIE_TOLERANCE for key, _, c, f in pairs.get(BASELINE_LANGUAGE, [])}
+    results = dict(check.results or {})
+    for code, result in results.items():
+        shared = [english[key] for key, *_ in pairs.get(code, []) if key in english]
+        baseline = {"accuracy": sum(shared) / len(shared), "n_pairs": len(shared)} if shared else None
+        results[code] = {**result, "baseline": baseline}
+    check.results = results
+
+
+def chunk_waiting(chunk: ClipProbeChunk) -> bool:
+    """A score chunk waits until every embedding chunk of its check is done (it is sent then)."""
+    return chunk.kind == ClipProbeChunkKind.SCORE and (
+        ClipProbeChunk.objects.filter(probe_check_id=chunk.probe_check_id, kind__in=EMBEDDING_KINDS)
+        .exclude(status=ChunkStatus.DONE)
+        .exists()
+    )
+
+
+def ready_chunk_ids(check_id: int) -> list[int]:
+    """Pending chunks that may run: embedding chunks, and score chunks once no embedding chunk is left."""
+    pending = ClipProbeChunk.objects.filter(probe_check_id=check_id, status=ChunkStatus.PENDING)
+    left = ClipProbeChunk.objects.filter(probe_check_id=check_id, kind__in=EMBEDDING_KINDS).exclude(
+        status=ChunkStatus.DONE
+    )
+    if left.exists():
+        pending = pending.filter(kind__in=EMBEDDING_KINDS)
+    order = {ClipProbeChunkKind.IMAGES: 0, ClipProbeChunkKind.TEXTS: 1, ClipProbeChunkKind.SCORE: 2}
+    rows = sorted(
+        pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
+    )
+    return [pk for pk, *_ in rows]
+
+
+def chunk_label(chunk: ClipProbeChunk) -> str:
+    return f"{chunk.kind} chunk {chunk.index}" + (f" ({chunk.language})" if chunk.language else "")
+
+
+def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, seconds: float) -> None:
+    """Record the chunk's outcome on the check (check and chunk rows locked). Raises JobDataError
+    when the workers loaded different weights under the same settings."""
+    if check.model_id and check.model_id != outcome["model_id"]:
+        raise JobDataError(
+            f"the model changed during the check: {check.model_id} before, {outcome['model_id']} now; "
+            "start a new check"
+        )
+    check.model_id = outcome["model_id"]
+    params = check.params
+    check.model_key = clip_model_key(
+        model=params["clip_model"],
+        pretrained=params.get("clip_pretrained", ""),
+        checkpoint=params.get("clip_checkpoint", ""),
+        model_id=check.model_id,
+    )
+    if "result" in outcome:
+        result = dict(outcome["result"])
+        if "pairs" in result:
+            check.pairs = {**(check.pairs or {}), chunk.language: result.pop("pairs")}
+        check.results = {**(check.results or {}), chunk.language: result}
+    timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])

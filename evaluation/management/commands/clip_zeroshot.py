@@ -1,0 +1,161 @@
+"""manage.py clip_zeroshot: zero-shot classification of a CLIP model per language (seed 004, Babel-ImageNet).
+
+    manage.py clip_zeroshot --labels babel_imagenet.json --images labelled.csv [--templates prompts.csv]
+    manage.py clip_zeroshot --labels labels.csv --images labelled.csv --languages en de sw --model ... --pretrained ...
+    manage.py clip_zeroshot --resume 12         # finish a check that was stopped or failed
+    manage.py clip_zeroshot --show 12 [--format json]
+    manage.py clip_zeroshot --trust             # the CLIP trust table of every checked model
+
+Computed in this process with a progress bar on stderr; ``--queue`` hands the check to the workers.
+File formats: docs/clip-checks.md. Nothing is stored when a file has a problem; the error names its line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import DomainError
+from core.jobs.engine import unit_run
+from evaluation.clip_checks.compute import ready_chunk_ids
+from evaluation.clip_checks.plan import probe_check_resume, probe_check_store, zeroshot_check_plan
+from evaluation.clip_checks.selectors import probe_check_get
+from evaluation.clip_checks.tasks import CLIP_PROBE_CHECK
+from evaluation.models import ClipProbeCheck, ClipProbeChunk, RunStatus
+from evaluation.research.clip_trust_tables import (
+    clip_trust_tables,
+    clip_trust_text,
+    probe_check_json,
+    probe_check_text,
+)
+
+BAR = 30
+
+
+def read_file(path: str) -> tuple[str, bytes]:
+    try:
+        return Path(path).name, Path(path).read_bytes()
+    except OSError as exc:
+        raise CommandError(f"Cannot read {path}: {exc.strerror}.") from None
+
+
+class ProbeCommand(BaseCommand):
+    """What the zero-shot and foil commands share: resume, show, the trust table, the progress bar."""
+
+    def add_common(self, parser, source):
+        source.add_argument("--resume", type=int, metavar="ID", help="finish check ID")
+        source.add_argument("--show", type=int, metavar="ID", help="print check ID")
+        source.add_argument(
+            "--trust", action="store_true", help="print the CLIP trust table of every checked model"
+        )
+        parser.add_argument("--languages", nargs="+", metavar="CODE", help="only these languages")
+        parser.add_argument("--model", help="open_clip model name (default: the CLIP_MODEL setting)")
+        parser.add_argument(
+            "--pretrained", help="pretrained tag (default: CLIP_PRETRAINED for the default model)"
+        )
+        parser.add_argument("--checkpoint", help="a checkpoint file instead of a pretrained tag")
+        parser.add_argument("--name", default="", help="a name for the check")
+        parser.add_argument("--format", choices=["text", "json"], default="text")
+        parser.add_argument(
+            "--queue", action="store_true", help="hand the check to the Celery workers and return"
+        )
+
+    def model_args(self, options) -> dict:
+        return {
+            "languages": options["languages"],
+            "name": options["name"],
+            "model": options["model"],
+            "pretrained": options["pretrained"],
+            "checkpoint": options["checkpoint"],
+        }
+
+    def handle(self, *args, **options):
+        self.verbosity = options["verbosity"]
+        if options["trust"]:
+            tables = clip_trust_tables()
+            if options["format"] == "json":
+                self.stdout.write(json.dumps(tables, indent=2, ensure_ascii=False) + "\n", ending="")
+            else:
+                self.stdout.write(
+                    clip_trust_text(tables) or "No model has a finished check yet.\n", ending=""
+                )
+            return
+        try:
+            if options["show"]:
+                check = probe_check_get(check_id=options["show"])
+            elif options["resume"]:
+                check = probe_check_resume(check_id=options["resume"], enqueue=options["queue"]).job
+                if not options["queue"]:
+                    check = self._compute(check)
+            else:
+                check = probe_check_store(plan=self.plan(options), enqueue=options["queue"])
+                if not options["queue"]:
+                    check = self._compute(check)
+        except DomainError as exc:
+            raise CommandError(exc.message) from None
+        check.refresh_from_db()
+        if options["queue"] and check.status != RunStatus.SUCCEEDED:
+            self.stdout.write(
+                f"Check #{check.pk} queued: {check.chunks_total} chunks for {', '.join(check.languages)}."
+            )
+            return
+        self.stdout.write(
+            probe_check_json(check) if options["format"] == "json" else probe_check_text(check), ending=""
+        )
+        if check.status != RunStatus.SUCCEEDED:
+            raise CommandError(f"Check #{check.pk} {check.status}: {check.error or 'not finished'}")
+
+    def _compute(self, check: ClipProbeCheck) -> ClipProbeCheck:
+        """Compute the ready chunks in this process until none is left (scores after the embeddings)."""
+        done = ClipProbeCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
+        while ids := ready_chunk_ids(check.pk):
+            for chunk_id in ids:
+                chunk = ClipProbeChunk.objects.get(pk=chunk_id)
+                self._bar(done, check.chunks_total, f"{chunk.kind} {chunk.language}".strip())
+                if unit_run(CLIP_PROBE_CHECK, unit_id=chunk_id, send_next=False) == "failed":
+                    self.stderr.write("")
+                    return check
+                done = ClipProbeCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
+        self._bar(done, check.chunks_total, "done")
+        self.stderr.write("")
+        return check
+
+    def _bar(self, done: int, total: int, what: str) -> None:
+        if self.verbosity < 1:
+            return
+        filled = BAR * done // max(total, 1)
+        self.stderr.write(
+            f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} chunks  {what:<16}", ending=""
+        )
+        self.stderr.flush()
+
+
+class Command(ProbeCommand):
+    help = "Zero-shot classification accuracy (top-1, top-5, per class) of a CLIP model per language, against English's."
+
+    def add_arguments(self, parser):
+        source = parser.add_mutually_exclusive_group()
+        source.add_argument(
+            "--labels",
+            metavar="FILE",
+            help="class labels: Babel-ImageNet JSON or class_id,language,label CSV",
+        )
+        self.add_common(parser, source)
+        parser.add_argument(
+            "--images", metavar="FILE", help="labelled images: image,class_id CSV (image keys)"
+        )
+        parser.add_argument(
+            "--templates", metavar="FILE", help="prompt templates: language,template CSV with {}"
+        )
+
+    def plan(self, options):
+        if not options["labels"] or not options["images"]:
+            raise CommandError("Give --labels and --images (or --resume / --show ID, or --trust).")
+        return zeroshot_check_plan(
+            labels=read_file(options["labels"]),
+            images=read_file(options["images"]),
+            templates=read_file(options["templates"]) if options["templates"] else None,
+            **self.model_args(options),
+        )

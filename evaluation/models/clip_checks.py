@@ -1,0 +1,101 @@
+"""Zero-shot classification and foil checks of a CLIP model, per language, as one job kind."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+from core.jobs.models import ChunkedJob, WorkUnit
+from evaluation.models.fields import started_by
+from evaluation.models.runs import ChunkStatus, RunStatus
+
+
+class ClipProbe(models.TextChoices):
+    ZEROSHOT = "zeroshot", "zero-shot classification"
+    FOIL = "foil", "foils"
+
+
+class ClipProbeCheck(ChunkedJob):
+    """One probe of a CLIP model per language: zero-shot classification (seed 004) or foils (seed 001).
+
+    The imported data is frozen in the check's chunks when it is created (labels and prompts, or
+    caption/foil pairs), so a check says what it measured. ``data`` holds what the import decided
+    (class counts per language, the foil validity rule, pairs dropped). ``results`` maps a language
+    code to its measures (``evaluation.clip_checks.measures``).
+    """
+
+    name = models.CharField(max_length=200, blank=True)
+    probe = models.CharField(max_length=10, choices=ClipProbe.choices)
+    languages = models.JSONField(default=list, help_text="Language codes checked, in order.")
+    params = models.JSONField(default=dict, blank=True, help_text="CLIP model, pretrained tag, checkpoint.")
+    data = models.JSONField(default=dict, blank=True, help_text="What the import kept and why.")
+    model_key = models.CharField(max_length=400, blank=True)
+    model_id = models.CharField(max_length=300, blank=True, help_text="The model as the workers loaded it.")
+    results = models.JSONField(default=dict, blank=True)
+    # Apart from ``results`` (and deferred by the reads), as a full VALSE set is thousands of pairs per
+    # language: each language's ``[key, phenomenon, caption CLIPScore, foil CLIPScore]``.
+    pairs = models.JSONField(default=dict, blank=True, help_text="Foils: every pair's two CLIPScores.")
+    created_by = started_by("clip_probe_checks")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = "CLIP zero-shot or foil check"
+        verbose_name_plural = "CLIP zero-shot and foil checks"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(chunks_done__lte=F("chunks_total")), name="clip_probe_check_progress"
+            ),
+            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="clip_probe_check_status"),
+            models.CheckConstraint(condition=Q(probe__in=ClipProbe.values), name="clip_probe_check_probe"),
+        ]
+        indexes = [models.Index(fields=["model_key", "probe", "status"], name="clip_probe_model_status")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name or self.get_probe_display()}"
+
+    @property
+    def model_label(self) -> str:
+        params = self.params or {}
+        label = params.get("clip_model", "")
+        if params.get("clip_pretrained"):
+            label += f" ({params['clip_pretrained']})"
+        if params.get("clip_checkpoint"):
+            label += f" checkpoint {params['clip_checkpoint']}"
+        return label
+
+
+class ClipProbeChunkKind(models.TextChoices):
+    IMAGES = "images", "image embeddings"
+    TEXTS = "texts", "text embeddings"
+    SCORE = "score", "measures of one language"
+
+
+class ClipProbeChunk(WorkUnit):
+    """One unit of a probe check. ``images``: image ids. ``texts``: one language's rows — zero-shot
+    ``[class id, prompted label]``, foils ``[pair key, image id, phenomenon, caption, foil]``.
+    ``score``: one language's measures from the cached embeddings, once every embedding chunk is done.
+    Zero-shot image chunks hold ``[image id, class id]``."""
+
+    probe_check = models.ForeignKey(ClipProbeCheck, on_delete=models.CASCADE, related_name="chunks")
+    kind = models.CharField(max_length=6, choices=ClipProbeChunkKind.choices)
+    language = models.CharField(max_length=16, blank=True)
+    index = models.PositiveIntegerField()
+    payload = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["probe_check", "kind", "language", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["probe_check", "kind", "language", "index"], name="clip_probe_chunk_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ChunkStatus.values), name="clip_probe_chunk_status"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=ClipProbeChunkKind.values), name="clip_probe_chunk_kind"
+            ),
+        ]
+        indexes = [models.Index(fields=["probe_check", "status"], name="clip_probe_chunk_check_status")]
+
+    def __str__(self) -> str:
+        return f"probe check {self.probe_check_id} / {self.kind} {self.language} {self.index}"
