@@ -282,6 +282,7 @@ def report_from_db(
     sxs_n_boot: int = DEFAULT_N_BOOT,
     tau_c: str = TAU_C_SEED001,
     n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    human_tables: bool = True,
 ) -> Report:
     """A report over the side-by-side campaigns (all, or ``campaign_ids``; in ``language_codes``)
     and the metric runs ``metric_run_ids``, with Tables 1 and 2 of those languages (all when not
@@ -291,7 +292,8 @@ def report_from_db(
     and the item level: the soft pairwise accuracy of each metric and the trust table
     (:mod:`evaluation.research.meta_evaluation`, ``n_permutations`` draws per permutation test).
 
-    Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises, and ``ValueError`` for
+    ``human_tables=False`` leaves Tables 1 and 2 out (the stored report reads them per request: they
+    cover every caption, not the selection). Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises, and ``ValueError`` for
     an unknown ``tau_c``.
     """
     tau_c_variant_check(tau_c)
@@ -373,8 +375,8 @@ def report_from_db(
         skipped=comparisons.skipped,
         sources=comparisons.sources,
         runs=runs,
-        table1=keep(caption_statistics_rows()),
-        table2=keep(quality_rows()),
+        table1=keep(caption_statistics_rows()) if human_tables else [],
+        table2=keep(quality_rows()) if human_tables else [],
         sxs_rows=sxs_rows,
         per_caption_rows=rows,
         per_caption=agreement,

@@ -24,22 +24,27 @@ from annotation.models import Campaign, CampaignKind
 from core.access import research_required
 from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
-from evaluation.models import ALL_METRICS, MetricRun, RunStatus
-from evaluation.research.comparisons import ComparisonList, comparisons_from_db
+from evaluation.human.selectors import caption_statistics_rows, quality_rows
+from evaluation.models import ALL_METRICS, MetricRun, ReportCacheState, RunStatus
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.finetune_tables import HEADERS as FINETUNE_HEADERS
-from evaluation.research.reports.heatmap import runs_source, trust_heatmap
-from evaluation.research.reports.plots import metric_names, scatter
+from evaluation.research.reports.cache import REPORT, payload_load, report_enqueue, report_lookup
 from evaluation.research.reports.render import per_caption_records
-from evaluation.research.reports.report import report_from_db
+from evaluation.research.reports.stored import (
+    heatmap_name,
+    report_heatmap_bytes,
+    report_progress_text,
+    report_scatter_bytes,
+    report_selection,
+    scatter_name,
+)
 from evaluation.research.tables import (
     PER_CAPTION_COLUMNS,
     SXS_PAGE_COLUMNS,
     correlation_html,
     html_table,
 )
-from evaluation.research.trust_tables import trust_build, trust_html
-from evaluation.retrieval.selectors import clip_trust_for_runs
+from evaluation.research.trust_tables import trust_html
 
 REPORT_SXS_COLUMNS = (
     ("campaign_id", "#", "d"),
@@ -114,12 +119,16 @@ class ReportForm(forms.Form):
     )
 
     def selection(self) -> dict:
+        """The stored report's selection (:func:`evaluation.research.reports.stored.report_selection`)."""
         data = self.cleaned_data
-        return {
-            "metric_run_ids": [run.pk for run in data["runs"]],
-            "campaign_ids": [c.pk for c in data["campaigns"]] or None,
-            "metrics": data["metrics"] or None,
-        }
+        return report_selection(
+            metric_run_ids=[run.pk for run in data["runs"]],
+            campaign_ids=[c.pk for c in data["campaigns"]] or None,
+            metrics=data["metrics"] or None,
+            both_directions=not data["one_direction"],
+            transfer_ratings=data["transfer_ratings"],
+            tau_c=data["tau_c"] or TAU_C_SEED001,
+        )
 
 
 def _default_query(form: ReportForm) -> QueryDict | None:
@@ -137,23 +146,32 @@ def _default_query(form: ReportForm) -> QueryDict | None:
 @research_required
 @require_GET
 def report_page(request):
+    """The report of the chosen selection, read from its stored computation (:mod:`.cache`). While it
+    is being computed the page shows the form, what is being computed, the same selection's result
+    from older data when there is one, and reloads itself every few seconds."""
     query = request.GET
     default = None
     if not query:
         default = _default_query(ReportForm())
         query = default or query
     form = ReportForm(query if query else None)
-    report = None
+    report = lookup = None
     if form.is_bound and form.is_valid():
         try:
-            report = report_from_db(
-                **form.selection(),
-                both_directions=not form.cleaned_data["one_direction"],
-                transfer_ratings=form.cleaned_data["transfer_ratings"],
-                tau_c=form.cleaned_data["tau_c"] or TAU_C_SEED001,
-            )
+            lookup = report_lookup(REPORT, form.selection())
         except DomainError as exc:
             form.add_error(None, exc.message)
+        else:
+            if lookup.done:
+                report = lookup.result
+            elif lookup.entry.state == ReportCacheState.FAILED:
+                form.add_error(None, lookup.entry.error)
+            else:
+                report = lookup.older
+    waiting = lookup is not None and lookup.entry.state in (
+        ReportCacheState.PENDING,
+        ReportCacheState.RUNNING,
+    )
     context = {
         **admin.site.each_context(request),
         "title": "Metric-vs-human report",
@@ -163,8 +181,18 @@ def report_page(request):
         "has_runs": form.fields["runs"].queryset.exists(),
         "query": query.urlencode(),
         "default_selection": default is not None,
+        "waiting": waiting,
+        "computing": (lookup.entry.progress or report_progress_text(lookup.entry.selection))
+        if waiting
+        else "",
+        "computing_state": lookup.entry.get_state_display() if waiting else "",
+        "computing_since": lookup.entry.created_at if waiting else None,
+        "older_at": lookup.older_at if waiting and report is not None else None,
+        "refresh_seconds": REFRESH_SECONDS,
     }
     if report is not None:
+        # Tables 1 and 2 cover every caption, not the selection: read now (a few aggregate queries).
+        report.table1, report.table2 = caption_statistics_rows(), quality_rows()
         context.update(
             correlations=correlation_html(report.correlations),
             per_caption=html_table(per_caption_records(report), PER_CAPTION_COLUMNS)
@@ -185,19 +213,31 @@ def report_page(request):
     return render(request, "evaluation/report.html", context)
 
 
+REFRESH_SECONDS = 3
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
 
-def _figure_selection(request) -> tuple[ReportForm, ComparisonList]:
-    """The page's query behind a figure URL: the valid form and its comparisons (404 otherwise).
-    Figures draw no ΔS×S interval, so one resample is enough."""
+def _stored_figure(request, name: str, draw) -> HttpResponse:
+    """A figure of the stored report of the page's query: read when drawn before, drawn once otherwise
+    (from the stored report, nothing recomputed). 404 for a bad query; 503 while the report is computed."""
     form = ReportForm(request.GET)
     if not form.is_valid():
         raise Http404("No such report.")
     try:
-        return form, comparisons_from_db(**form.selection(), n_boot=1)
+        entry = report_enqueue(REPORT, form.selection())
     except DomainError as exc:
         raise Http404(exc.message) from None
+    if entry.state == ReportCacheState.FAILED:
+        raise Http404(entry.error)
+    if entry.state != ReportCacheState.DONE:
+        response = HttpResponse(
+            "The report is still being computed.", status=503, content_type="text/plain; charset=utf-8"
+        )
+        response["Retry-After"] = str(REFRESH_SECONDS)
+        return response
+    found = entry.figures.filter(name=name).values_list("data", flat=True).first()
+    data = bytes(found) if found is not None else draw(entry, payload_load(entry))
+    return data
 
 
 def _figure_response(data: bytes, fmt: str, filename: str) -> HttpResponse:
@@ -209,23 +249,31 @@ def _figure_response(data: bytes, fmt: str, filename: str) -> HttpResponse:
 @research_required
 @require_GET
 def report_scatter(request, metric: str, fmt: str):
-    """The scatter plot of one metric for the page's query, rendered now (PNG or SVG)."""
-    form, comparisons = _figure_selection(request)
-    if metric not in metric_names(comparisons):
-        raise Http404("No comparison has this metric.")
-    data = scatter(comparisons, metric, both_directions=not form.cleaned_data["one_direction"], fmt=fmt)
+    """The scatter plot of one metric for the page's query (PNG or SVG), from the stored report."""
+
+    def draw(entry, report):
+        if metric not in report.metrics:
+            raise Http404("No comparison has this metric.")
+        return report_scatter_bytes(entry, report, metric, fmt)
+
+    data = _stored_figure(request, scatter_name(metric, fmt), draw)
+    if isinstance(data, HttpResponse):
+        return data
     return _figure_response(data, fmt, f"scatter_{metric}")
 
 
 @research_required
 @require_GET
 def report_trust_heatmap(request, fmt: str):
-    """The trust table of the page's query as a heatmap, rendered now (PNG or SVG); the same seed and
-    draws as the page, so the same numbers."""
-    form, comparisons = _figure_selection(request)
-    runs = form.cleaned_data["runs"]
-    trust = trust_build(comparisons.items, clip_trust=clip_trust_for_runs(runs))
-    if trust.table is None:
-        raise Http404("No compared pair has judged images with per-caption scores.")
-    data = trust_heatmap(trust.table, fmt, source=runs_source(runs), clip_flags=trust.clip_flags)
+    """The trust table of the page's query as a heatmap (PNG or SVG), from the stored report: the same
+    numbers as the page."""
+
+    def draw(entry, report):
+        if report.trust is None:
+            raise Http404("No compared pair has judged images with per-caption scores.")
+        return report_heatmap_bytes(entry, report, fmt)
+
+    data = _stored_figure(request, heatmap_name(fmt), draw)
+    if isinstance(data, HttpResponse):
+        return data
     return _figure_response(data, fmt, "trust_heatmap")

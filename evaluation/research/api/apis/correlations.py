@@ -15,36 +15,16 @@ from evaluation.research.api.serializers import (
     CorrelationsSerializer,
     TrustSerializer,
 )
-from evaluation.research.comparisons import ComparisonList, comparisons_from_db, metric_runs_for_report
 from evaluation.research.meta_evaluation import (
     ACC23_LABEL,
     MIN_ITEMS,
     SIGNIFICANCE_LEVEL,
 )
-from evaluation.research.trust_tables import model_level, trust_build, trust_languages, trust_records
-from evaluation.retrieval.selectors import (
-    clip_trust_for_runs,
-)
+from evaluation.research.reports.cache import result_or_compute
+from evaluation.research.reports.stored import API_CORRELATIONS, API_TRUST, api_selection
+from evaluation.research.trust_tables import trust_languages, trust_records
 
 # --- Correlation of metrics with side-by-side judgments ----------------------------------------------
-
-
-def _system_level(
-    found: ComparisonList, *, both_directions: bool, n_boot: int, n_permutations: int, seed: int
-) -> dict:
-    """:func:`correlate` of the comparisons with the soft pairwise accuracy from their items; 400 for
-    comparisons that cannot be correlated."""
-    try:
-        return model_level(
-            list(found),
-            found.items,
-            both_directions=both_directions,
-            n_boot=n_boot,
-            n_permutations=n_permutations,
-            seed=seed,
-        )
-    except ValueError as exc:
-        raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
 
 
 class CorrelationApi(ResearchApi):
@@ -72,15 +52,18 @@ class CorrelationApi(ResearchApi):
     )
     def get(self, request):
         params = self.validated(self.FilterSerializer, request.query_params)
-        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
         both = not params["one_direction"]
         draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+        # Computed once per selection content and stored (evaluation.research.reports.cache).
+        found, results = result_or_compute(API_CORRELATIONS, api_selection(params, both_directions=both))
+        if isinstance(results, str):
+            raise ValidationFailed(results)
         output = {
             "both_directions": both,
             **draws,
             "comparisons": found.sources,
             "skipped": found.skipped,
-            "results": _system_level(found, both_directions=both, **draws),
+            "results": results,
         }
         return Response(CorrelationsSerializer(output).data)
 
@@ -120,17 +103,11 @@ class TrustApi(ResearchApi):
     )
     def get(self, request):
         params = self.validated(self.FilterSerializer, request.query_params)
-        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
         draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
-        try:
-            trust = trust_build(
-                found.items,
-                list(found),
-                clip_trust=clip_trust_for_runs(metric_runs_for_report(params["runs"])),
-                **draws,
-            )
-        except ValueError as exc:
-            raise ValidationFailed(f"These comparisons cannot be judged: {exc}.") from None
+        # Computed once per selection content and stored (evaluation.research.reports.cache).
+        found, trust = result_or_compute(API_TRUST, api_selection(params))
+        if isinstance(trust, str):
+            raise ValidationFailed(trust)
         table = trust.table
         output = {
             "measure": ACC23_LABEL,
