@@ -1,3 +1,4 @@
+# ruff: noqa: F811 — the ``world`` fixture is imported from test_reports
 """Stored reports: computed once per selection content, never per request; a page that waits says
 what it is computing; new data gives a new key; the default report is queued when a run succeeds."""
 
@@ -22,7 +23,7 @@ def _count_computations():
     return mock.patch.object(report_module, "trust_build", side_effect=report_module.trust_build)
 
 
-def test_the_page_computes_a_selection_once_then_reads_it(world, researcher, client):  # noqa: F811
+def test_the_page_computes_a_selection_once_then_reads_it(world, researcher, client):
     client.force_login(researcher)
     url = reverse("reports:report")
     with _count_computations() as computed:
@@ -42,7 +43,7 @@ def test_the_page_computes_a_selection_once_then_reads_it(world, researcher, cli
     assert {"heatmap.svg", "scatter:CIDEr-D.svg"} <= names
 
 
-def test_new_judgments_give_a_new_key_and_the_page_recomputes(world, researcher, client):  # noqa: F811
+def test_new_judgments_give_a_new_key_and_the_page_recomputes(world, researcher, client):
     selection = report_selection(metric_run_ids=[world["run"].pk])
     before = content_key(REPORT, selection)
     assert content_key(REPORT, selection) == before  # stable while nothing changes
@@ -55,7 +56,7 @@ def test_new_judgments_give_a_new_key_and_the_page_recomputes(world, researcher,
 
 
 def test_a_page_that_waits_says_what_it_computes_then_shows_the_report(
-    world,  # noqa: F811
+    world,
     researcher,
     client,
     settings,
@@ -87,7 +88,7 @@ def test_a_page_that_waits_says_what_it_computes_then_shows_the_report(
 
 
 def test_a_changed_selection_shows_the_older_result_while_it_recomputes(
-    world,  # noqa: F811
+    world,
     researcher,
     client,
     settings,
@@ -106,18 +107,20 @@ def test_a_changed_selection_shows_the_older_result_while_it_recomputes(
 
 def test_a_succeeded_metric_run_queues_the_default_report(
     world, settings, django_capture_on_commit_callbacks
-):  # noqa: F811
+):
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    with mock.patch("evaluation.research.reports.tasks.report_compute_task.delay") as delay:
-        with django_capture_on_commit_callbacks(execute=True):
-            report_precompute_listener("metric_run", world["run"].pk)
-            report_precompute_listener("retrieval_check", 1)  # other kinds: nothing
+    with (
+        mock.patch("evaluation.research.reports.tasks.report_compute_task.delay") as delay,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        report_precompute_listener("metric_run", world["run"].pk)
+        report_precompute_listener("retrieval_check", 1)  # other kinds: nothing
     entry = ReportCache.objects.get(kind=REPORT)
     assert entry.selection["metric_run_ids"] == [world["run"].pk]
     delay.assert_called_once_with(entry.pk)
 
 
-def test_the_trust_api_is_computed_once_per_selection(world, researcher, client):  # noqa: F811
+def test_the_trust_api_is_computed_once_per_selection(world, researcher, client):
     client.force_login(researcher)
     with mock.patch(
         "evaluation.research.reports.stored.trust_build", side_effect=report_module.trust_build
