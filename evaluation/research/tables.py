@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from core.csv_cells import csv_safe
 from evaluation.human import SXS_COLUMNS
-from evaluation.research.correlation import ACCURACIES, COEFFICIENTS, CorrelationResult
+from evaluation.research.correlation import ACCURACIES, ALL, COEFFICIENTS, CorrelationResult
 
 # A column: "key", or (key, header), or (key, header, number format for text, e.g. ".1f").
 ColumnSpec = str | tuple[str, str] | tuple[str, str, str]
@@ -231,6 +231,36 @@ def _with_interval(value: float | None, ci: tuple[float, float] | None) -> str:
     return cell
 
 
+def correlation_not_pooled(results: Mapping[str, Mapping[str, CorrelationResult]]) -> dict[str, list[str]]:
+    """``{metric: [its languages]}`` for the metrics some language of the table has no comparison
+    with: their ``all`` row covers only those languages, so it is not comparable with the pooled rows
+    of the other metrics and says so."""
+    languages = list(dict.fromkeys(code for by in results.values() for code in by if code != ALL))
+    out = {}
+    for metric, by_language in results.items():
+        having = [code for code in languages if code in by_language and by_language[code].n_comparisons > 0]
+        if len(having) < len(languages):
+            out[metric] = having
+    return out
+
+
+def _language_label(metric: str, language: str, apart: Mapping[str, Sequence[str]]) -> str:
+    if language == ALL and metric in apart:
+        return f"{ALL} (only {', '.join(apart[metric])}: not pooled)"
+    return language
+
+
+def not_pooled_note(apart: Mapping[str, Sequence[str]]) -> str:
+    """One sentence on the ``all`` rows that cover fewer languages than the others (empty if none)."""
+    if not apart:
+        return ""
+    return (
+        f"all pools a metric only where it is present in every language: {', '.join(apart)} "
+        f"{'is' if len(apart) == 1 else 'are'} not, so {'its' if len(apart) == 1 else 'their'} all row "
+        "covers only the languages it names and cannot be compared with the other metrics' all rows."
+    )
+
+
 def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p: bool) -> str:
     accuracies = _accuracies_shown(results)
     header = ["metric", "language", "N"]
@@ -240,9 +270,10 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
             header.append(f"{name} p")
     header += [f"{_ACCURACY_TITLES[name]} [95% CI]" for name in accuracies]
     rows = []
+    apart = correlation_not_pooled(results)
     for metric, by_language in results.items():
         for language, result in by_language.items():
-            row = [metric, language, str(result.n)]
+            row = [metric, _language_label(metric, language, apart), str(result.n)]
             for name in COEFFICIENTS:
                 row.append(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")))
                 if show_p:
@@ -265,6 +296,8 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
     first = next(iter(next(iter(results.values())).values()))
     lines.append("")
     lines.append(textwrap.fill(f"N: points the coefficients are computed on. {first.note}", width=100))
+    if apart:
+        lines.append(textwrap.fill(not_pooled_note(apart), width=100))
     if not show_p:
         lines.append("p-values: with --verbosity 2, and in --format csv / json.")
     if first.n_boot:
@@ -354,11 +387,12 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
     headers += [f"{_ACCURACY_TITLES[name]} [95% CI]" for name in accuracies]
     headers.append("τ_c variant")
     rows = []
+    apart = correlation_not_pooled(results)
     for metric, by_language in results.items():
         for language, result in by_language.items():
             cells = [
                 _html_cell(metric, False),
-                _html_cell(language, False),
+                _html_cell(_language_label(metric, language, apart), False),
                 _html_cell(str(result.n), True),
                 _html_cell(str(result.n_comparisons), True),
             ]
@@ -374,9 +408,16 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
                     _html_cell(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")), True)
                 )
             cells.append(_html_cell(result.kendall_tau_c_variant, False))
-            rows.append({"attrs": [("metric", metric), ("language", language)], "cells": cells})
+            attrs = [("metric", metric), ("language", language)]
+            if language == ALL and metric in apart:
+                attrs.append(("pooled", "false"))
+            rows.append({"attrs": attrs, "cells": cells})
     numeric = range(2, len(headers) - 1)
-    return {"headers": [_html_cell(h, i in numeric) for i, h in enumerate(headers)], "rows": rows}
+    return {
+        "headers": [_html_cell(h, i in numeric) for i, h in enumerate(headers)],
+        "rows": rows,
+        "note": not_pooled_note(apart),
+    }
 
 
 _COEFFICIENT_TITLES = {

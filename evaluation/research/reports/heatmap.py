@@ -20,9 +20,10 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from evaluation.research.correlation import ALL
 from evaluation.research.meta_evaluation import TrustTable
 from evaluation.research.reports.plots import DPI, PlotFormat
-from evaluation.research.trust_tables import CLIP_FLAG_MARK, CLIP_METRIC_NAMES
+from evaluation.research.trust_tables import CLIP_FLAG_MARK, CLIP_METRIC_NAMES, not_pooled
 
 __all__ = ["HEATMAP_FILENAME", "runs_source", "trust_heatmap"]
 
@@ -58,6 +59,7 @@ def trust_heatmap(
         raise ValueError(f"unknown plot format {fmt!r}; choose png or svg")
     languages = list(table.languages)
     metrics = list(table.metrics)
+    apart = not_pooled(table)
     width = 1.6 + 1.25 * max(1, len(languages))
     height = 1.5 + 0.62 * max(1, len(metrics))
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": "trust-heatmap", "font.size": 9}):
@@ -69,7 +71,9 @@ def trust_heatmap(
             for column, code in enumerate(languages):
                 verdict = table.cell(metric, code)
                 acc = verdict.result.acc23 if verdict is not None else None
-                colour = "#f2f2f2" if acc is None else _COLOURS(_SCALE(acc))
+                # An "all" cell over fewer languages than the column: not coloured as comparable.
+                alone = code == ALL and metric in apart
+                colour = "#f2f2f2" if acc is None or alone else _COLOURS(_SCALE(acc))
                 status = table.languages[code].status
                 axes.add_patch(
                     Rectangle(
@@ -95,6 +99,8 @@ def trust_heatmap(
                     )
                 if acc is None:
                     text = "n/a"
+                elif alone:
+                    text = f"{acc:.3f}\nn={verdict.result.n}, only {', '.join(apart[metric])}\nnot ranked"
                 else:
                     text = f"{acc:.3f}"
                     if verdict.result.ci is not None:
@@ -103,7 +109,7 @@ def trust_heatmap(
                         text += f"  #{verdict.rank}"
                     if metric in CLIP_METRIC_NAMES and code in clip_flags:
                         text += f" {CLIP_FLAG_MARK}"
-                dark = acc is not None and _SCALE(acc) < 0.55
+                dark = acc is not None and not alone and _SCALE(acc) < 0.55
                 axes.text(
                     column + 0.5,
                     row + 0.5,

@@ -177,6 +177,14 @@ class TrustCellSerializer(serializers.Serializer):
     best = serializers.BooleanField(help_text="In the best cluster.")
     status = serializers.ChoiceField(choices=TRUST_STATUSES, help_text="The language's status (`languages`).")
     n_pairs = serializers.IntegerField(help_text="Compared pairs in this language.")
+    languages = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The languages whose items the cell covers (for `all`: every language, unless `pooled` is false).",
+    )
+    pooled = serializers.BooleanField(
+        help_text="False for an `all` cell of a metric some language lacks: it covers only its own languages "
+        "and is left out of the ranking (`rank` null) and the verdict.",
+    )
     p_better_than = serializers.DictField(
         child=serializers.FloatField(),
         help_text="metric ranked below -> p-value that this metric is better (paired permutation test over "
