@@ -42,7 +42,14 @@ from evaluation.research.correlation import (
     CorrelationResult,
     correlate,
 )
-from evaluation.research.finetune_tables import before_after, before_after_rows, before_after_text
+from evaluation.research.finetune_tables import (
+    before_after,
+    before_after_rows,
+    before_after_text,
+    config_items,
+    delta_text,
+    score_text,
+)
 from evaluation.research.meta_evaluation import (
     DEFAULT_N_PERMUTATIONS,
     Item,
@@ -72,6 +79,9 @@ class FineTuneSection:
     is_demo: bool
     base_model_id: str
     table: dict[str, dict[str, Any]]
+    config: dict[str, Any] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    dev_score: float | None = None
 
     @property
     def rows(self) -> list[list[str]]:
@@ -79,14 +89,16 @@ class FineTuneSection:
 
     @property
     def deltas(self) -> list[tuple[str, str]]:
-        out = []
-        for code, entry in self.table.items():
-            delta, ci = entry["delta_tau_b"], entry["delta_tau_b_ci"]
-            text = (
-                "n/a" if delta is None else f"{delta:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-            )
-            out.append((code, text))
-        return out
+        """(language, "+0.052 [+0.010, +0.094]" or why there is none) per language."""
+        return [(code, delta_text(entry)) for code, entry in self.table.items()]
+
+    @property
+    def config_items(self) -> list[tuple[str, str]]:
+        return config_items(self.config)
+
+    @property
+    def dev_score_text(self) -> str:
+        return score_text(self.dev_score)
 
     @property
     def text(self) -> str:
@@ -112,6 +124,9 @@ def fine_tune_sections(runs: Sequence[MetricRun], *, n_boot: int, seed: int) -> 
             is_demo=model.is_demo,
             base_model_id=model.base_model_id,
             table=before_after(model.fine_tune.results.get("test", []), n_boot=n_boot, seed=seed),
+            config=dict(model.fine_tune.config or {}),
+            history=list(model.fine_tune.history or []),
+            dev_score=model.fine_tune.dev_score,
         )
         for model in models.order_by("name")
     ]

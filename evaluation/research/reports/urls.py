@@ -11,5 +11,10 @@ urlpatterns = [
         views.report_scatter,
         name="scatter",
     ),
+    re_path(
+        r"^finetune/(?P<run_id>[0-9]{1,12})/history\.(?P<fmt>png|svg)$",
+        views.finetune_history,
+        name="finetune-history",
+    ),
     re_path(r"^trust_heatmap\.(?P<fmt>png|svg)$", views.report_trust_heatmap, name="trust-heatmap"),
 ]

@@ -25,10 +25,11 @@ from core.access import research_required
 from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.human.selectors import caption_statistics_rows, quality_rows
-from evaluation.models import ALL_METRICS, MetricRun, ReportCacheState, RunStatus
+from evaluation.models import ALL_METRICS, ClipFineTune, MetricRun, ReportCacheState, RunStatus
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.finetune_tables import HEADERS as FINETUNE_HEADERS
 from evaluation.research.reports.cache import REPORT, payload_load, report_enqueue, report_lookup
+from evaluation.research.reports.finetune_plots import history_plot
 from evaluation.research.reports.render import per_caption_records
 from evaluation.research.reports.stored import (
     heatmap_name,
@@ -277,3 +278,14 @@ def report_trust_heatmap(request, fmt: str):
     if isinstance(data, HttpResponse):
         return data
     return _figure_response(data, fmt, "trust_heatmap")
+
+
+@research_required
+@require_GET
+def finetune_history(request, run_id: int, fmt: str):
+    """A fine-tuning run's losses and dev score per epoch (PNG or SVG); 404 without a history."""
+    run = ClipFineTune.objects.filter(pk=run_id).only("pk", "name", "history").first()
+    if run is None or not run.history:
+        raise Http404("No such fine-tuning run, or no epoch finished yet.")
+    data = history_plot(run.history, fmt, title=f"Fine-tuning run #{run.pk} “{run.name}”: history")
+    return _figure_response(data, fmt, f"finetune_{run.pk}_history")
