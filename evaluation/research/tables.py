@@ -20,7 +20,7 @@ import json
 import math
 import numbers
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from core.csv_cells import csv_safe
@@ -32,6 +32,25 @@ ColumnSpec = str | tuple[str, str] | tuple[str, str, str]
 TableFormat = Literal["text", "csv", "json"]
 
 MISSING_TEXT = "n/a"
+# Scores of a demo or untrained model (the registry's ``is_demo`` flag): shown wherever they appear.
+DEMO_TAG = "demo model — not results"
+
+
+def demo_label(metric: str, demo_metrics: Collection[str]) -> str:
+    """``CLIPScore [demo model — not results]`` for a metric scored by a demo model, else the name."""
+    return f"{metric} [{DEMO_TAG}]" if metric in demo_metrics else metric
+
+
+def demo_note(demo_metrics: Collection[str]) -> str:
+    """One sentence naming the metrics scored by a demo or untrained model (empty if none)."""
+    if not demo_metrics:
+        return ""
+    return (
+        f"{', '.join(sorted(demo_metrics))}: {DEMO_TAG}. Scored by a demo or untrained model (a tiny random "
+        "CLIP model shows the workflow); these numbers say nothing about the metric."
+    )
+
+
 # A spreadsheet treats a cell starting with one of these as a formula (or strips it first).
 
 
@@ -261,7 +280,9 @@ def not_pooled_note(apart: Mapping[str, Sequence[str]]) -> str:
     )
 
 
-def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p: bool) -> str:
+def correlation_text(
+    results: dict[str, dict[str, CorrelationResult]], *, show_p: bool, demo_metrics: Collection[str] = ()
+) -> str:
     accuracies = _accuracies_shown(results)
     header = ["metric", "language", "N"]
     for name in COEFFICIENTS:
@@ -273,7 +294,7 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
     apart = correlation_not_pooled(results)
     for metric, by_language in results.items():
         for language, result in by_language.items():
-            row = [metric, _language_label(metric, language, apart), str(result.n)]
+            row = [demo_label(metric, demo_metrics), _language_label(metric, language, apart), str(result.n)]
             for name in COEFFICIENTS:
                 row.append(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")))
                 if show_p:
@@ -298,6 +319,8 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
     lines.append(textwrap.fill(f"N: points the coefficients are computed on. {first.note}", width=100))
     if apart:
         lines.append(textwrap.fill(not_pooled_note(apart), width=100))
+    if demo_metrics:
+        lines.append(textwrap.fill(demo_note(demo_metrics), width=100))
     if not show_p:
         lines.append("p-values: with --verbosity 2, and in --format csv / json.")
     if first.n_boot:
@@ -377,7 +400,9 @@ def _p_text(value: float | None) -> str:
     return MISSING_TEXT if value is None else (f"{value:.2g}" if value < 0.001 else f"{value:.3f}")
 
 
-def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[str, Any]:
+def correlation_html(
+    results: dict[str, dict[str, CorrelationResult]], demo_metrics: Collection[str] = ()
+) -> dict[str, Any]:
     """The correlation table for the page: metric, language, N, comparisons, each coefficient with its
     95% interval, and the p-values; rows carry ``data-metric`` and ``data-language``."""
     headers = ["metric", "language", "N", "comparisons"]
@@ -391,7 +416,7 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
     for metric, by_language in results.items():
         for language, result in by_language.items():
             cells = [
-                _html_cell(metric, False),
+                _html_cell(demo_label(metric, demo_metrics), False),
                 _html_cell(_language_label(metric, language, apart), False),
                 _html_cell(str(result.n), True),
                 _html_cell(str(result.n_comparisons), True),
@@ -411,12 +436,15 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
             attrs = [("metric", metric), ("language", language)]
             if language == ALL and metric in apart:
                 attrs.append(("pooled", "false"))
+            if metric in demo_metrics:
+                attrs.append(("demo-model", "true"))
             rows.append({"attrs": attrs, "cells": cells})
     numeric = range(2, len(headers) - 1)
     return {
         "headers": [_html_cell(h, i in numeric) for i, h in enumerate(headers)],
         "rows": rows,
         "note": not_pooled_note(apart),
+        "demo_note": demo_note(demo_metrics),
     }
 
 

@@ -29,7 +29,7 @@ from evaluation.research.meta_evaluation import (
     with_soft_pairwise_accuracy,
 )
 from evaluation.research.meta_evaluation.trust import assign_ranks
-from evaluation.research.tables import MISSING_TEXT, csv_safe
+from evaluation.research.tables import MISSING_TEXT, csv_safe, demo_label, demo_note
 
 __all__ = [
     "Trust",
@@ -188,6 +188,7 @@ def trust_records(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """One flat record per metric and language (``all`` first): the item level's acc23, τ_23, ε,
     n_items, interval, rank, best, the language's status, ``clip_flag`` (a CLIPScore / RefCLIPScore
@@ -218,6 +219,7 @@ def trust_records(
                 "p_better_than": dict(verdict.p_values.get(metric, {})),
                 "clip_flag": _clip_flagged(metric, language, clip_flags),
                 "languages": list(covers),
+                "demo_model": metric in demo_metrics,
                 "pooled": not (language == ALL and metric in apart),
             }
             result = (system or {}).get(metric, {}).get(language)
@@ -245,17 +247,20 @@ def trust_json(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> str:
     """``{metric: {language: record}}`` (see :func:`trust_records`), then ``"_settings"`` with how the
     numbers were made and ``"_languages"`` with each language's status and note."""
     out: dict[str, Any] = {}
-    for record in trust_records(table, system, clip_flags):
+    for record in trust_records(table, system, clip_flags, demo_metrics):
         metric, language = record["metric"], record["language"]
         out.setdefault(metric, {})[language] = {
             k: v for k, v in record.items() if k not in ("metric", "language")
         }
     out["_settings"] = {k: v for k, v in table.as_dict().items() if k not in ("languages", "metrics")}
     out["_languages"] = trust_languages(table)
+    if demo_metrics:
+        out["_demo_model"] = demo_note(demo_metrics)
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -282,6 +287,7 @@ _CSV_COLUMNS = (
     "n_soft",
     "clip_flag",
     "pooled",
+    "demo_model",
 )
 
 
@@ -289,11 +295,12 @@ def trust_csv(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(_CSV_COLUMNS)
-    for record in trust_records(table, system, clip_flags):
+    for record in trust_records(table, system, clip_flags, demo_metrics):
         flat = dict(record)
         for name in ("acc23", "pairwise_accuracy", "soft_pairwise_accuracy"):
             ci = record.get(f"{name}_ci")
@@ -350,6 +357,7 @@ def trust_text(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> str:
     """The table (metrics as rows, languages as columns), each language's ε and status, the model
     level's pairwise accuracies when given, and the notes. ``clip_flags``: languages whose CLIP
@@ -359,7 +367,7 @@ def trust_text(
     apart = not_pooled(table)
     rows = [
         [
-            metric,
+            demo_label(metric, demo_metrics),
             *(
                 _cell_text(table, metric, code, apart)
                 + (f" {CLIP_FLAG_MARK}" if _clip_flagged(metric, code, clip_flags) else "")
@@ -448,7 +456,9 @@ def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     return [render(header), "  ".join("-" * w for w in widths), *(render(row) for row in rows)]
 
 
-def trust_html(table: TrustTable, clip_flags: Collection[str] = ()) -> dict[str, Any]:
+def trust_html(
+    table: TrustTable, clip_flags: Collection[str] = (), demo_metrics: Collection[str] = ()
+) -> dict[str, Any]:
     """Cells for the page: ``{"languages": [...], "rows": [{"metric", "cells": [{"text", "best",
     "rank", "language", "clip_flag"}]}], "footer": [...], "notes": [...]}``; best-cluster cells are
     marked, and CLIPScore / RefCLIPScore cells of the ``clip_flags`` languages carry ``clip_flag``."""
@@ -470,7 +480,14 @@ def trust_html(table: TrustTable, clip_flags: Collection[str] = ()) -> dict[str,
                     "clip_flag": _clip_flagged(metric, code, clip_flags),
                 }
             )
-        rows.append({"metric": metric, "cells": cells})
+        rows.append(
+            {
+                "metric": metric,
+                "label": demo_label(metric, demo_metrics),
+                "demo": metric in demo_metrics,
+                "cells": cells,
+            }
+        )
     footer = [
         {
             "language": code,

@@ -23,6 +23,7 @@ from matplotlib.patches import Rectangle
 from evaluation.research.correlation import ALL
 from evaluation.research.meta_evaluation import TrustTable
 from evaluation.research.reports.plots import DPI, PlotFormat
+from evaluation.research.tables import DEMO_TAG, demo_note
 from evaluation.research.trust_tables import CLIP_FLAG_MARK, CLIP_METRIC_NAMES, not_pooled
 
 __all__ = ["HEATMAP_FILENAME", "runs_source", "trust_heatmap"]
@@ -50,6 +51,7 @@ def trust_heatmap(
     title: str | None = None,
     source: str = "",
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> bytes:
     """The heatmap as PNG (150 dpi) or SVG bytes; ``source`` (e.g. the metric runs' names) is printed
     under the title, so a copied figure keeps where its numbers come from. Raises ``ValueError`` for
@@ -121,7 +123,10 @@ def trust_heatmap(
                 )
         axes.set_xticks([i + 0.5 for i in range(len(languages))], [_header(table, c) for c in languages])
         axes.xaxis.tick_top()
-        axes.set_yticks([i + 0.5 for i in range(len(metrics))], metrics)
+        axes.set_yticks(
+            [i + 0.5 for i in range(len(metrics))],
+            [f"{m}\n[{DEMO_TAG}]" if m in demo_metrics else m for m in metrics],
+        )
         axes.tick_params(length=0)
         for spine in axes.spines.values():
             spine.set_visible(False)
@@ -145,6 +150,8 @@ def trust_heatmap(
             lines += textwrap.wrap(
                 f"{CLIP_FLAG_MARK} CLIP-based scores unreliable here ({flagged}): retrieval check", columns
             )
+        if demo_metrics:
+            lines += textwrap.wrap(demo_note(demo_metrics), columns)
         axes.set_title("\n".join(lines), fontsize=9, loc="left")
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": None}

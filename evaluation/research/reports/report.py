@@ -57,6 +57,7 @@ from evaluation.research.meta_evaluation import (
 )
 from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_variant_check
 from evaluation.research.reports.plots import metric_names
+from evaluation.research.tables import demo_note
 from evaluation.research.trust_tables import trust_build
 from evaluation.retrieval.selectors import clip_trust_for_runs
 
@@ -132,6 +133,26 @@ def fine_tune_sections(runs: Sequence[MetricRun], *, n_boot: int, seed: int) -> 
     ]
 
 
+def demo_metrics_of(runs: Sequence[MetricRun]) -> list[str]:
+    """The CLIP metrics of ``runs`` scored by a demo or untrained model (a registered CLIP model with
+    ``is_demo``, such as the demo's tiny random model and what is fine-tuned from it), sorted."""
+    names = {
+        run.params.get("clip_registered")
+        for run in runs
+        if run.params.get("clip_registered") and set(run.metrics or []) & set(CLIP_METRICS)
+    }
+    demo = set(ClipModel.objects.filter(name__in=names, is_demo=True).values_list("name", flat=True))
+    return sorted(
+        {
+            metric
+            for run in runs
+            if run.params.get("clip_registered") in demo
+            for metric in run.metrics or []
+            if metric in CLIP_METRICS
+        }
+    )
+
+
 def canonical_metric_names(comparisons: Sequence[Comparison]) -> list[Comparison]:
     """The comparisons with metric names spelt as the platform spells them (``cider-d`` -> ``CIDEr-D``).
 
@@ -180,6 +201,8 @@ class Report:
     clip_trust: dict[str, LanguageTrust] = field(default_factory=dict)
     # The fine-tuned CLIP models the selected CLIP runs used: their before/after tables on their test splits.
     fine_tunes: list[FineTuneSection] = field(default_factory=list)
+    # Metrics scored by a demo or untrained model: tagged "demo model — not results" wherever shown.
+    demo_metrics: list[str] = field(default_factory=list)
 
     @property
     def clip_flagged(self) -> list[str]:
@@ -239,6 +262,8 @@ class Report:
                 for code, verdict in self.trust.languages.items()
                 if verdict.note
             )
+        if self.demo_metrics:
+            out.append(demo_note(self.demo_metrics))
         out.extend(self.clip_notes())
         out.extend(self._mixed_signatures())
         out.extend(f"Left out: {item}" for item in self.skipped)
@@ -399,4 +424,5 @@ def report_from_db(
         tau_c=tau_c,
         clip_trust=clip_trust,
         fine_tunes=fine_tune_sections(runs, n_boot=n_boot, seed=seed),
+        demo_metrics=demo_metrics_of(runs),
     )

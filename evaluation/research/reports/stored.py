@@ -16,7 +16,7 @@ from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS
 from evaluation.research.reports.cache import REPORT, computer, eager, figure_bytes, report_enqueue
 from evaluation.research.reports.heatmap import runs_source, trust_heatmap
 from evaluation.research.reports.plots import PlotFormat, scatter
-from evaluation.research.reports.report import Report, report_from_db
+from evaluation.research.reports.report import Report, demo_metrics_of, report_from_db
 from evaluation.research.trust_tables import model_level, trust_build
 from evaluation.retrieval.selectors import clip_trust_for_runs
 
@@ -73,7 +73,13 @@ def report_scatter_bytes(entry, report: Report, metric: str, fmt: PlotFormat) ->
     return figure_bytes(
         entry,
         scatter_name(metric, fmt),
-        lambda: scatter(report.comparisons, metric, both_directions=report.both_directions, fmt=fmt),
+        lambda: scatter(
+            report.comparisons,
+            metric,
+            both_directions=report.both_directions,
+            fmt=fmt,
+            demo=metric in report.demo_metrics,
+        ),
     )
 
 
@@ -86,6 +92,7 @@ def report_heatmap_bytes(entry, report: Report, fmt: PlotFormat) -> bytes:
             fmt,
             source=runs_source(report.runs),
             clip_flags=report.clip_flagged,
+            demo_metrics=report.demo_metrics,
         ),
     )
 
@@ -118,26 +125,27 @@ def report_compute_for(selection: dict, progress: Callable[[str], None]) -> Repo
 
 @computer(API_TRUST)
 def api_trust_compute(selection: dict, progress: Callable[[str], None]):
-    """``(comparisons, trust)`` of the trust API's selection."""
+    """``(comparisons, trust or why not, demo metrics)`` of the trust API's selection."""
     found = comparisons_from_db(metric_run_ids=selection["runs"], campaign_ids=selection.get("campaigns"))
+    runs = metric_runs_for_report(selection["runs"])
     try:
         trust = trust_build(
             found.items,
             list(found),
-            clip_trust=clip_trust_for_runs(metric_runs_for_report(selection["runs"])),
+            clip_trust=clip_trust_for_runs(runs),
             n_boot=selection["n_boot"],
             n_permutations=selection["n_permutations"],
             seed=selection["seed"],
         )
     except ValueError as exc:
-        return found, f"These comparisons cannot be judged: {exc}."
-    return found, trust
+        return found, f"These comparisons cannot be judged: {exc}.", []
+    return found, trust, demo_metrics_of(runs)
 
 
 @computer(API_CORRELATIONS)
 def api_correlations_compute(selection: dict, progress: Callable[[str], None]):
-    """``(comparisons, results)`` of the correlations API's selection (results: a message when the
-    comparisons cannot be correlated)."""
+    """``(comparisons, results, demo metrics)`` of the correlations API's selection (results: a message
+    when the comparisons cannot be correlated)."""
     found = comparisons_from_db(metric_run_ids=selection["runs"], campaign_ids=selection.get("campaigns"))
     try:
         results = model_level(
@@ -149,8 +157,8 @@ def api_correlations_compute(selection: dict, progress: Callable[[str], None]):
             seed=selection["seed"],
         )
     except ValueError as exc:
-        return found, f"These comparisons cannot be correlated: {exc}."
-    return found, results
+        return found, f"These comparisons cannot be correlated: {exc}.", []
+    return found, results, demo_metrics_of(metric_runs_for_report(selection["runs"]))
 
 
 def api_selection(params: dict, **extra) -> dict:

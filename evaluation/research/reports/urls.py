@@ -6,6 +6,7 @@ app_name = "reports"
 
 urlpatterns = [
     path("", views.report_page, name="report"),
+    path("selection/", views.report_selection_save, name="selection-save"),
     re_path(
         r"^scatter/(?P<metric>[A-Za-z0-9_-]{1,64})\.(?P<fmt>png|svg)$",
         views.report_scatter,

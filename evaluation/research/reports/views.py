@@ -16,19 +16,27 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 from django.contrib import admin
-from django.http import Http404, HttpResponse, QueryDict
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Campaign, CampaignKind
 from core.access import research_required
 from core.errors import DomainError
 from evaluation.human import QUALITY_COLUMNS, STATISTICS_COLUMNS
 from evaluation.human.selectors import caption_statistics_rows, quality_rows
-from evaluation.models import ALL_METRICS, ClipFineTune, MetricRun, ReportCacheState, RunStatus
+from evaluation.models import (
+    ALL_METRICS,
+    ClipFineTune,
+    MetricRun,
+    ReportCacheState,
+    RunStatus,
+    SavedReportSelection,
+)
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SCIPY, TAU_C_SEED001
 from evaluation.research.finetune_tables import HEADERS as FINETUNE_HEADERS
-from evaluation.research.reports.cache import REPORT, payload_load, report_enqueue, report_lookup
+from evaluation.research.reports.cache import REPORT, content_key, payload_load, report_enqueue, report_lookup
 from evaluation.research.reports.finetune_plots import history_plot
 from evaluation.research.reports.render import per_caption_records
 from evaluation.research.reports.stored import (
@@ -133,15 +141,56 @@ class ReportForm(forms.Form):
 
 
 def _default_query(form: ReportForm) -> QueryDict | None:
-    """With nothing chosen yet, the report of every finished run (newest first within a language,
-    as the form lists them) over every finished side-by-side campaign: a researcher arriving on
-    the page sees the answer at once, and the form says what it was made from."""
+    """With nothing chosen yet and no saved selection, the report of every finished run (newest
+    first within a language, as the form lists them) over every finished side-by-side campaign: a
+    researcher arriving on the page sees the answer at once, and the page says what it was made from
+    and when that last changed."""
     runs = list(form.fields["runs"].queryset.values_list("pk", flat=True))
     if not runs:
         return None
     query = QueryDict(mutable=True)
     query.setlist("runs", [str(pk) for pk in runs])
     return query
+
+
+def _default_changed() -> MetricRun | None:
+    """The run whose finishing last changed the site default (the newest finish among finished runs)."""
+    return (
+        MetricRun.objects.filter(status=RunStatus.SUCCEEDED, finished_at__isnull=False)
+        .order_by("-finished_at", "-pk")
+        .only("pk", "name", "finished_at")
+        .first()
+    )
+
+
+class SaveSelectionForm(forms.Form):
+    query = forms.CharField(max_length=20_000, required=False)
+    action = forms.ChoiceField(choices=[("save", "save"), ("forget", "forget")])
+
+
+@research_required
+@require_POST
+def report_selection_save(request):
+    """Keep the page's selection as the user's own default (``action=save``), or forget it
+    (``action=forget``). A selection the report form refuses is not saved (400, nothing changed)."""
+    form = SaveSelectionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Give the page's selection and save or forget.")
+    if form.cleaned_data["action"] == "forget":
+        SavedReportSelection.objects.filter(user=request.user).delete()
+        return redirect("reports:report")
+    query = QueryDict(form.cleaned_data["query"])
+    report_form = ReportForm(query)
+    if not report_form.is_valid():
+        return HttpResponseBadRequest(
+            "This selection is not valid, so it was not saved: "
+            + " ".join(str(error) for errors in report_form.errors.values() for error in errors)
+        )
+    SavedReportSelection.objects.update_or_create(
+        user=request.user,
+        defaults={"query": query.urlencode(), "content_key": content_key(REPORT, report_form.selection())},
+    )
+    return redirect(f"{reverse('reports:report')}?{query.urlencode()}")
 
 
 @research_required
@@ -151,10 +200,14 @@ def report_page(request):
     is being computed the page shows the form, what is being computed, the same selection's result
     from older data when there is one, and reloads itself every few seconds."""
     query = request.GET
-    default = None
+    default = saved = None
     if not query:
-        default = _default_query(ReportForm())
-        query = default or query
+        saved = SavedReportSelection.objects.filter(user=request.user).first()
+        if saved is not None:
+            query = QueryDict(saved.query)
+        else:
+            default = _default_query(ReportForm())
+            query = default or query
     form = ReportForm(query if query else None)
     report = lookup = None
     if form.is_bound and form.is_valid():
@@ -173,6 +226,8 @@ def report_page(request):
         ReportCacheState.PENDING,
         ReportCacheState.RUNNING,
     )
+    saved_changed = saved is not None and lookup is not None and lookup.entry.key != saved.content_key
+    own = SavedReportSelection.objects.filter(user=request.user).values_list("query", flat=True).first()
     context = {
         **admin.site.each_context(request),
         "title": "Metric-vs-human report",
@@ -182,6 +237,12 @@ def report_page(request):
         "has_runs": form.fields["runs"].queryset.exists(),
         "query": query.urlencode(),
         "default_selection": default is not None,
+        "default_changed": _default_changed() if default is not None else None,
+        "saved": saved,
+        "saved_changed": saved_changed,
+        "saved_changed_at": lookup.entry.created_at if saved_changed else None,
+        "is_saved": own is not None and own == query.urlencode(),
+        "has_saved": own is not None,
         "waiting": waiting,
         "computing": (lookup.entry.progress or report_progress_text(lookup.entry.selection))
         if waiting
@@ -195,7 +256,7 @@ def report_page(request):
         # Tables 1 and 2 cover every caption, not the selection: read now (a few aggregate queries).
         report.table1, report.table2 = caption_statistics_rows(), quality_rows()
         context.update(
-            correlations=correlation_html(report.correlations),
+            correlations=correlation_html(report.correlations, report.demo_metrics),
             per_caption=html_table(per_caption_records(report), PER_CAPTION_COLUMNS)
             if report.per_caption
             else None,
@@ -204,7 +265,10 @@ def report_page(request):
             table2=html_table(report.table2 or [], QUALITY_COLUMNS),
             notes=report.notes(),
             metrics=report.metrics,
-            trust=trust_html(report.trust, report.clip_flagged) if report.trust is not None else None,
+            trust=trust_html(report.trust, report.clip_flagged, report.demo_metrics)
+            if report.trust is not None
+            else None,
+            demo_metrics=report.demo_metrics,
             clip_trust=list(report.clip_trust.values()),
             clip_notes=report.clip_notes(),
             clip_ratio=settings.CLIP_UNRELIABLE_R1_RATIO,

@@ -55,7 +55,9 @@ class CorrelationApi(ResearchApi):
         both = not params["one_direction"]
         draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
         # Computed once per selection content and stored (evaluation.research.reports.cache).
-        found, results = result_or_compute(API_CORRELATIONS, api_selection(params, both_directions=both))
+        found, results, demo = result_or_compute(
+            API_CORRELATIONS, api_selection(params, both_directions=both)
+        )
         if isinstance(results, str):
             raise ValidationFailed(results)
         output = {
@@ -64,6 +66,7 @@ class CorrelationApi(ResearchApi):
             "comparisons": found.sources,
             "skipped": found.skipped,
             "results": results,
+            "demo_metrics": demo,
         }
         return Response(CorrelationsSerializer(output).data)
 
@@ -105,7 +108,7 @@ class TrustApi(ResearchApi):
         params = self.validated(self.FilterSerializer, request.query_params)
         draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
         # Computed once per selection content and stored (evaluation.research.reports.cache).
-        found, trust = result_or_compute(API_TRUST, api_selection(params))
+        found, trust, demo = result_or_compute(API_TRUST, api_selection(params))
         if isinstance(trust, str):
             raise ValidationFailed(trust)
         table = trust.table
@@ -116,7 +119,8 @@ class TrustApi(ResearchApi):
             "min_items": MIN_ITEMS,
             "metrics": list(table.metrics) if table else [],
             "languages": trust_languages(table) if table else {},
-            "cells": trust_records(table, trust.system, trust.clip_flags) if table else [],
+            "cells": trust_records(table, trust.system, trust.clip_flags, demo) if table else [],
+            "demo_metrics": demo,
             "clip_flags": trust.clip_flags,
             "skipped": found.skipped,
             "note": "" if table else (NO_ITEM if len(found) else NO_COMPARISON),
