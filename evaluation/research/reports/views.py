@@ -19,7 +19,7 @@ from django.contrib import admin
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.models import Campaign, CampaignKind
 from core.access import research_required
@@ -169,10 +169,15 @@ class SaveSelectionForm(forms.Form):
 
 
 @research_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def report_selection_save(request):
-    """Keep the page's selection as the user's own default (``action=save``), or forget it
-    (``action=forget``). A selection the report form refuses is not saved (400, nothing changed)."""
+    """GET: the user's saved selection, if any. POST: keep the page's selection as the user's own
+    default (``action=save``), or forget it (``action=forget``). A selection the report form refuses
+    is not saved (400, nothing changed)."""
+    if request.method == "GET":
+        saved = SavedReportSelection.objects.filter(user=request.user).first()
+        context = {**admin.site.each_context(request), "title": "Your saved report selection", "saved": saved}
+        return render(request, "evaluation/report_selection.html", context)
     form = SaveSelectionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("Give the page's selection and save or forget.")
