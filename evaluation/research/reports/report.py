@@ -25,6 +25,7 @@ from evaluation.human.quality import QualityRow
 from evaluation.human.selectors import REAL_PAIRS, caption_statistics_rows, quality_rows, sxs_table_rows
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
+from evaluation.metrics.clip.tiny import TINY_CLIP_NAME
 from evaluation.metrics.clip.trust import FLAG_TEXT, LanguageTrust
 from evaluation.models import ALL_METRICS, CLIP_METRICS, ClipModel, MetricRun, RunStatus
 from evaluation.research.caption_rows import PerCaptionRow, per_caption_agreement_from_rows, per_caption_rows
@@ -133,21 +134,31 @@ def fine_tune_sections(runs: Sequence[MetricRun], *, n_boot: int, seed: int) -> 
     ]
 
 
+def _demo_run(params: dict, demo_names: set, demo_weights: set) -> bool:
+    """A run's CLIP model is a demo or untrained one: a registered model marked ``is_demo``, the same
+    weights given through the settings instead, or the tiny random architecture itself."""
+    return (
+        params.get("clip_registered") in demo_names
+        or (params.get("clip_model"), params.get("clip_checkpoint") or "") in demo_weights
+        or params.get("clip_model") == TINY_CLIP_NAME
+    )
+
+
 def demo_metrics_of(runs: Sequence[MetricRun]) -> list[str]:
-    """The CLIP metrics of ``runs`` scored by a demo or untrained model (a registered CLIP model with
-    ``is_demo``, such as the demo's tiny random model and what is fine-tuned from it), sorted."""
-    names = {
-        run.params.get("clip_registered")
-        for run in runs
-        if run.params.get("clip_registered") and set(run.metrics or []) & set(CLIP_METRICS)
-    }
-    demo = set(ClipModel.objects.filter(name__in=names, is_demo=True).values_list("name", flat=True))
+    """The CLIP metrics of ``runs`` scored by a demo or untrained model (the registry's ``is_demo``:
+    the demo's tiny random model and what is fine-tuned from it), sorted."""
+    clip_runs = [run for run in runs if set(run.metrics or []) & set(CLIP_METRICS)]
+    if not clip_runs:
+        return []
+    demo = list(ClipModel.objects.filter(is_demo=True).values_list("name", "model_name", "checkpoint"))
+    names = {name for name, _, _ in demo}
+    weights = {(model_name, checkpoint) for _, model_name, checkpoint in demo if checkpoint}
     return sorted(
         {
             metric
-            for run in runs
-            if run.params.get("clip_registered") in demo
-            for metric in run.metrics or []
+            for run in clip_runs
+            if _demo_run(run.params or {}, names, weights)
+            for metric in run.metrics
             if metric in CLIP_METRICS
         }
     )
