@@ -103,6 +103,10 @@ def test_a_changed_selection_shows_the_older_result_while_it_recomputes(
     with mock.patch("evaluation.research.reports.tasks.report_compute_task.delay"):
         page = client.get(url, page_query(world)).content.decode()
     assert 'id="computing"' in page and 'id="older-report"' in page and 'id="trust-table"' in page
+    # Once the new data's report is done, the older one is deleted: one row per selection stays.
+    newer = ReportCache.objects.exclude(state=ReportCacheState.DONE).get()
+    report_compute(cache_id=newer.pk)
+    assert list(ReportCache.objects.values_list("pk", flat=True)) == [newer.pk]
 
 
 def test_a_succeeded_metric_run_queues_the_default_report(

@@ -166,6 +166,10 @@ def report_compute(*, cache_id: int) -> None:
         seconds=round(time.perf_counter() - started, 3),
         updated_at=timezone.now(),
     )
+    # The same selection computed from older data is no longer shown once this one is done.
+    ReportCache.objects.filter(
+        selection_key=entry.selection_key, state__in=(ReportCacheState.DONE, ReportCacheState.FAILED)
+    ).exclude(pk=entry.pk).delete()
     if entry.kind in _AFTER:
         _progress_setter(entry.pk)("drawing the figures")
         _AFTER[entry.kind](entry, result)
