@@ -13,5 +13,12 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # Task names are explicit on each task, so moving a module never renames a queued task.
 app.autodiscover_tasks()
 app.autodiscover_tasks(
-    ["core.jobs", "evaluation.runs", "evaluation.retrieval", "evaluation.finetune", "evaluation.clip_checks"]
+    [
+        "core.jobs",
+        "evaluation.runs",
+        "evaluation.retrieval",
+        "evaluation.finetune",
+        "evaluation.clip_checks",
+        "evaluation.research.reports",
+    ]
 )

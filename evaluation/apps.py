@@ -10,3 +10,9 @@ class EvaluationConfig(AppConfig):
         from evaluation.admin.results import campaign_panels_register
 
         campaign_panels_register()
+
+        # Stored reports: the default report is queued when a metric run succeeds.
+        from core.jobs.kinds import on_job_succeeded
+        from evaluation.research.reports.stored import report_precompute_listener
+
+        on_job_succeeded(report_precompute_listener)

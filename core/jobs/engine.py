@@ -35,7 +35,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from core.errors import JobsUnavailable, NotFound
-from core.jobs.kinds import JobKind, kinds
+from core.jobs.kinds import JobKind, kinds, succeeded_listeners
 from core.jobs.local import local_runner_active, local_submit
 from core.jobs.models import JobStatus
 from core.versions import package_versions
@@ -286,6 +286,9 @@ def job_finalise(kind: JobKind, job) -> None:
         timings["queue_wait_seconds"] = round(max(0.0, (job.started_at - job.queued_at).total_seconds()), 3)
     job.timings = timings
     job.save()
+    job_id = job.pk
+    for listener in succeeded_listeners():
+        transaction.on_commit(lambda listener=listener: listener(kind.name, job_id), robust=True)
 
 
 # --- send, resume, sweep --------------------------------------------------------------------------

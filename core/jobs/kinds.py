@@ -84,3 +84,18 @@ def kinds() -> list[JobKind]:
 
 def kind_get(name: str) -> JobKind:
     return _KINDS[name]
+
+
+# Called as ``listener(kind_name, job_id)`` after the transaction that marks a job succeeded commits:
+# how an app prepares what depends on finished jobs (e.g. stored reports) without the engine knowing it.
+_SUCCEEDED_LISTENERS: list[Callable[[str, int], None]] = []
+
+
+def on_job_succeeded(listener: Callable[[str, int], None]) -> None:
+    """Register a listener of succeeded jobs (idempotent: the same function is registered once)."""
+    if listener not in _SUCCEEDED_LISTENERS:
+        _SUCCEEDED_LISTENERS.append(listener)
+
+
+def succeeded_listeners() -> list[Callable[[str, int], None]]:
+    return list(_SUCCEEDED_LISTENERS)

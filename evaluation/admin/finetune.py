@@ -27,7 +27,14 @@ from evaluation.finetune.plan import (
 from evaluation.finetune.tasks import FINE_TUNE
 from evaluation.metrics.clip.finetune import TRAINABLE_CHOICES
 from evaluation.models import ClipFineTune, ClipModel, RunStatus
-from evaluation.research.finetune_tables import HEADERS, before_after, before_after_rows
+from evaluation.research.finetune_tables import (
+    HEADERS,
+    before_after,
+    before_after_rows,
+    config_items,
+    delta_text,
+    score_text,
+)
 
 
 def local_training() -> bool:
@@ -144,18 +151,7 @@ def before_after_html(run: ClipFineTune):
         ((format_html_join("", "<td>{}</td>", ((c,) for c in row)),) for row in before_after_rows(table)),
     )
     deltas = format_html_join(
-        "",
-        "<li>{}: Δτ_b = {} {}</li>",
-        (
-            (
-                code,
-                "–" if e["delta_tau_b"] is None else f"{e['delta_tau_b']:+.3f}",
-                ""
-                if not e["delta_tau_b_ci"]
-                else f"[{e['delta_tau_b_ci'][0]:+.3f}, {e['delta_tau_b_ci'][1]:+.3f}]",
-            )
-            for code, e in table.items()
-        ),
+        "", "<li>{}: Δτ_b (fine-tuned − base) = {}</li>", ((code, delta_text(e)) for code, e in table.items())
     )
     warning = format_html("<p class='errornote'>{}</p>", DEMO_WARNING) if run.is_demo else ""
     return format_html(
@@ -175,7 +171,7 @@ class ClipFineTuneAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
         "base_label",
         "status",
         "progress",
-        "dev_score",
+        "dev_score_text",
         "registered",
         "finished_at",
     ]
@@ -191,14 +187,14 @@ class ClipFineTuneAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
         "progress",
         "loss_contrastive",
         "loss_pearson",
-        "dev_score",
+        "dev_score_text",
         "before_after_table",
         "registered",
         "base_label",
         "data_selection",
-        "config",
+        "config_list",
         "split_seed",
-        "history",
+        "history_figure",
         "device",
         "checkpoint",
         "output",
@@ -277,6 +273,31 @@ class ClipFineTuneAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     @admin.display(description="before/after on the test split")
     def before_after_table(self, run):
         return before_after_html(run)
+
+    @admin.display(description="best dev score", ordering="dev_score")
+    def dev_score_text(self, run):
+        return score_text(run.dev_score)
+
+    @admin.display(description="configuration")
+    def config_list(self, run):
+        items = config_items(run.config)
+        if not items:
+            return "–"
+        return format_html(
+            "<ul class='finetune-config'>{}</ul>", format_html_join("", "<li>{}: {}</li>", items)
+        )
+
+    @admin.display(description="history")
+    def history_figure(self, run):
+        if not run.history:
+            return "no epoch finished yet"
+        url = reverse("reports:finetune-history", kwargs={"run_id": run.pk, "fmt": "svg"})
+        return format_html(
+            "<img src='{}' alt='Training losses and dev score per epoch' width='480' height='260'>"
+            " <a href='{}'>PNG</a>",
+            url,
+            reverse("reports:finetune-history", kwargs={"run_id": run.pk, "fmt": "png"}),
+        )
 
 
 @admin.register(ClipModel)

@@ -11,10 +11,11 @@ from django.contrib import admin
 from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
 
-from annotation.models import Campaign
+from annotation.models import Annotator, Campaign
 from annotation.quality.hours import annotator_hours
 from core.admin import seconds_display
 from evaluation.admin.pages import ReadOnlyPageAdmin
+from evaluation.demo.services import RATER_EMAIL_DOMAIN
 from evaluation.models import AnnotatorHours
 from evaluation.research.exports.rows import HOURS_COLUMNS, utc_iso
 from evaluation.research.exports.writers import csv_lines
@@ -29,12 +30,24 @@ class HoursFilter(forms.Form):
     )
     since = forms.DateField(required=False, help_text="First day (UTC), included.")
     until = forms.DateField(required=False, help_text="Last day (UTC), included.")
+    simulated = forms.BooleanField(
+        required=False,
+        label="Include simulated raters",
+        help_text="The demo's simulated raters are not people and are left out unless ticked.",
+    )
 
     def clean(self):
         data = super().clean()
         if data.get("since") and data.get("until") and data["until"] < data["since"]:
             raise forms.ValidationError("The last day comes before the first day.")
         return data
+
+
+def simulated_annotator_ids() -> set[int]:
+    """The demo's simulated raters (accounts at the never-delivered ``simulated.invalid`` domain)."""
+    return set(
+        Annotator.objects.filter(user__email__iendswith=f"@{RATER_EMAIL_DOMAIN}").values_list("pk", flat=True)
+    )
 
 
 def _moment(day, *, next_day: bool = False):
@@ -58,6 +71,11 @@ class AnnotatorHoursAdmin(ReadOnlyPageAdmin):
                 since=_moment(data.get("since")),
                 until=_moment(data.get("until"), next_day=True),
             )
+        hidden = 0
+        if rows and not (form.is_bound and form.cleaned_data.get("simulated")):
+            simulated = simulated_annotator_ids()
+            kept = [r for r in rows if r.annotator_id not in simulated]
+            hidden, rows = len(rows) - len(kept), kept
         if rows is not None and request.GET.get("format") == "csv":
             records = (
                 {
@@ -97,6 +115,7 @@ class AnnotatorHoursAdmin(ReadOnlyPageAdmin):
                 for r in rows or []
             ],
             "csv_url": f"?{query.urlencode()}",
+            "simulated_hidden": hidden,
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/evaluation/annotatorhours/change_list.html", context)

@@ -14,6 +14,7 @@ from evaluation.models.clip_checks import ClipProbe, ClipProbeCheck, ClipProbeCh
 from evaluation.models.finetune import ClipFineTune, ClipModel, TrainableParameters
 from evaluation.models.metrics import ALL_METRICS, CLIP_METRICS, TEXT_METRICS, Metric
 from evaluation.models.proxies import AnnotatorHours, LanguageStatistics
+from evaluation.models.reports import ReportCache, ReportCacheState, ReportFigure, SavedReportSelection
 from evaluation.models.retrieval import RetrievalCheck, RetrievalChunk, RetrievalChunkKind, RetrievalSource
 from evaluation.models.runs import (
     FINISHED_RUN_STATUSES,
@@ -55,10 +56,14 @@ __all__ = [
     "Reference",
     "ReferenceSet",
     "ReferenceSetKind",
+    "ReportCache",
+    "ReportCacheState",
+    "ReportFigure",
     "RetrievalCheck",
     "RetrievalChunk",
     "RetrievalChunkKind",
     "RetrievalSource",
     "RunStatus",
+    "SavedReportSelection",
     "TrainableParameters",
 ]

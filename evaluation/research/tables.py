@@ -20,18 +20,37 @@ import json
 import math
 import numbers
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from core.csv_cells import csv_safe
 from evaluation.human import SXS_COLUMNS
-from evaluation.research.correlation import ACCURACIES, COEFFICIENTS, CorrelationResult
+from evaluation.research.correlation import ACCURACIES, ALL, COEFFICIENTS, CorrelationResult
 
 # A column: "key", or (key, header), or (key, header, number format for text, e.g. ".1f").
 ColumnSpec = str | tuple[str, str] | tuple[str, str, str]
 TableFormat = Literal["text", "csv", "json"]
 
 MISSING_TEXT = "n/a"
+# Scores of a demo or untrained model (the registry's ``is_demo`` flag): shown wherever they appear.
+DEMO_TAG = "demo model — not results"
+
+
+def demo_label(metric: str, demo_metrics: Collection[str]) -> str:
+    """``CLIPScore [demo model — not results]`` for a metric scored by a demo model, else the name."""
+    return f"{metric} [{DEMO_TAG}]" if metric in demo_metrics else metric
+
+
+def demo_note(demo_metrics: Collection[str]) -> str:
+    """One sentence naming the metrics scored by a demo or untrained model (empty if none)."""
+    if not demo_metrics:
+        return ""
+    return (
+        f"{', '.join(sorted(demo_metrics))}: {DEMO_TAG}. Scored by a demo or untrained model (a tiny random "
+        "CLIP model shows the workflow); these numbers say nothing about the metric."
+    )
+
+
 # A spreadsheet treats a cell starting with one of these as a formula (or strips it first).
 
 
@@ -231,7 +250,39 @@ def _with_interval(value: float | None, ci: tuple[float, float] | None) -> str:
     return cell
 
 
-def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p: bool) -> str:
+def correlation_not_pooled(results: Mapping[str, Mapping[str, CorrelationResult]]) -> dict[str, list[str]]:
+    """``{metric: [its languages]}`` for the metrics some language of the table has no comparison
+    with: their ``all`` row covers only those languages, so it is not comparable with the pooled rows
+    of the other metrics and says so."""
+    languages = list(dict.fromkeys(code for by in results.values() for code in by if code != ALL))
+    out = {}
+    for metric, by_language in results.items():
+        having = [code for code in languages if code in by_language and by_language[code].n_comparisons > 0]
+        if len(having) < len(languages):
+            out[metric] = having
+    return out
+
+
+def _language_label(metric: str, language: str, apart: Mapping[str, Sequence[str]]) -> str:
+    if language == ALL and metric in apart:
+        return f"{ALL} (only {', '.join(apart[metric])}: not pooled)"
+    return language
+
+
+def not_pooled_note(apart: Mapping[str, Sequence[str]]) -> str:
+    """One sentence on the ``all`` rows that cover fewer languages than the others (empty if none)."""
+    if not apart:
+        return ""
+    return (
+        f"all pools a metric only where it is present in every language: {', '.join(apart)} "
+        f"{'is' if len(apart) == 1 else 'are'} not, so {'its' if len(apart) == 1 else 'their'} all row "
+        "covers only the languages it names and cannot be compared with the other metrics' all rows."
+    )
+
+
+def correlation_text(
+    results: dict[str, dict[str, CorrelationResult]], *, show_p: bool, demo_metrics: Collection[str] = ()
+) -> str:
     accuracies = _accuracies_shown(results)
     header = ["metric", "language", "N"]
     for name in COEFFICIENTS:
@@ -240,9 +291,10 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
             header.append(f"{name} p")
     header += [f"{_ACCURACY_TITLES[name]} [95% CI]" for name in accuracies]
     rows = []
+    apart = correlation_not_pooled(results)
     for metric, by_language in results.items():
         for language, result in by_language.items():
-            row = [metric, language, str(result.n)]
+            row = [demo_label(metric, demo_metrics), _language_label(metric, language, apart), str(result.n)]
             for name in COEFFICIENTS:
                 row.append(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")))
                 if show_p:
@@ -273,6 +325,10 @@ def correlation_text(results: dict[str, dict[str, CorrelationResult]], *, show_p
     first = next(iter(next(iter(results.values())).values()))
     lines.append("")
     lines.append(textwrap.fill(f"N: points the coefficients are computed on. {first.note}", width=100))
+    if apart:
+        lines.append(textwrap.fill(not_pooled_note(apart), width=100))
+    if demo_metrics:
+        lines.append(textwrap.fill(demo_note(demo_metrics), width=100))
     if not show_p:
         lines.append("p-values: with --verbosity 2, and in --format csv / json.")
     if first.n_boot:
@@ -353,7 +409,9 @@ def _p_text(value: float | None) -> str:
     return MISSING_TEXT if value is None else (f"{value:.2g}" if value < 0.001 else f"{value:.3f}")
 
 
-def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[str, Any]:
+def correlation_html(
+    results: dict[str, dict[str, CorrelationResult]], demo_metrics: Collection[str] = ()
+) -> dict[str, Any]:
     """The correlation table for the page: metric, language, N, comparisons, each coefficient with its
     95% interval, and the p-values; rows carry ``data-metric`` and ``data-language``."""
     headers = ["metric", "language", "N", "comparisons"]
@@ -363,11 +421,12 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
     headers += [f"{_ACCURACY_TITLES[name]} [95% CI]" for name in accuracies]
     headers.append("τ_c variant")
     rows = []
+    apart = correlation_not_pooled(results)
     for metric, by_language in results.items():
         for language, result in by_language.items():
             cells = [
-                _html_cell(metric, False),
-                _html_cell(language, False),
+                _html_cell(demo_label(metric, demo_metrics), False),
+                _html_cell(_language_label(metric, language, apart), False),
                 _html_cell(str(result.n), True),
                 _html_cell(str(result.n_comparisons), True),
             ]
@@ -383,9 +442,19 @@ def correlation_html(results: dict[str, dict[str, CorrelationResult]]) -> dict[s
                     _html_cell(_with_interval(getattr(result, name), getattr(result, f"{name}_ci")), True)
                 )
             cells.append(_html_cell(result.kendall_tau_c_variant, False))
-            rows.append({"attrs": [("metric", metric), ("language", language)], "cells": cells})
+            attrs = [("metric", metric), ("language", language)]
+            if language == ALL and metric in apart:
+                attrs.append(("pooled", "false"))
+            if metric in demo_metrics:
+                attrs.append(("demo-model", "true"))
+            rows.append({"attrs": attrs, "cells": cells})
     numeric = range(2, len(headers) - 1)
-    return {"headers": [_html_cell(h, i in numeric) for i, h in enumerate(headers)], "rows": rows}
+    return {
+        "headers": [_html_cell(h, i in numeric) for i, h in enumerate(headers)],
+        "rows": rows,
+        "note": not_pooled_note(apart),
+        "demo_note": demo_note(demo_metrics),
+    }
 
 
 _COEFFICIENT_TITLES = {

@@ -13,10 +13,12 @@ import io
 import json
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evaluation.research.correlation import CORRELATION_N_BOOT, Comparison, CorrelationResult, correlate
+import numpy as np
+
+from evaluation.research.correlation import ALL, CORRELATION_N_BOOT, Comparison, CorrelationResult, correlate
 from evaluation.research.meta_evaluation import (
     DEFAULT_N_PERMUTATIONS,
     MIN_ITEMS,
@@ -26,7 +28,8 @@ from evaluation.research.meta_evaluation import (
     trust_table,
     with_soft_pairwise_accuracy,
 )
-from evaluation.research.tables import MISSING_TEXT, csv_safe
+from evaluation.research.meta_evaluation.trust import assign_ranks
+from evaluation.research.tables import MISSING_TEXT, csv_safe, demo_label, demo_note
 
 __all__ = [
     "Trust",
@@ -97,8 +100,72 @@ def trust_build(
     if comparisons is not None:
         system = model_level(comparisons, items, both_directions=both_directions, **draws)
     table = trust_table(items, metrics=metrics, **draws) if any(item.deltas for item in items) else None
+    if table is not None:
+        table = pooled_comparable(table)
     flags = sorted(code for code, verdict in (clip_trust or {}).items() if verdict.flagged)
     return Trust(table, system, flags)
+
+
+def _languages(table: TrustTable) -> list[str]:
+    return [code for code in table.languages if code != ALL]
+
+
+def not_pooled(table: TrustTable) -> dict[str, list[str]]:
+    """``{metric: [its languages]}`` for the metrics that some language of the table lacks: their
+    ``all`` cell covers only their own languages, so it is shown with its own n and languages and
+    left out of the ranking (:func:`pooled_comparable`)."""
+    languages = _languages(table)
+    out = {}
+    for metric in table.metrics:
+        having = [code for code in languages if table.cell(metric, code) is not None]
+        if len(having) < len(languages):
+            out[metric] = having
+    return out
+
+
+def pooled_comparable(table: TrustTable) -> TrustTable:
+    """The table whose ``all`` column ranks only the metrics present in every language of the table.
+
+    A metric computed on one language is not comparable with one pooled over three: its ``all`` cell
+    keeps its own acc23 (over its own items) but gets no rank, and the clusters of the others are
+    drawn again from the same permutation p-values (mt-metrics-eval's AssignRanks over the comparable
+    metrics). Pure; the table as it is when every metric is in every language."""
+    apart = not_pooled(table)
+    pooled = table.languages.get(ALL)
+    if not apart or pooled is None or not pooled.verdicts:
+        return table
+    ordered = [v for v in pooled.verdicts if v.metric not in apart]
+    others = [replace(v, rank=None, best=False) for v in pooled.verdicts if v.metric in apart]
+    p_values = {
+        a.metric: {b.metric: pooled.p_values.get(a.metric, {}).get(b.metric, 1.0) for b in ordered[i + 1 :]}
+        for i, a in enumerate(ordered)
+    }
+    status = pooled.status
+    if pooled.status in ("ranked", "undecided") and ordered:
+        matrix = np.ones((len(ordered), len(ordered)))
+        for i, a in enumerate(ordered):
+            for j in range(i + 1, len(ordered)):
+                matrix[i, j] = p_values[a.metric][ordered[j].metric]
+        ranks = assign_ranks(matrix, table.alpha)
+        ordered = [replace(v, rank=rank, best=rank == 1) for v, rank in zip(ordered, ranks)]
+        status = "undecided" if len(ordered) > 1 and max(ranks) == 1 else "ranked"
+    elif not ordered:
+        status = "empty"
+    verdict = replace(
+        pooled,
+        verdicts=tuple(ordered + others),
+        status=status,
+        p_values={a: row for a, row in p_values.items() if row},
+    )
+    languages = {ALL: verdict, **{code: v for code, v in table.languages.items() if code != ALL}}
+    metrics = tuple(v.metric for v in ordered) + tuple(m for m in table.metrics if m in apart)
+    return replace(table, languages=languages, metrics=metrics)
+
+
+def not_pooled_text(metric: str, apart: Mapping[str, Sequence[str]], verdict: MetricVerdict | None) -> str:
+    """What an ``all`` cell of a metric that is not in every language says instead of a rank."""
+    n = verdict.result.n if verdict is not None else 0
+    return f"n = {n}, only {', '.join(apart[metric])}: not pooled, not ranked"
 
 
 def _num(value: float | None, fmt: str = ".3f") -> str:
@@ -121,6 +188,7 @@ def trust_records(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """One flat record per metric and language (``all`` first): the item level's acc23, τ_23, ε,
     n_items, interval, rank, best, the language's status, ``clip_flag`` (a CLIPScore / RefCLIPScore
@@ -128,11 +196,14 @@ def trust_records(
     unreliable), and, when ``system`` (the model level's results) is given, the pairwise and soft
     pairwise accuracies with their intervals."""
     records = []
+    apart = not_pooled(table)
+    every = _languages(table)
     for language, verdict in table.languages.items():
         for metric in table.metrics:
             cell = verdict.verdict(metric)
             if cell is None:
                 continue
+            covers = apart.get(metric, every) if language == ALL else [language]
             record: dict[str, Any] = {
                 "metric": metric,
                 "language": language,
@@ -147,6 +218,9 @@ def trust_records(
                 "n_pairs": verdict.n_pairs,
                 "p_better_than": dict(verdict.p_values.get(metric, {})),
                 "clip_flag": _clip_flagged(metric, language, clip_flags),
+                "languages": list(covers),
+                "demo_model": metric in demo_metrics,
+                "pooled": not (language == ALL and metric in apart),
             }
             result = (system or {}).get(metric, {}).get(language)
             if result is not None:
@@ -173,17 +247,20 @@ def trust_json(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> str:
     """``{metric: {language: record}}`` (see :func:`trust_records`), then ``"_settings"`` with how the
     numbers were made and ``"_languages"`` with each language's status and note."""
     out: dict[str, Any] = {}
-    for record in trust_records(table, system, clip_flags):
+    for record in trust_records(table, system, clip_flags, demo_metrics):
         metric, language = record["metric"], record["language"]
         out.setdefault(metric, {})[language] = {
             k: v for k, v in record.items() if k not in ("metric", "language")
         }
     out["_settings"] = {k: v for k, v in table.as_dict().items() if k not in ("languages", "metrics")}
     out["_languages"] = trust_languages(table)
+    if demo_metrics:
+        out["_demo_model"] = demo_note(demo_metrics)
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -209,6 +286,8 @@ _CSV_COLUMNS = (
     "n_comparisons",
     "n_soft",
     "clip_flag",
+    "pooled",
+    "demo_model",
 )
 
 
@@ -216,11 +295,12 @@ def trust_csv(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(_CSV_COLUMNS)
-    for record in trust_records(table, system, clip_flags):
+    for record in trust_records(table, system, clip_flags, demo_metrics):
         flat = dict(record)
         for name in ("acc23", "pairwise_accuracy", "soft_pairwise_accuracy"):
             ci = record.get(f"{name}_ci")
@@ -232,6 +312,8 @@ def trust_csv(
                 row.append("")
             elif isinstance(value, bool):
                 row.append("true" if value else "false")
+            elif isinstance(value, list):
+                row.append(csv_safe(" ".join(value)))
             elif isinstance(value, int | float):
                 row.append(value)
             else:
@@ -275,17 +357,19 @@ def trust_text(
     table: TrustTable,
     system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> str:
     """The table (metrics as rows, languages as columns), each language's ε and status, the model
     level's pairwise accuracies when given, and the notes. ``clip_flags``: languages whose CLIP
     cells are marked ``!`` (the retrieval check flags the CLIP model there)."""
     languages = list(table.languages)
     header = ["metric", *languages]
+    apart = not_pooled(table)
     rows = [
         [
-            metric,
+            demo_label(metric, demo_metrics),
             *(
-                trust_cell_text(table.cell(metric, code))
+                _cell_text(table, metric, code, apart)
                 + (f" {CLIP_FLAG_MARK}" if _clip_flagged(metric, code, clip_flags) else "")
                 for code in languages
             ),
@@ -318,10 +402,30 @@ def trust_text(
                 if name == "pairwise_accuracy" or any(c != MISSING_TEXT for c in cells):
                     acc_rows.append([f"{metric} ({title})", *cells])
         lines += ["System level: accuracy over the compared pairs", *_aligned(header, acc_rows), ""]
-    notes = trust_notes(table) + ([clip_flag_note(clip_flags)] if clip_flags else [])
+    notes = (
+        trust_notes(table) + _not_pooled_notes(apart) + ([clip_flag_note(clip_flags)] if clip_flags else [])
+    )
     for note in notes:
         lines.append(textwrap.fill(note, width=100))
     return "\n".join(lines) + "\n"
+
+
+def _cell_text(table: TrustTable, metric: str, code: str, apart: Mapping[str, Sequence[str]]) -> str:
+    verdict = table.cell(metric, code)
+    if code == ALL and metric in apart:
+        acc = MISSING_TEXT if verdict is None else _num(verdict.result.acc23)
+        return f"{acc} ({not_pooled_text(metric, apart, verdict)})"
+    return trust_cell_text(verdict)
+
+
+def _not_pooled_notes(apart: Mapping[str, Sequence[str]]) -> list[str]:
+    if not apart:
+        return []
+    return [
+        f"all: pools only the metrics present in every language; {', '.join(apart)} "
+        f"{'is' if len(apart) == 1 else 'are'} not, so {'its' if len(apart) == 1 else 'their'} all cell "
+        "covers only the languages named there and is left out of the ranking and the verdict."
+    ]
 
 
 def _epsilon_text(verdict: MetricVerdict | None) -> str:
@@ -352,11 +456,14 @@ def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     return [render(header), "  ".join("-" * w for w in widths), *(render(row) for row in rows)]
 
 
-def trust_html(table: TrustTable, clip_flags: Collection[str] = ()) -> dict[str, Any]:
+def trust_html(
+    table: TrustTable, clip_flags: Collection[str] = (), demo_metrics: Collection[str] = ()
+) -> dict[str, Any]:
     """Cells for the page: ``{"languages": [...], "rows": [{"metric", "cells": [{"text", "best",
     "rank", "language", "clip_flag"}]}], "footer": [...], "notes": [...]}``; best-cluster cells are
     marked, and CLIPScore / RefCLIPScore cells of the ``clip_flags`` languages carry ``clip_flag``."""
     languages = list(table.languages)
+    apart = not_pooled(table)
     rows = []
     for metric in table.metrics:
         cells = []
@@ -365,14 +472,22 @@ def trust_html(table: TrustTable, clip_flags: Collection[str] = ()) -> dict[str,
             cells.append(
                 {
                     "language": code,
-                    "text": trust_cell_text(verdict),
+                    "text": _cell_text(table, metric, code, apart),
+                    "not_pooled": code == ALL and metric in apart,
                     "best": bool(verdict and verdict.best),
                     "rank": verdict.rank if verdict else None,
                     "epsilon": _epsilon_text(verdict),
                     "clip_flag": _clip_flagged(metric, code, clip_flags),
                 }
             )
-        rows.append({"metric": metric, "cells": cells})
+        rows.append(
+            {
+                "metric": metric,
+                "label": demo_label(metric, demo_metrics),
+                "demo": metric in demo_metrics,
+                "cells": cells,
+            }
+        )
     footer = [
         {
             "language": code,
@@ -382,5 +497,7 @@ def trust_html(table: TrustTable, clip_flags: Collection[str] = ()) -> dict[str,
         }
         for code in languages
     ]
-    notes = trust_notes(table) + ([clip_flag_note(clip_flags)] if clip_flags else [])
+    notes = (
+        trust_notes(table) + _not_pooled_notes(apart) + ([clip_flag_note(clip_flags)] if clip_flags else [])
+    )
     return {"languages": languages, "rows": rows, "footer": footer, "notes": notes}

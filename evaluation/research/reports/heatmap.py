@@ -20,9 +20,11 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from evaluation.research.correlation import ALL
 from evaluation.research.meta_evaluation import TrustTable
 from evaluation.research.reports.plots import DPI, PlotFormat
-from evaluation.research.trust_tables import CLIP_FLAG_MARK, CLIP_METRIC_NAMES
+from evaluation.research.tables import DEMO_TAG, demo_note
+from evaluation.research.trust_tables import CLIP_FLAG_MARK, CLIP_METRIC_NAMES, not_pooled
 
 __all__ = ["HEATMAP_FILENAME", "runs_source", "trust_heatmap"]
 
@@ -49,6 +51,7 @@ def trust_heatmap(
     title: str | None = None,
     source: str = "",
     clip_flags: Collection[str] = (),
+    demo_metrics: Collection[str] = (),
 ) -> bytes:
     """The heatmap as PNG (150 dpi) or SVG bytes; ``source`` (e.g. the metric runs' names) is printed
     under the title, so a copied figure keeps where its numbers come from. Raises ``ValueError`` for
@@ -58,6 +61,7 @@ def trust_heatmap(
         raise ValueError(f"unknown plot format {fmt!r}; choose png or svg")
     languages = list(table.languages)
     metrics = list(table.metrics)
+    apart = not_pooled(table)
     width = 1.6 + 1.25 * max(1, len(languages))
     height = 1.5 + 0.62 * max(1, len(metrics))
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": "trust-heatmap", "font.size": 9}):
@@ -69,7 +73,9 @@ def trust_heatmap(
             for column, code in enumerate(languages):
                 verdict = table.cell(metric, code)
                 acc = verdict.result.acc23 if verdict is not None else None
-                colour = "#f2f2f2" if acc is None else _COLOURS(_SCALE(acc))
+                # An "all" cell over fewer languages than the column: not coloured as comparable.
+                alone = code == ALL and metric in apart
+                colour = "#f2f2f2" if acc is None or alone else _COLOURS(_SCALE(acc))
                 status = table.languages[code].status
                 axes.add_patch(
                     Rectangle(
@@ -95,6 +101,8 @@ def trust_heatmap(
                     )
                 if acc is None:
                     text = "n/a"
+                elif alone:
+                    text = f"{acc:.3f}\nn={verdict.result.n}, only {', '.join(apart[metric])}\nnot ranked"
                 else:
                     text = f"{acc:.3f}"
                     if verdict.result.ci is not None:
@@ -103,7 +111,7 @@ def trust_heatmap(
                         text += f"  #{verdict.rank}"
                     if metric in CLIP_METRIC_NAMES and code in clip_flags:
                         text += f" {CLIP_FLAG_MARK}"
-                dark = acc is not None and _SCALE(acc) < 0.55
+                dark = acc is not None and not alone and _SCALE(acc) < 0.55
                 axes.text(
                     column + 0.5,
                     row + 0.5,
@@ -115,7 +123,10 @@ def trust_heatmap(
                 )
         axes.set_xticks([i + 0.5 for i in range(len(languages))], [_header(table, c) for c in languages])
         axes.xaxis.tick_top()
-        axes.set_yticks([i + 0.5 for i in range(len(metrics))], metrics)
+        axes.set_yticks(
+            [i + 0.5 for i in range(len(metrics))],
+            [f"{m}\n[{DEMO_TAG}]" if m in demo_metrics else m for m in metrics],
+        )
         axes.tick_params(length=0)
         for spine in axes.spines.values():
             spine.set_visible(False)
@@ -139,6 +150,8 @@ def trust_heatmap(
             lines += textwrap.wrap(
                 f"{CLIP_FLAG_MARK} CLIP-based scores unreliable here ({flagged}): retrieval check", columns
             )
+        if demo_metrics:
+            lines += textwrap.wrap(demo_note(demo_metrics), columns)
         axes.set_title("\n".join(lines), fontsize=9, loc="left")
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": None}

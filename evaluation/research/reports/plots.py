@@ -33,6 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from evaluation.research.correlation import ALL, MIN_COMPARISONS, Comparison, CorrelationResult, correlate
+from evaluation.research.tables import DEMO_TAG
 
 __all__ = [
     "LABEL_MAX",
@@ -104,8 +105,10 @@ def scatter(
     result: CorrelationResult | None = None,
     fmt: PlotFormat = "png",
     languages: Sequence[str] | None = None,
+    demo: bool = False,
 ) -> bytes:
-    """The scatter plot of ΔS×S against Δ``metric`` as PNG (150 dpi) or SVG bytes.
+    """The scatter plot of ΔS×S against Δ``metric`` as PNG (150 dpi) or SVG bytes. ``demo``: the
+    metric was scored by a demo or untrained model, and the title says so.
 
     ``result``: the "all" :class:`CorrelationResult` of this metric for the title; computed with
     :func:`correlate` (no bootstrap) when not given. ``languages``: the languages whose markers to
@@ -193,7 +196,9 @@ def scatter(
         axes.set_ylabel(Y_LABEL)
         n_points = len(having) * (2 if both_directions else 1)
         axes.set_title(
-            f"ΔS×S against Δ {metric}, all languages\n"
+            f"ΔS×S against Δ {metric}, all languages"
+            + (f" [{DEMO_TAG}]" if demo else "")
+            + "\n"
             + _subtitle(result, n_points, len(having), both_directions),
             fontsize=10.5,
         )
@@ -226,6 +231,7 @@ def write_scatter_plots(
     both_directions: bool = True,
     results: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
     formats: Sequence[PlotFormat] = ("png", "svg"),
+    demo_metrics: Sequence[str] = (),
 ) -> list[Path]:
     """Write ``scatter_<metric>.png`` and ``.svg`` for every metric of ``comparisons`` into ``folder``.
 
@@ -248,6 +254,7 @@ def write_scatter_plots(
                     result=result,
                     fmt=fmt,
                     languages=languages,
+                    demo=metric in demo_metrics,
                 )
             )
             written.append(path)

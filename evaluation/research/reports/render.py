@@ -109,7 +109,7 @@ def correlation_table(report: Report, fmt: str = "text", *, show_p: bool = True)
         return correlation_csv(report.correlations)
     if not report.correlations:
         return "No comparison with a metric: no correlation to show.\n"
-    return correlation_text(report.correlations, show_p=show_p)
+    return correlation_text(report.correlations, show_p=show_p, demo_metrics=report.demo_metrics)
 
 
 def _rating_kinds(report: Report) -> dict[tuple[str, str], str]:
@@ -309,9 +309,12 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
     if report.fine_tunes:
         texts["finetune.txt"] = "\n\n".join(section.text for section in report.fine_tunes) + "\n"
     if report.trust is not None:
-        texts["trust.txt"] = trust_text(report.trust, report.correlations, clip_flags=report.clip_flagged)
-        texts["trust.csv"] = trust_csv(report.trust, report.correlations, report.clip_flagged)
-        texts["trust.json"] = trust_json(report.trust, report.correlations, report.clip_flagged)
+        demo = report.demo_metrics
+        texts["trust.txt"] = trust_text(
+            report.trust, report.correlations, clip_flags=report.clip_flagged, demo_metrics=demo
+        )
+        texts["trust.csv"] = trust_csv(report.trust, report.correlations, report.clip_flagged, demo)
+        texts["trust.json"] = trust_json(report.trust, report.correlations, report.clip_flagged, demo)
     written: list[Path] = []
     for name, text in texts.items():
         path = folder / name
@@ -322,12 +325,20 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
             path = folder / HEATMAP_FILENAME.format(fmt=fmt)
             path.write_bytes(
                 trust_heatmap(
-                    report.trust, fmt, source=runs_source(report.runs), clip_flags=report.clip_flagged
+                    report.trust,
+                    fmt,
+                    source=runs_source(report.runs),
+                    clip_flags=report.clip_flagged,
+                    demo_metrics=report.demo_metrics,
                 )
             )
             written.append(path)
     written += write_scatter_plots(
-        report.comparisons, folder, both_directions=report.both_directions, results=report.correlations
+        report.comparisons,
+        folder,
+        both_directions=report.both_directions,
+        results=report.correlations,
+        demo_metrics=report.demo_metrics,
     )
     names = [path.name for path in written]
     index = folder / "index.txt"

@@ -25,6 +25,7 @@ from evaluation.human.quality import QualityRow
 from evaluation.human.selectors import REAL_PAIRS, caption_statistics_rows, quality_rows, sxs_table_rows
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
+from evaluation.metrics.clip.tiny import TINY_CLIP_NAME
 from evaluation.metrics.clip.trust import FLAG_TEXT, LanguageTrust
 from evaluation.models import ALL_METRICS, CLIP_METRICS, ClipModel, MetricRun, RunStatus
 from evaluation.research.caption_rows import PerCaptionRow, per_caption_agreement_from_rows, per_caption_rows
@@ -42,7 +43,14 @@ from evaluation.research.correlation import (
     CorrelationResult,
     correlate,
 )
-from evaluation.research.finetune_tables import before_after, before_after_rows, before_after_text
+from evaluation.research.finetune_tables import (
+    before_after,
+    before_after_rows,
+    before_after_text,
+    config_items,
+    delta_text,
+    score_text,
+)
 from evaluation.research.meta_evaluation import (
     DEFAULT_N_PERMUTATIONS,
     Item,
@@ -50,6 +58,7 @@ from evaluation.research.meta_evaluation import (
 )
 from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_variant_check
 from evaluation.research.reports.plots import metric_names
+from evaluation.research.tables import demo_note
 from evaluation.research.trust_tables import trust_build
 from evaluation.retrieval.selectors import clip_trust_for_runs
 
@@ -72,6 +81,9 @@ class FineTuneSection:
     is_demo: bool
     base_model_id: str
     table: dict[str, dict[str, Any]]
+    config: dict[str, Any] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    dev_score: float | None = None
 
     @property
     def rows(self) -> list[list[str]]:
@@ -79,14 +91,16 @@ class FineTuneSection:
 
     @property
     def deltas(self) -> list[tuple[str, str]]:
-        out = []
-        for code, entry in self.table.items():
-            delta, ci = entry["delta_tau_b"], entry["delta_tau_b_ci"]
-            text = (
-                "n/a" if delta is None else f"{delta:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-            )
-            out.append((code, text))
-        return out
+        """(language, "+0.052 [+0.010, +0.094]" or why there is none) per language."""
+        return [(code, delta_text(entry)) for code, entry in self.table.items()]
+
+    @property
+    def config_items(self) -> list[tuple[str, str]]:
+        return config_items(self.config)
+
+    @property
+    def dev_score_text(self) -> str:
+        return score_text(self.dev_score)
 
     @property
     def text(self) -> str:
@@ -112,9 +126,42 @@ def fine_tune_sections(runs: Sequence[MetricRun], *, n_boot: int, seed: int) -> 
             is_demo=model.is_demo,
             base_model_id=model.base_model_id,
             table=before_after(model.fine_tune.results.get("test", []), n_boot=n_boot, seed=seed),
+            config=dict(model.fine_tune.config or {}),
+            history=list(model.fine_tune.history or []),
+            dev_score=model.fine_tune.dev_score,
         )
         for model in models.order_by("name")
     ]
+
+
+def _demo_run(params: dict, demo_names: set, demo_weights: set) -> bool:
+    """A run's CLIP model is a demo or untrained one: a registered model marked ``is_demo``, the same
+    weights given through the settings instead, or the tiny random architecture itself."""
+    return (
+        params.get("clip_registered") in demo_names
+        or (params.get("clip_model"), params.get("clip_checkpoint") or "") in demo_weights
+        or params.get("clip_model") == TINY_CLIP_NAME
+    )
+
+
+def demo_metrics_of(runs: Sequence[MetricRun]) -> list[str]:
+    """The CLIP metrics of ``runs`` scored by a demo or untrained model (the registry's ``is_demo``:
+    the demo's tiny random model and what is fine-tuned from it), sorted."""
+    clip_runs = [run for run in runs if set(run.metrics or []) & set(CLIP_METRICS)]
+    if not clip_runs:
+        return []
+    demo = list(ClipModel.objects.filter(is_demo=True).values_list("name", "model_name", "checkpoint"))
+    names = {name for name, _, _ in demo}
+    weights = {(model_name, checkpoint) for _, model_name, checkpoint in demo if checkpoint}
+    return sorted(
+        {
+            metric
+            for run in clip_runs
+            if _demo_run(run.params or {}, names, weights)
+            for metric in run.metrics
+            if metric in CLIP_METRICS
+        }
+    )
 
 
 def canonical_metric_names(comparisons: Sequence[Comparison]) -> list[Comparison]:
@@ -165,6 +212,8 @@ class Report:
     clip_trust: dict[str, LanguageTrust] = field(default_factory=dict)
     # The fine-tuned CLIP models the selected CLIP runs used: their before/after tables on their test splits.
     fine_tunes: list[FineTuneSection] = field(default_factory=list)
+    # Metrics scored by a demo or untrained model: tagged "demo model — not results" wherever shown.
+    demo_metrics: list[str] = field(default_factory=list)
 
     @property
     def clip_flagged(self) -> list[str]:
@@ -224,6 +273,8 @@ class Report:
                 for code, verdict in self.trust.languages.items()
                 if verdict.note
             )
+        if self.demo_metrics:
+            out.append(demo_note(self.demo_metrics))
         out.extend(self.clip_notes())
         out.extend(self._mixed_signatures())
         out.extend(f"Left out: {item}" for item in self.skipped)
@@ -282,6 +333,7 @@ def report_from_db(
     sxs_n_boot: int = DEFAULT_N_BOOT,
     tau_c: str = TAU_C_SEED001,
     n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    human_tables: bool = True,
 ) -> Report:
     """A report over the side-by-side campaigns (all, or ``campaign_ids``; in ``language_codes``)
     and the metric runs ``metric_run_ids``, with Tables 1 and 2 of those languages (all when not
@@ -291,7 +343,8 @@ def report_from_db(
     and the item level: the soft pairwise accuracy of each metric and the trust table
     (:mod:`evaluation.research.meta_evaluation`, ``n_permutations`` draws per permutation test).
 
-    Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises, and ``ValueError`` for
+    ``human_tables=False`` leaves Tables 1 and 2 out (the stored report reads them per request: they
+    cover every caption, not the selection). Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises, and ``ValueError`` for
     an unknown ``tau_c``.
     """
     tau_c_variant_check(tau_c)
@@ -373,8 +426,8 @@ def report_from_db(
         skipped=comparisons.skipped,
         sources=comparisons.sources,
         runs=runs,
-        table1=keep(caption_statistics_rows()),
-        table2=keep(quality_rows()),
+        table1=keep(caption_statistics_rows()) if human_tables else [],
+        table2=keep(quality_rows()) if human_tables else [],
         sxs_rows=sxs_rows,
         per_caption_rows=rows,
         per_caption=agreement,
@@ -382,4 +435,5 @@ def report_from_db(
         tau_c=tau_c,
         clip_trust=clip_trust,
         fine_tunes=fine_tune_sections(runs, n_boot=n_boot, seed=seed),
+        demo_metrics=demo_metrics_of(runs),
     )

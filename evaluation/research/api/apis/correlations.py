@@ -15,53 +15,20 @@ from evaluation.research.api.serializers import (
     CorrelationsSerializer,
     TrustSerializer,
 )
-from evaluation.research.comparisons import ComparisonList, comparisons_from_db, metric_runs_for_report
 from evaluation.research.meta_evaluation import (
     ACC23_LABEL,
     DEFAULT_SIGNIFICANCE_TEST,
     MIN_ITEMS,
     SIGNIFICANCE_LEVEL,
 )
-from evaluation.research.trust_tables import model_level, trust_build, trust_languages, trust_records
-from evaluation.retrieval.selectors import (
-    clip_trust_for_runs,
-)
+from evaluation.research.reports.cache import result_or_compute
+from evaluation.research.reports.stored import API_CORRELATIONS, API_TRUST, api_selection
+from evaluation.research.trust_tables import trust_languages, trust_records
 
 # --- Correlation of metrics with side-by-side judgments ----------------------------------------------
 
 
-def _system_level(
-    found: ComparisonList, *, both_directions: bool, n_boot: int, n_permutations: int, seed: int
-) -> dict:
-    """:func:`correlate` of the comparisons with the soft pairwise accuracy from their items; 400 for
-    comparisons that cannot be correlated."""
-    try:
-        return model_level(
-            list(found),
-            found.items,
-            both_directions=both_directions,
-            n_boot=n_boot,
-            n_permutations=n_permutations,
-            seed=seed,
-        )
-    except ValueError as exc:
-        raise ValidationFailed(f"These comparisons cannot be correlated: {exc}.") from None
-
-
-class ComparisonApi(ResearchApi):
-    """An endpoint built on the comparisons its ``FilterSerializer`` selects (same parameters, same
-    comparisons: correlations and the trust table)."""
-
-    FilterSerializer: type[ComparisonFilterSerializer]
-
-    def selection(self, request) -> tuple[dict, ComparisonList, dict]:
-        """The validated query parameters, the comparisons they select and the draws they ask for."""
-        params = self.validated(self.FilterSerializer, request.query_params)
-        found = comparisons_from_db(metric_run_ids=params["runs"], campaign_ids=params.get("campaigns"))
-        return params, found, {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
-
-
-class CorrelationApi(ComparisonApi):
+class CorrelationApi(ResearchApi):
     class FilterSerializer(ComparisonFilterSerializer):
         one_direction = serializers.BooleanField(
             required=False,
@@ -85,14 +52,22 @@ class CorrelationApi(ComparisonApi):
         responses={200: CorrelationsSerializer, **ERRORS},
     )
     def get(self, request):
-        params, found, draws = self.selection(request)
+        params = self.validated(self.FilterSerializer, request.query_params)
         both = not params["one_direction"]
+        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+        # Computed once per selection content and stored (evaluation.research.reports.cache).
+        found, results, demo = result_or_compute(
+            API_CORRELATIONS, api_selection(params, both_directions=both)
+        )
+        if isinstance(results, str):
+            raise ValidationFailed(results)
         output = {
             "both_directions": both,
             **draws,
             "comparisons": found.sources,
             "skipped": found.skipped,
-            "results": _system_level(found, both_directions=both, **draws),
+            "results": results,
+            "demo_metrics": demo,
         }
         return Response(CorrelationsSerializer(output).data)
 
@@ -110,7 +85,7 @@ NO_ITEM = (
 )
 
 
-class TrustApi(ComparisonApi):
+class TrustApi(ResearchApi):
     class FilterSerializer(ComparisonFilterSerializer):
         """No ``one_direction``: neither the item level nor the pairwise accuracies depend on it."""
 
@@ -131,16 +106,12 @@ class TrustApi(ComparisonApi):
         responses={200: TrustSerializer, **ERRORS},
     )
     def get(self, request):
-        params, found, draws = self.selection(request)
-        try:
-            trust = trust_build(
-                found.items,
-                list(found),
-                clip_trust=clip_trust_for_runs(metric_runs_for_report(params["runs"])),
-                **draws,
-            )
-        except ValueError as exc:
-            raise ValidationFailed(f"These comparisons cannot be judged: {exc}.") from None
+        params = self.validated(self.FilterSerializer, request.query_params)
+        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+        # Computed once per selection content and stored (evaluation.research.reports.cache).
+        found, trust, demo = result_or_compute(API_TRUST, api_selection(params))
+        if isinstance(trust, str):
+            raise ValidationFailed(trust)
         table = trust.table
         output = {
             "measure": ACC23_LABEL,
@@ -150,7 +121,8 @@ class TrustApi(ComparisonApi):
             "min_items": MIN_ITEMS,
             "metrics": list(table.metrics) if table else [],
             "languages": trust_languages(table) if table else {},
-            "cells": trust_records(table, trust.system, trust.clip_flags) if table else [],
+            "cells": trust_records(table, trust.system, trust.clip_flags, demo) if table else [],
+            "demo_metrics": demo,
             "clip_flags": trust.clip_flags,
             "skipped": found.skipped,
             "note": "" if table else (NO_ITEM if len(found) else NO_COMPARISON),

@@ -142,6 +142,10 @@ class CorrelationsSerializer(serializers.Serializer):
         child=serializers.DictField(child=CorrelationResultSerializer()),
         help_text='metric -> {"all" | language -> coefficients}',
     )
+    demo_metrics = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Metrics scored by a demo or untrained model: demo model — not results.",
+    )
 
 
 # --- Which metric to trust: the item level's acc23 with significance clusters ----------------------
@@ -185,6 +189,17 @@ class TrustCellSerializer(serializers.Serializer):
     best = serializers.BooleanField(help_text="In the best cluster.")
     status = serializers.ChoiceField(choices=TRUST_STATUSES, help_text="The language's status (`languages`).")
     n_pairs = serializers.IntegerField(help_text="Compared pairs in this language.")
+    languages = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The languages whose items the cell covers (for `all`: every language, unless `pooled` is false).",
+    )
+    demo_model = serializers.BooleanField(
+        help_text="Scored by a demo or untrained model (the registry's `is_demo`): demo model — not results."
+    )
+    pooled = serializers.BooleanField(
+        help_text="False for an `all` cell of a metric some language lacks: it covers only its own languages "
+        "and is left out of the ranking (`rank` null) and the verdict.",
+    )
     p_better_than = serializers.DictField(
         child=serializers.FloatField(),
         help_text="metric ranked below -> p-value that this metric is better (paired permutation test over "
@@ -228,6 +243,10 @@ class TrustSerializer(serializers.Serializer):
         child=TrustLanguageSerializer(), help_text="`all` first, then each language by code."
     )
     cells = TrustCellSerializer(many=True, help_text="One per metric and language, `all` first.")
+    demo_metrics = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Metrics scored by a demo or untrained model: demo model — not results.",
+    )
     clip_flags = serializers.ListField(
         child=serializers.CharField(),
         help_text="Languages whose CLIP-based scores the retrieval check flags as unreliable here.",
