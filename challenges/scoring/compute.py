@@ -1,0 +1,146 @@
+"""Score one language of a submission (the scoring kind's ``compute``) and store it (``store``).
+
+The text metrics are the metric runs' own scorers (:func:`evaluation.metrics.text.scoring.score_texts`)
+with the language's tokenisation scheme, so a leaderboard number and a metric-run number with the same
+signature are the same number. Per reference count (0 = all, k = the first k of each image) the whole
+phase is scored once (per-image values kept for intervals and paired tests); a test phase's public and
+private parts are each scored as a corpus of their own, as a server that shows only one part would.
+
+Nothing here puts a reference into an error message: a failure names counts, never texts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from challenges.models import ImageScores, ScoringUnit, Split, Submission, SubmissionScore
+from challenges.scoring.selectors import phase_image_ids, phase_references, submission_captions
+from challenges.statistics import mean_interval, public_images
+from core.jobs.engine import JobDataError, timings_add
+from evaluation.metrics.text.schemes import scheme_for_language
+from evaluation.metrics.text.scoring import score_texts
+from evaluation.models import TEXT_METRICS
+from evaluation.runs.compute import meteor_config
+
+
+@dataclass
+class UnitResult:
+    # (reference count, split, metric, value, low, high, images, signature)
+    scores: list[tuple[int, str, str, float, float | None, float | None, int, str]] = field(
+        default_factory=list
+    )
+    image_scores: list[tuple[int, str, list[int], list[float]]] = field(default_factory=list)
+    signatures: dict[str, str] = field(default_factory=dict)
+    not_computed: dict[str, str] = field(default_factory=dict)
+
+
+def _score(candidates, references, *, language, scheme, metrics):
+    return score_texts(
+        candidates, references, language=language, scheme=scheme, metrics=metrics, meteor=meteor_config()
+    )
+
+
+def unit_compute(unit: ScoringUnit) -> UnitResult:
+    submission = unit.submission
+    phase = submission.phase
+    language = unit.language
+    image_ids = phase_image_ids(phase)
+    captions = submission_captions(submission_id=submission.pk, language_id=language.pk)
+    if sorted(captions) != image_ids:
+        raise JobDataError(
+            f"the submission's {language.code} captions no longer cover the phase's {len(image_ids)} images "
+            f"({len(captions)} stored); submit the file again"
+        )
+    references = phase_references(phase, language.pk, image_ids)
+    lacking = sum(1 for i in image_ids if not references.get(i))
+    if lacking:
+        raise JobDataError(
+            f"{lacking} images of the phase have no {language.code} references; the hosts were told"
+        )
+    metrics = [m for m in phase.metrics if m in TEXT_METRICS]
+    scheme = scheme_for_language(language.code, language.tokenizer)
+    splits = {Split.ALL: image_ids}
+    if phase.is_test:
+        public = public_images(image_ids, seed=phase.split_seed, share=phase.public_share)
+        splits[Split.PUBLIC] = [i for i in image_ids if i in public]
+        splits[Split.PRIVATE] = [i for i in image_ids if i not in public]
+    result = UnitResult()
+    for count in phase.reference_counts:
+        refs = references if count == 0 else {i: references[i][:count] for i in image_ids}
+        full = _score(captions, refs, language=language.code, scheme=scheme, metrics=metrics)
+        result.not_computed.update(full.not_computed)
+        for metric in full.metrics:
+            per_image = full.per_caption[metric]
+            result.image_scores.append((count, metric, image_ids, [float(per_image[i]) for i in image_ids]))
+            result.signatures[metric] = full.signature_of(metric)
+        for split, ids in splits.items():
+            report = (
+                full
+                if split == Split.ALL
+                else _score(
+                    {i: captions[i] for i in ids},
+                    {i: refs[i] for i in ids},
+                    language=language.code,
+                    scheme=scheme,
+                    metrics=metrics,
+                )
+            )
+            for metric, value in report.corpus.items():
+                per_image = full.per_caption[metric]
+                interval = mean_interval(
+                    [per_image[i] for i in ids],
+                    seed=phase.split_seed,
+                    group=f"{language.code}|{count}|{split}|{metric}",
+                )
+                low, high = interval if interval else (None, None)
+                result.scores.append(
+                    (count, split, metric, float(value), low, high, len(ids), report.signature_of(metric))
+                )
+    return result
+
+
+def unit_label(unit: ScoringUnit) -> str:
+    return f"language {unit.language.code}"
+
+
+def unit_store(submission: Submission, unit: ScoringUnit, result: UnitResult, seconds: float) -> None:
+    """Replace the language's scores with ``result`` (submission and unit rows locked by the engine)."""
+    SubmissionScore.objects.filter(submission=submission, language_id=unit.language_id).delete()
+    ImageScores.objects.filter(submission=submission, language_id=unit.language_id).delete()
+    SubmissionScore.objects.bulk_create(
+        [
+            SubmissionScore(
+                submission=submission,
+                language_id=unit.language_id,
+                reference_count=count,
+                split=split,
+                metric=metric,
+                value=value,
+                low=low,
+                high=high,
+                n_images=n,
+                signature=signature,
+            )
+            for count, split, metric, value, low, high, n, signature in result.scores
+        ]
+    )
+    ImageScores.objects.bulk_create(
+        [
+            ImageScores(
+                submission=submission,
+                language_id=unit.language_id,
+                reference_count=count,
+                metric=metric,
+                image_ids=ids,
+                values=values,
+            )
+            for count, metric, ids, values in result.image_scores
+        ]
+    )
+    timings_add(submission, "scoring_seconds", seconds)
+    signatures = dict(submission.signatures or {})
+    signatures[unit.language.code] = {
+        **result.signatures,
+        **{f"{m} not computed": r for m, r in result.not_computed.items()},
+    }
+    submission.signatures = signatures

@@ -1,0 +1,175 @@
+"""Submissions: checked before counted, limited per team (also under concurrency), scored as a job."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from challenges.models import ImageScores, ScoringUnit, Submission, SubmissionCaption, SubmissionScore
+from challenges.services import QuotaExceeded, SubmissionRefused, submission_create, submission_select
+from core.errors import Conflict, NotAllowed
+from tests.challenges.conftest import coco, jsonl
+
+
+@pytest.fixture(autouse=True)
+def _commit_now(monkeypatch):
+    # Run on_commit callbacks (the scoring units' sending) at once, as the commit of a request would.
+
+    monkeypatch.setattr("core.jobs.engine.transaction.on_commit", lambda fn, using=None, robust=False: fn())
+
+
+def submit(bench, phase="val", data=None, **kwargs):
+    phase = bench[phase]
+    images = bench["val_images"] if phase.kind == "validation" else bench["test_images"]
+    return submission_create(
+        phase_id=phase.pk,
+        user=bench["member"],
+        team_id=bench["team"].pk,
+        data=data if data is not None else coco(images),
+        filename=kwargs.pop("filename", "r.json"),
+        language=kwargs.pop("language", "de"),
+        method_name=kwargs.pop("method_name", "m"),
+        **kwargs,
+    )
+
+
+def test_a_valid_file_is_stored_and_scored(bench):
+    submission = submit(bench)
+    submission.refresh_from_db()
+    assert submission.status == "succeeded", submission.error
+    assert submission.languages == ["de"]
+    assert SubmissionCaption.objects.filter(submission=submission).count() == 6
+    scores = {
+        (s.reference_count, s.split, s.metric): s
+        for s in SubmissionScore.objects.filter(submission=submission)
+    }
+    assert set(scores) == {(k, "all", m) for k in (0, 1) for m in ("BLEU-1", "BLEU-4", "ROUGE-L", "CIDEr-D")}
+    cider = scores[(0, "all", "CIDEr-D")]
+    assert cider.low <= cider.value <= cider.high and cider.n_images == 6
+    assert "tok:" in cider.signature or cider.signature
+    per_image = ImageScores.objects.get(submission=submission, reference_count=0, metric="CIDEr-D")
+    assert len(per_image.values) == 6
+    # CIDEr-D's corpus score is the mean of its per-image scores.
+    assert cider.value == pytest.approx(sum(per_image.values) / 6)
+
+
+def test_scoring_twice_gives_the_same_numbers(bench):
+    from challenges.scoring.tasks import SUBMISSION_SCORING
+    from core.jobs.engine import job_resume
+
+    submission = submit(bench, "test", language="en")
+    before = sorted(
+        SubmissionScore.objects.filter(submission=submission).values_list(
+            "split", "metric", "value", "low", "high"
+        )
+    )
+    ScoringUnit.objects.filter(submission=submission).update(status="pending")
+    Submission.objects.filter(pk=submission.pk).update(status="failed", chunks_done=0)
+    job_resume(SUBMISSION_SCORING, job_id=submission.pk)
+    submission.refresh_from_db()
+    assert submission.status == "succeeded"
+    after = sorted(
+        SubmissionScore.objects.filter(submission=submission).values_list(
+            "split", "metric", "value", "low", "high"
+        )
+    )
+    assert before == after
+    assert {row[0] for row in after} == {"all", "public", "private"}
+
+
+def test_a_test_phase_splits_public_and_private(bench):
+    submission = submit(bench, "test")
+    rows = SubmissionScore.objects.filter(submission=submission, metric="CIDEr-D")
+    sizes = {row.split: row.n_images for row in rows}
+    assert sizes == {"all": 8, "public": 4, "private": 4}
+
+
+def test_an_invalid_file_uses_no_quota(bench):
+    for _ in range(5):
+        with pytest.raises(SubmissionRefused) as caught:
+            submit(bench, "test", data=b'[{"image_id": 999, "caption": "x"}]')
+    assert "unknown image id “999”" in caught.value.problems[0]
+    assert Submission.objects.count() == 0
+    for _ in range(3):
+        submit(bench, "test")
+    with pytest.raises(QuotaExceeded):
+        submit(bench, "test")
+    assert Submission.objects.count() == 3
+
+
+def test_a_zip_and_jsonl_cover_several_languages(bench):
+    submission = submit(bench, data=jsonl(bench["val_images"]), filename="r.jsonl", language="")
+    assert submission.languages == ["de", "en"]
+    assert ScoringUnit.objects.filter(submission=submission, status="done").count() == 2
+
+
+def test_a_closed_phase_and_an_outsider_are_refused(bench):
+    from challenges.services import phase_close
+    from tests import factories as f
+
+    outsider = f.UserFactory(username="otto2")
+    with pytest.raises(NotAllowed):
+        submission_create(
+            phase_id=bench["val"].pk,
+            user=outsider,
+            team_id=bench["team"].pk,
+            data=b"[]",
+            filename="r.json",
+            method_name="m",
+        )
+    phase_close(phase_id=bench["val"].pk)
+    with pytest.raises(Conflict):
+        submit(bench)
+
+
+def test_the_selection_limit(bench):
+    entries = [submit(bench, method_name=f"m{i}") for i in range(3)]
+    submission_select(submission_id=entries[0].pk, user=bench["member"], selected=True)
+    submission_select(submission_id=entries[1].pk, user=bench["member"], selected=True)
+    with pytest.raises(Conflict):
+        submission_select(submission_id=entries[2].pk, user=bench["member"], selected=True)
+    assert Submission.objects.filter(is_selected=True).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are proven on PostgreSQL")
+def test_twenty_uploads_at_once_against_a_limit_of_three_store_three():
+    from django.db import connections
+
+    from tests import factories as f
+    from tests.challenges.conftest import make_benchmark
+
+    bench = make_benchmark("Race")
+    member = f.UserFactory(username="racer")
+    bench["team"].members.add(member)
+    data = coco(bench["test_images"])
+    barrier = threading.Barrier(20)
+    outcomes: list[str] = []
+
+    def upload():
+        try:
+            barrier.wait()
+            submission_create(
+                phase_id=bench["test"].pk,
+                user=member,
+                team_id=bench["team"].pk,
+                data=data,
+                filename="r.json",
+                language="de",
+                method_name="race",
+            )
+            outcomes.append("stored")
+        except QuotaExceeded:
+            outcomes.append("refused")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=upload) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused"] * 17 + ["stored"] * 3
+    assert Submission.objects.filter(phase=bench["test"]).count() == 3
