@@ -140,6 +140,15 @@ def invitation_accept(*, token: str, username: str, password: str):
     return user
 
 
+def api_token_rotate(*, user) -> str:
+    """A new REST API token for ``user`` (the old one stops working); returns its key."""
+    from rest_framework.authtoken.models import Token
+
+    with transaction.atomic():
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user).key
+
+
 # --- Submissions ------------------------------------------------------------------------------------------
 
 
