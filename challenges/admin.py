@@ -21,6 +21,7 @@ from challenges.models import (
 from challenges.scoring.tasks import SUBMISSION_SCORING
 from challenges.services import (
     SubmissionRefused,
+    human_row_create,
     invitation_create,
     phase_close,
     phase_open,
@@ -57,7 +58,16 @@ class PhaseAdmin(StyledModelAdmin):
     list_display = ["__str__", "kind", "is_open", "closed_at", "starts_at", "ends_at", "visibility"]
     list_filter = ["kind", "is_open", "benchmark"]
     readonly_fields = ["closed_at"]
-    actions = ["open_phases", "close_phases"]
+    actions = ["open_phases", "close_phases", "score_human_row"]
+
+    @admin.action(description=_("Score the human row (held-out reference per image)"), permissions=["change"])
+    def score_human_row(self, request, queryset):
+        done = run_service_each(
+            self, request, human_row_create, queryset, lambda p: {"phase_id": p.pk, "user": request.user}
+        )
+        self.message_user(
+            request, _("Human row queued for %(n)s phase(s).") % {"n": len(done)}, level=messages.SUCCESS
+        )
 
     @admin.action(description=_("Open for submissions"), permissions=["change"])
     def open_phases(self, request, queryset):

@@ -140,6 +140,7 @@ class LeaderboardApi(APIView):
             metric=request.query_params.get("metric"),
             reference_count=refs,
             split=request.query_params.get("split"),
+            comparison=request.query_params.get("comparison") == "human",
         )
         return Response(
             {

@@ -106,6 +106,11 @@ class Phase(TimeStamped):
         default=0, help_text="Seed of the public/private split (test phases)."
     )
     public_share = models.FloatField(default=0.5, help_text="Share of the test images in the public part.")
+    human_comparison = models.BooleanField(
+        default=True,
+        help_text="Also score every entry against the references less the last of each image, so that the human "
+        "row (that held-out caption scored as a prediction) is comparable.",
+    )
 
     class Meta:
         ordering = ["benchmark", "starts_at", "pk"]
@@ -190,6 +195,11 @@ class Submission(ChunkedJob):
     is_baseline = models.BooleanField(
         default=False, help_text="A host's reference entry, marked on leaderboards."
     )
+    is_human = models.BooleanField(
+        default=False,
+        help_text="The human row: one held-out reference per image (the last of each), scored as a prediction "
+        "against the remaining references.",
+    )
     is_selected = models.BooleanField(default=False, help_text="Counts in the team's final ranking.")
     signatures = models.JSONField(default=dict, blank=True)
 
@@ -201,7 +211,8 @@ class Submission(ChunkedJob):
             ),
             models.CheckConstraint(condition=Q(status__in=JobStatus.values), name="submission_status"),
             models.CheckConstraint(
-                condition=Q(team__isnull=False) | Q(is_baseline=True), name="submission_team_or_baseline"
+                condition=Q(team__isnull=False) | Q(is_baseline=True) | Q(is_human=True),
+                name="submission_team_or_host_entry",
             ),
         ]
         indexes = [models.Index(fields=["phase", "team", "created_at"], name="submission_quota_idx")]
@@ -211,6 +222,8 @@ class Submission(ChunkedJob):
 
     @property
     def entrant(self) -> str:
+        if self.is_human:
+            return _("human")
         return self.team.name if self.team_id else _("baseline")
 
 
@@ -260,6 +273,10 @@ class SubmissionScore(TimeStamped):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
     language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="+")
     reference_count = models.PositiveSmallIntegerField(help_text="0: all references.")
+    held_out = models.BooleanField(
+        default=False,
+        help_text="Scored against the references less the held-out human caption (the human comparison).",
+    )
     split = models.CharField(max_length=8, choices=Split.choices)
     metric = models.CharField(max_length=16, choices=Metric.choices)
     value = models.FloatField()
@@ -272,7 +289,7 @@ class SubmissionScore(TimeStamped):
         ordering = ["submission", "language", "reference_count", "split", "metric"]
         constraints = [
             models.UniqueConstraint(
-                fields=["submission", "language", "reference_count", "split", "metric"],
+                fields=["submission", "language", "reference_count", "held_out", "split", "metric"],
                 name="submission_score_unique",
             ),
         ]
@@ -285,6 +302,7 @@ class ImageScores(TimeStamped):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="image_scores")
     language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="+")
     reference_count = models.PositiveSmallIntegerField()
+    held_out = models.BooleanField(default=False)
     metric = models.CharField(max_length=16, choices=Metric.choices)
     image_ids = models.JSONField()
     values = models.JSONField()
@@ -292,6 +310,7 @@ class ImageScores(TimeStamped):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["submission", "language", "reference_count", "metric"], name="image_scores_unique"
+                fields=["submission", "language", "reference_count", "held_out", "metric"],
+                name="image_scores_unique",
             ),
         ]

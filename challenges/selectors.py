@@ -133,6 +133,7 @@ class Entry:
     baseline: bool
     selected: bool
     value: float | None
+    human: bool = False
     low: float | None = None
     high: float | None = None
     signature: str = ""
@@ -154,6 +155,7 @@ class Leaderboard:
     metrics: list[str]
     reference_counts: list[int]
     entries: list[Entry]
+    comparison: bool = False  # the human comparison: all scored against the references less the held-out one
 
 
 def _entries_counted(phase: Phase) -> list[Submission]:
@@ -183,6 +185,7 @@ def leaderboard(
     metric: str | None = None,
     reference_count: int | None = None,
     split: str | None = None,
+    comparison: bool = False,
 ) -> Leaderboard:
     """The phase's leaderboard for one language (or the mean over the benchmark's languages), one metric and
     reference count, in the split the viewer may see; entries best first, each with its interval and
@@ -209,8 +212,14 @@ def leaderboard(
     )
     split = shown_split(user, phase, split)
     submissions = _entries_counted(phase)
+    if comparison:
+        reference_count = 0
     rows = SubmissionScore.objects.filter(
-        submission__in=submissions, metric=metric, reference_count=reference_count, split=split
+        submission__in=submissions,
+        metric=metric,
+        reference_count=reference_count,
+        held_out=comparison,
+        split=split,
     ).values_list("submission_id", "language__code", "value", "low", "high", "signature", "n_images")
     by_submission: dict[int, dict[str, tuple]] = {}
     for submission_id, code, value, low, high, signature, n in rows:
@@ -221,8 +230,9 @@ def leaderboard(
         entry = Entry(
             submission_id=submission.pk,
             method=submission.method_name,
-            team=submission.team.name if submission.team_id else _("baseline"),
+            team=submission.entrant,
             baseline=submission.is_baseline,
+            human=submission.is_human,
             selected=submission.is_selected,
             value=None,
             per_language={code: row[0] for code, row in scores.items()},
@@ -239,7 +249,13 @@ def leaderboard(
         entry.rank = rank
     if language != MEAN and len(entries) > 1:
         _paired_tests(
-            phase, entries, language=language, metric=metric, reference_count=reference_count, split=split
+            phase,
+            entries,
+            language=language,
+            metric=metric,
+            reference_count=reference_count,
+            split=split,
+            held_out=comparison,
         )
     return Leaderboard(
         phase=phase,
@@ -251,15 +267,17 @@ def leaderboard(
         metrics=metrics,
         reference_counts=counts,
         entries=entries,
+        comparison=comparison,
     )
 
 
-def _paired_tests(phase, entries: list[Entry], *, language, metric, reference_count, split) -> None:
+def _paired_tests(phase, entries: list[Entry], *, language, metric, reference_count, split, held_out) -> None:
     rows = ImageScores.objects.filter(
         submission_id__in=[e.submission_id for e in entries],
         language__code=language,
         metric=metric,
         reference_count=reference_count,
+        held_out=held_out,
     ).values_list("submission_id", "image_ids", "values")
     values: dict[int, dict[int, float]] = {sid: dict(zip(ids, vals, strict=True)) for sid, ids, vals in rows}
     for upper, lower in zip(entries, entries[1:], strict=False):
@@ -286,6 +304,8 @@ def leaderboard_rows(board: Leaderboard) -> list[dict]:
             "method": e.method,
             "team": e.team,
             "baseline": e.baseline,
+            "human": e.human,
+            "comparison": board.comparison,
             "selected": e.selected,
             "language": board.language,
             "metric": board.metric,

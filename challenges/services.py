@@ -273,6 +273,58 @@ def submission_create(
     return submission
 
 
+HUMAN_METHOD = "Human (held-out reference)"
+
+
+def human_row_create(*, phase_id: int, user=None) -> Submission:
+    """The human row of a phase (seed 002 Table 1): per language, the last reference of each image as a
+    prediction, scored against the remaining references like every entry's human comparison. Languages
+    with fewer than two references for some image are left out. Replaces an earlier human row of the
+    phase (idempotent); raises ValidationFailed when no language qualifies."""
+    from challenges.models import BenchmarkLanguage
+    from challenges.scoring.selectors import phase_image_ids, phase_references
+
+    phase = Phase.objects.select_related("benchmark").filter(pk=phase_id).first()
+    if phase is None:
+        raise NotFound(_("No such phase."))
+    if not phase.human_comparison:
+        raise ValidationFailed(_("Turn on the phase's human comparison first."))
+    image_ids = phase_image_ids(phase)
+    held_out: dict[int, dict[int, str]] = {}
+    for link in BenchmarkLanguage.objects.filter(benchmark=phase.benchmark).select_related("language"):
+        references = phase_references(phase, link.language_id, image_ids)
+        if image_ids and all(len(references.get(i, [])) >= 2 for i in image_ids):
+            held_out[link.language_id] = {i: references[i][-1] for i in image_ids}
+    if not held_out:
+        raise ValidationFailed(
+            _("No language of the benchmark has two references for every image of the phase.")
+        )
+    codes = dict(Language.objects.filter(pk__in=held_out).values_list("pk", "code"))
+    with transaction.atomic():
+        Phase.objects.select_for_update().get(pk=phase.pk)
+        Submission.objects.filter(phase=phase, is_human=True).delete()
+        submission = Submission.objects.create(
+            phase=phase,
+            team=None,
+            is_human=True,
+            method_name=HUMAN_METHOD,
+            submitted_by=user if getattr(user, "is_authenticated", False) else None,
+            languages=sorted(codes.values()),
+        )
+        SubmissionCaption.objects.bulk_create(
+            [
+                SubmissionCaption(
+                    submission=submission, language_id=language_id, image_id=image_id, text=text
+                )
+                for language_id, by_image in held_out.items()
+                for image_id, text in by_image.items()
+            ],
+            batch_size=2000,
+        )
+        scoring_plan(submission=submission)
+    return submission
+
+
 def submission_select(*, submission_id: int, user, selected: bool) -> Submission:
     """Select (or unselect) one of the team's scored submissions for the final ranking, within the phase's
     selection limit. Locks the team's row, so two selections at once cannot pass the limit together."""

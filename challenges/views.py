@@ -162,6 +162,7 @@ def _board(request, phase_id):
         metric=request.GET.get("metric"),
         reference_count=refs,
         split=request.GET.get("split"),
+        comparison=request.GET.get("comparison") == "human",
     )
 
 

@@ -65,13 +65,27 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
         splits[Split.PUBLIC] = [i for i in image_ids if i in public]
         splits[Split.PRIVATE] = [i for i in image_ids if i not in public]
     result = UnitResult()
-    for count in phase.reference_counts:
-        refs = references if count == 0 else {i: references[i][:count] for i in image_ids}
+    variants: list[tuple[int, bool, dict[int, list[str]]]] = []
+    if not submission.is_human:
+        for count in phase.reference_counts:
+            variants.append(
+                (count, False, references if count == 0 else {i: references[i][:count] for i in image_ids})
+            )
+    if phase.human_comparison:
+        # The human comparison: every entry, the human row included, against the references less the
+        # held-out one (the last of each image), so that all its rows are scored on the same references.
+        if all(len(references[i]) >= 2 for i in image_ids):
+            variants.append((0, True, {i: references[i][:-1] for i in image_ids}))
+        elif submission.is_human:
+            raise JobDataError(f"the human row needs two {language.code} references per image at least")
+    for count, held_out, refs in variants:
         full = _score(captions, refs, language=language.code, scheme=scheme, metrics=metrics)
         result.not_computed.update(full.not_computed)
         for metric in full.metrics:
             per_image = full.per_caption[metric]
-            result.image_scores.append((count, metric, image_ids, [float(per_image[i]) for i in image_ids]))
+            result.image_scores.append(
+                (count, held_out, metric, image_ids, [float(per_image[i]) for i in image_ids])
+            )
             result.signatures[metric] = full.signature_of(metric)
         for split, ids in splits.items():
             report = (
@@ -90,11 +104,21 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
                 interval = mean_interval(
                     [per_image[i] for i in ids],
                     seed=phase.split_seed,
-                    group=f"{language.code}|{count}|{split}|{metric}",
+                    group=f"{language.code}|{count}|{int(held_out)}|{split}|{metric}",
                 )
                 low, high = interval if interval else (None, None)
                 result.scores.append(
-                    (count, split, metric, float(value), low, high, len(ids), report.signature_of(metric))
+                    (
+                        count,
+                        held_out,
+                        split,
+                        metric,
+                        float(value),
+                        low,
+                        high,
+                        len(ids),
+                        report.signature_of(metric),
+                    )
                 )
     return result
 
@@ -113,6 +137,7 @@ def unit_store(submission: Submission, unit: ScoringUnit, result: UnitResult, se
                 submission=submission,
                 language_id=unit.language_id,
                 reference_count=count,
+                held_out=held_out,
                 split=split,
                 metric=metric,
                 value=value,
@@ -121,7 +146,7 @@ def unit_store(submission: Submission, unit: ScoringUnit, result: UnitResult, se
                 n_images=n,
                 signature=signature,
             )
-            for count, split, metric, value, low, high, n, signature in result.scores
+            for count, held_out, split, metric, value, low, high, n, signature in result.scores
         ]
     )
     ImageScores.objects.bulk_create(
@@ -130,11 +155,12 @@ def unit_store(submission: Submission, unit: ScoringUnit, result: UnitResult, se
                 submission=submission,
                 language_id=unit.language_id,
                 reference_count=count,
+                held_out=held_out,
                 metric=metric,
                 image_ids=ids,
                 values=values,
             )
-            for count, metric, ids, values in result.image_scores
+            for count, held_out, metric, ids, values in result.image_scores
         ]
     )
     timings_add(submission, "scoring_seconds", seconds)

@@ -43,13 +43,15 @@ def test_a_valid_file_is_stored_and_scored(bench):
     assert SubmissionCaption.objects.filter(submission=submission).count() == 6
     scores = {
         (s.reference_count, s.split, s.metric): s
-        for s in SubmissionScore.objects.filter(submission=submission)
+        for s in SubmissionScore.objects.filter(submission=submission, held_out=False)
     }
     assert set(scores) == {(k, "all", m) for k in (0, 1) for m in ("BLEU-1", "BLEU-4", "ROUGE-L", "CIDEr-D")}
     cider = scores[(0, "all", "CIDEr-D")]
     assert cider.low <= cider.value <= cider.high and cider.n_images == 6
     assert "tok:" in cider.signature or cider.signature
-    per_image = ImageScores.objects.get(submission=submission, reference_count=0, metric="CIDEr-D")
+    per_image = ImageScores.objects.get(
+        submission=submission, reference_count=0, held_out=False, metric="CIDEr-D"
+    )
     assert len(per_image.values) == 6
     # CIDEr-D's corpus score is the mean of its per-image scores.
     assert cider.value == pytest.approx(sum(per_image.values) / 6)
@@ -134,8 +136,9 @@ def test_the_selection_limit(bench):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are proven on PostgreSQL")
 def test_twenty_uploads_at_once_against_a_limit_of_three_store_three():
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks are proven on PostgreSQL (set DATABASE_URL)")
     from django.db import connections
 
     from tests import factories as f
@@ -173,3 +176,37 @@ def test_twenty_uploads_at_once_against_a_limit_of_three_store_three():
         thread.join()
     assert sorted(outcomes) == ["refused"] * 17 + ["stored"] * 3
     assert Submission.objects.filter(phase=bench["test"]).count() == 3
+
+
+def test_the_human_row_is_scored_against_the_same_remaining_references(bench):
+    from challenges.selectors import leaderboard
+    from challenges.services import human_row_create
+    from tests import factories as f
+
+    entry = submit(bench, "test")
+    human = human_row_create(phase_id=bench["test"].pk)
+    human.refresh_from_db()
+    assert human.status == "succeeded" and human.languages == ["de", "en"]
+    # The human row has only the comparison's scores; every entry has both.
+    assert not SubmissionScore.objects.filter(submission=human, held_out=False).exists()
+    assert SubmissionScore.objects.filter(submission=entry, held_out=True, metric="CIDEr-D").exists()
+    host = f.RoleUserFactory(username="host", role="Project managers")
+    board = leaderboard(phase=bench["test"], user=host, language="de", split="all", comparison=True)
+    assert [e.human for e in board.entries].count(True) == 1 and len(board.entries) == 2
+    # The held-out captions are references: the human row outscores the generic captions.
+    assert board.entries[0].human
+    plain = leaderboard(phase=bench["test"], user=host, language="de", split="all")
+    assert [e.method for e in plain.entries] == ["m"]
+
+    # Scored twice (re-created), the same numbers.
+    def values(s):
+        return sorted(
+            SubmissionScore.objects.filter(submission=s).values_list(
+                "language__code", "split", "metric", "value"
+            )
+        )
+
+    before = values(human)
+    again = human_row_create(phase_id=bench["test"].pk)
+    assert Submission.objects.filter(is_human=True).count() == 1
+    assert len(before) == 2 * 3 * 3 and values(again) == before
