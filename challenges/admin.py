@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from challenges.human import human_evaluation_create
 from challenges.models import (
     Benchmark,
     BenchmarkLanguage,
@@ -27,7 +28,7 @@ from challenges.services import (
     phase_open,
     submission_create,
 )
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service_each, service_form_view
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service, run_service_each, service_form_view
 from core.errors import ValidationFailed
 from core.jobs.admin import JobAdminMixin
 
@@ -58,7 +59,21 @@ class PhaseAdmin(StyledModelAdmin):
     list_display = ["__str__", "kind", "is_open", "closed_at", "starts_at", "ends_at", "visibility"]
     list_filter = ["kind", "is_open", "benchmark"]
     readonly_fields = ["closed_at"]
-    actions = ["open_phases", "close_phases", "score_human_row"]
+    actions = ["open_phases", "close_phases", "score_human_row", "human_evaluation_top"]
+
+    @admin.action(
+        description=_("Human evaluation: side-by-side campaigns of the top 3 entries per language"),
+        permissions=["change"],
+    )
+    def human_evaluation_top(self, request, queryset):
+        done = run_service_each(
+            self, request, human_evaluation_create, queryset, lambda p: {"phase_id": p.pk, "top_n": 3}
+        )
+        self.message_user(
+            request,
+            _("Campaigns created and opened for %(n)s phase(s).") % {"n": len(done)},
+            level=messages.SUCCESS,
+        )
 
     @admin.action(description=_("Score the human row (held-out reference per image)"), permissions=["change"])
     def score_human_row(self, request, queryset):
@@ -141,6 +156,31 @@ class ScoreInline(ReadOnlyAdminMixin, admin.TabularInline):
 @admin.register(Submission)
 class SubmissionAdmin(JobAdminMixin, StyledModelAdmin):
     job_kind = SUBMISSION_SCORING
+    actions = ["resume", "human_evaluation"]
+
+    @admin.action(
+        description=_("Human evaluation: side-by-side campaigns of the selected entries"),
+        permissions=["change"],
+    )
+    def human_evaluation(self, request, queryset):
+        phases = set(queryset.values_list("phase_id", flat=True))
+        if len(phases) != 1:
+            self.message_user(request, _("Select entries of one phase."), level=messages.ERROR)
+            return
+        created = run_service(
+            self,
+            request,
+            human_evaluation_create,
+            phase_id=phases.pop(),
+            submission_ids=list(queryset.values_list("pk", flat=True)),
+        )
+        if created is not None:
+            self.message_user(
+                request,
+                _("%(n)s side-by-side campaign(s) created and opened.") % {"n": len(created)},
+                level=messages.SUCCESS,
+            )
+
     list_display = [
         "__str__",
         "phase",

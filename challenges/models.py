@@ -314,3 +314,28 @@ class ImageScores(TimeStamped):
                 name="image_scores_unique",
             ),
         ]
+
+
+class HumanComparison(TimeStamped):
+    """A side-by-side campaign that compares two entries of a phase in one language: ``entry_a`` is the
+    campaign's base system m1, ``entry_b`` its test system m2 (ΔS×S is from entry_b's side)."""
+
+    phase = models.ForeignKey(Phase, on_delete=models.CASCADE, related_name="human_comparisons")
+    language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="+")
+    entry_a = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    entry_b = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    campaign = models.OneToOneField(
+        "annotation.Campaign", on_delete=models.PROTECT, related_name="challenge_comparison"
+    )
+
+    class Meta:
+        ordering = ["phase", "language", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["phase", "language", "entry_a", "entry_b"], name="human_comparison_unique"
+            ),
+            models.CheckConstraint(condition=~Q(entry_a=F("entry_b")), name="human_comparison_two_entries"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.phase} / {self.language_id}: #{self.entry_a_id} vs #{self.entry_b_id}"

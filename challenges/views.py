@@ -19,6 +19,8 @@ from django.views.decorators.http import require_POST
 
 from challenges import selectors
 from challenges.forms import JoinForm, SubmissionForm
+from challenges.human import human_ranking
+from challenges.models import Submission
 from challenges.scoring.selectors import phase_image_ids
 from challenges.services import (
     SubmissionRefused,
@@ -168,8 +170,23 @@ def _board(request, phase_id):
 
 def leaderboard(request, phase_id):
     board = _board(request, phase_id)
+    human = None
+    if board.language != selectors.MEAN:
+        human = human_ranking(board.phase, board.language)
+    if human is not None:
+        names = dict(Submission.objects.filter(phase=board.phase).values_list("pk", "method_name"))
+        metric_rank = {e.submission_id: e.rank for e in board.entries}
+        human = {
+            "pairs": [(names.get(p.entry_a), names.get(p.entry_b), p) for p in human.pairs],
+            "ranking": [
+                (rank, names.get(entry), metric_rank.get(entry), score)
+                for rank, (entry, score) in enumerate(human.ranking, start=1)
+            ],
+        }
     return render(
-        request, "challenges/leaderboard.html", {"board": board, "phase": board.phase, "mean": selectors.MEAN}
+        request,
+        "challenges/leaderboard.html",
+        {"board": board, "phase": board.phase, "mean": selectors.MEAN, "human": human},
     )
 
 
