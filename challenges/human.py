@@ -181,3 +181,69 @@ def human_ranking(phase: Phase, language_code: str) -> HumanRanking | None:
             sums.setdefault(comparison.entry_a_id, []).append(-summary.delta_sxs)
     result.ranking = sorted(((e, sum(v) / len(v)) for e, v in sums.items()), key=lambda x: (-x[1], x[0]))
     return result
+
+
+# --- Human agreement for word prediction (seed 002, sec. 4.2) ---------------------------------------------
+
+
+@dataclass
+class WordReport:
+    language: str
+    k: int
+    words: list
+    svg: str
+    # (entry id, method, mean PHR over the words where it reaches human recall, words reached, mean human precision there)
+    systems: list[tuple[int, str, float | None, int, float | None]]
+
+
+def word_agreement_report(
+    phase: Phase, language_code: str, *, k: int = 4, top: int = 100
+) -> WordReport | None:
+    """Per frequent word of the phase's references in the language: human precision and recall of the
+    (k+1)-th reference against the first k, the model's fitted p; and per scored entry its precision at
+    human recall (PHR). Words come from the language's tokenisation scheme, lowercased. None when the
+    language has no image with k+1 references."""
+    from challenges.scoring.selectors import phase_image_ids, phase_references
+    from challenges.word_agreement import agreement_svg, human_agreement, system_agreement
+    from evaluation.metrics.text.schemes import scheme_for_language
+
+    language = Language.objects.filter(
+        code=language_code, benchmark_languages__benchmark=phase.benchmark
+    ).first()
+    if language is None:
+        return None
+    scheme = scheme_for_language(language.code, language.tokenizer)
+
+    def words(text: str) -> set[str]:
+        return {token.lower() for token in scheme.tokenize(text, language=language.code)}
+
+    image_ids = phase_image_ids(phase)
+    references = {
+        i: [words(t) for t in texts] for i, texts in phase_references(phase, language.pk, image_ids).items()
+    }
+    rows = human_agreement(references, k=k, top=top)
+    if not rows or not any(len(v) > k for v in references.values()):
+        return None
+    systems = []
+    for submission in Submission.objects.filter(
+        phase=phase, status=JobStatus.SUCCEEDED, is_human=False
+    ).order_by("pk"):
+        if language.code not in submission.languages:
+            continue
+        captions = dict(
+            SubmissionCaption.objects.filter(submission=submission, language=language).values_list(
+                "image_id", "text"
+            )
+        )
+        scored = system_agreement({i: words(t) for i, t in captions.items()}, references, rows, k=k)
+        reached = [(s.phr, h.human_precision) for s, h in zip(scored, rows, strict=True) if s.phr is not None]
+        systems.append(
+            (
+                submission.pk,
+                submission.method_name,
+                sum(p for p, _ in reached) / len(reached) if reached else None,
+                len(reached),
+                sum(h for _, h in reached if h is not None) / len(reached) if reached else None,
+            )
+        )
+    return WordReport(language=language.code, k=k, words=rows, svg=agreement_svg(rows, k=k), systems=systems)

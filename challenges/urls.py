@@ -13,6 +13,7 @@ urlpatterns = [
     path("phases/<id:phase_id>/submit/", views.submission_upload, name="submit"),
     path("phases/<id:phase_id>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("phases/<id:phase_id>/leaderboard.<str:fmt>", views.leaderboard_export, name="leaderboard-export"),
+    path("phases/<id:phase_id>/word-agreement/", views.word_agreement, name="word-agreement"),
     path("phases/<id:phase_id>/references.jsonl", views.references_download, name="references"),
     path("<slug:slug>/", views.benchmark_detail, name="benchmark"),
 ]

@@ -14,12 +14,13 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from challenges import selectors
 from challenges.forms import JoinForm, SubmissionForm
-from challenges.human import human_ranking
+from challenges.human import human_ranking, word_agreement_report
 from challenges.models import Submission
 from challenges.scoring.selectors import phase_image_ids
 from challenges.services import (
@@ -210,6 +211,39 @@ def leaderboard_export(request, phase_id, fmt):
     for row in rows:
         writer.writerow([csv_safe("" if row[c] is None else str(row[c])) for c in columns])
     return response
+
+
+def word_agreement(request, phase_id):
+    """Human agreement for word prediction and each entry's PHR (seed 002, sec. 4.2). It reads the
+    references' words: hosts only for a test phase; the benchmark's teams too for a validation phase."""
+    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    allowed = selectors.can_host(request.user) or (
+        not phase.is_test and selectors.is_member(request.user, phase.benchmark)
+    )
+    if not allowed:
+        raise NotFound(_("No such report."))
+    try:
+        k = min(max(int(request.GET.get("k", 4)), 1), 20)
+    except ValueError:
+        k = 4
+    codes = list(phase.benchmark.languages.order_by("code").values_list("code", flat=True))
+    code = (
+        request.GET.get("language") if request.GET.get("language") in codes else (codes[0] if codes else "")
+    )
+    report = word_agreement_report(phase, code, k=k) if code else None
+    return render(
+        request,
+        "challenges/word_agreement.html",
+        {
+            "phase": phase,
+            "report": report,
+            # The words are escaped in agreement_svg; the rest of the figure is ours.
+            "svg": mark_safe(report.svg) if report else "",  # noqa: S308
+            "codes": codes,
+            "code": code,
+            "k": k,
+        },
+    )
 
 
 def references_download(request, phase_id):
