@@ -192,8 +192,6 @@ def leaderboard(request, phase_id):
 
 
 def leaderboard_export(request, phase_id, fmt):
-    if fmt not in ("csv", "json"):
-        raise NotFound(_("No such export."))
     board = _board(request, phase_id)
     rows = selectors.leaderboard_rows(board)
     name = f"leaderboard-{board.phase.pk}-{board.language}-{board.metric}-{board.split}"

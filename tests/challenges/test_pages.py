@@ -117,7 +117,7 @@ def test_the_leaderboard_shows_the_private_part_after_closing(bench, member_clie
     page = member_client.get(url).content.decode()
     assert "Final ranking" in page
     csv = member_client.get(
-        reverse("challenges:leaderboard-export", args=[bench["test"].pk, "csv"]) + "?language=de"
+        reverse("challenges:leaderboard-csv", args=[bench["test"].pk]) + "?language=de"
     ).content.decode()
     assert csv.splitlines()[0].startswith("rank,submission_id,method") and ",private," in csv
 
@@ -162,8 +162,8 @@ def test_hidden_references_never_reach_a_participant(bench, member_client):
         reverse("challenges:benchmark", args=[bench["benchmark"].slug]),
         reverse("challenges:submission", args=[test_submission.pk]),
         reverse("challenges:leaderboard", args=[bench["test"].pk]),
-        reverse("challenges:leaderboard-export", args=[bench["test"].pk, "csv"]),
-        reverse("challenges:leaderboard-export", args=[bench["test"].pk, "json"]),
+        reverse("challenges:leaderboard-csv", args=[bench["test"].pk]),
+        reverse("challenges:leaderboard-json", args=[bench["test"].pk]),
         reverse("challenges:references", args=[bench["val"].pk]),
         reverse("challenges:references", args=[bench["test"].pk]),
         reverse("challenges-api:benchmarks"),
