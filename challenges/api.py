@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -49,6 +51,7 @@ def _submission_out(submission, user) -> dict:
 
 
 class BenchmarkListApi(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         data = [
             {
@@ -76,7 +79,7 @@ class BenchmarkListApi(APIView):
 class SubmissionCollectionApi(APIView):
     parser_classes = [MultiPartParser]
 
-    class InputSerializer(serializers.Serializer):
+    class SubmissionUploadSerializer(serializers.Serializer):
         file = serializers.FileField()
         method_name = serializers.CharField(max_length=200)
         language = serializers.CharField(max_length=16, required=False, allow_blank=True, default="")
@@ -84,6 +87,7 @@ class SubmissionCollectionApi(APIView):
         paper_url = serializers.URLField(required=False, allow_blank=True, default="")
         code_url = serializers.URLField(required=False, allow_blank=True, default="")
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
         return Response(
@@ -93,10 +97,13 @@ class SubmissionCollectionApi(APIView):
             ]
         )
 
+    @extend_schema(
+        request={"multipart/form-data": SubmissionUploadSerializer}, responses={201: OpenApiTypes.OBJECT}
+    )
     def post(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
         team = selectors.team_for(request.user, phase.benchmark)
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.SubmissionUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         upload = data["file"]
@@ -117,6 +124,7 @@ class SubmissionCollectionApi(APIView):
 
 
 class SubmissionDetailApi(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, submission_id):
         submission = selectors.submission_get(user=request.user, submission_id=submission_id)
         return Response(_submission_out(submission, request.user))
@@ -125,6 +133,7 @@ class SubmissionDetailApi(APIView):
 class LeaderboardApi(APIView):
     permission_classes = [AllowAny]  # visibility is the phase's: hosts, participants or public
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
         if not selectors.leaderboard_visible(request.user, phase):
