@@ -210,3 +210,28 @@ def test_the_human_row_is_scored_against_the_same_remaining_references(bench):
     again = human_row_create(phase_id=bench["test"].pk)
     assert Submission.objects.filter(is_human=True).count() == 1
     assert len(before) == 2 * 3 * 3 and values(again) == before
+
+
+def test_a_killed_scoring_worker_loses_no_submission(bench, monkeypatch):
+    """A worker killed mid-unit leaves it 'running' without heartbeats: the orphan sweep sends it again and
+    the submission ends scored, once."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from challenges.scoring.tasks import SUBMISSION_SCORING
+    from core.jobs.engine import orphans_requeue, units_send
+
+    # The worker "dies" before computing: the unit is claimed (running) and nothing more happens.
+    monkeypatch.setattr("core.jobs.engine.units_send", lambda kind, job_id, ids: len(ids))
+    submission = submit(bench, "test")
+    monkeypatch.setattr("core.jobs.engine.units_send", units_send)
+    long_ago = timezone.now() - timedelta(hours=1)
+    ScoringUnit.objects.filter(submission=submission).update(
+        status="running", started_at=long_ago, heartbeat_at=long_ago
+    )
+    Submission.objects.filter(pk=submission.pk).update(status="running")
+    assert orphans_requeue(SUBMISSION_SCORING) == 1
+    submission.refresh_from_db()
+    assert submission.status == "succeeded" and submission.chunks_done == 1
+    assert SubmissionScore.objects.filter(submission=submission, held_out=False, split="all").count() == 3
