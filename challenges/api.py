@@ -157,6 +157,7 @@ class LeaderboardApi(APIView):
                 "language": board.language,
                 "metric": board.metric,
                 "split": board.split,
+                "clip_trust": board.clip_trust.as_dict() if board.clip_trust else None,
                 "rows": selectors.leaderboard_rows(board),
             }
         )

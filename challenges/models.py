@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Image, Language
 from core.jobs.models import ChunkedJob, JobStatus, UnitStatus, WorkUnit
 from core.models import TimeStamped
-from evaluation.models import ImageSet, Metric, ReferenceSet
+from evaluation.models import ClipModel, ImageSet, Metric, ReferenceSet
 
 DEFAULT_METRICS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D", "METEOR"]
 ACTIVE_STATUSES = (JobStatus.PENDING, JobStatus.QUEUED, JobStatus.RUNNING)
@@ -106,6 +106,14 @@ class Phase(TimeStamped):
         default=0, help_text="Seed of the public/private split (test phases)."
     )
     public_share = models.FloatField(default=0.5, help_text="Share of the test images in the public part.")
+    clip_model = models.ForeignKey(
+        ClipModel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="phases",
+        help_text="For CLIPScore/RefCLIPScore (when the metrics name them); empty: the settings' CLIP_MODEL.",
+    )
     human_comparison = models.BooleanField(
         default=True,
         help_text="Also score every entry against the references less the last of each image, so that the human "

@@ -29,6 +29,7 @@ from challenges.statistics import paired_p_value, public_images
 from core.access import can_host_benchmarks
 from core.errors import NotFound
 from core.jobs.models import JobStatus
+from evaluation.models import CLIP_METRICS
 
 MEAN = "mean"
 SIGNIFICANCE = 0.05
@@ -122,6 +123,23 @@ def per_image_scores(submission: Submission, *, user) -> list[ImageScores]:
     return list(ImageScores.objects.filter(submission=submission).select_related("language"))
 
 
+def clip_trust_of(phase: Phase, language_code: str):
+    """Is CLIP trusted in this language, for the phase's CLIP model? The one question every leaderboard
+    asks (today the verdict of the latest retrieval check, ``evaluation.retrieval``; zero-shot and foil
+    checks join it there). A ``LanguageTrust``: ``trusted``, ``flagged``, ``label``, ``note``."""
+    from challenges.scoring.compute import clip_params
+    from evaluation.metrics.clip.trust import clip_model_key
+    from evaluation.retrieval.selectors import clip_trust
+
+    params = clip_params(phase)
+    key = clip_model_key(
+        model=params["clip_model"],
+        pretrained=params.get("clip_pretrained", ""),
+        checkpoint=params.get("clip_checkpoint", ""),
+    )
+    return clip_trust(key, [language_code])[language_code]
+
+
 # --- Leaderboards ----------------------------------------------------------------------------------------
 
 
@@ -156,6 +174,7 @@ class Leaderboard:
     reference_counts: list[int]
     entries: list[Entry]
     comparison: bool = False  # the human comparison: all scored against the references less the held-out one
+    clip_trust: object = None  # for a CLIP metric in one language: clip_trust_of's verdict
 
 
 def _entries_counted(phase: Phase) -> list[Submission]:
@@ -268,6 +287,7 @@ def leaderboard(
         reference_counts=counts,
         entries=entries,
         comparison=comparison,
+        clip_trust=clip_trust_of(phase, language) if metric in CLIP_METRICS and language != MEAN else None,
     )
 
 

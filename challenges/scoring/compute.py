@@ -19,7 +19,7 @@ from challenges.statistics import mean_interval, public_images
 from core.jobs.engine import JobDataError, timings_add
 from evaluation.metrics.text.schemes import scheme_for_language
 from evaluation.metrics.text.scoring import score_texts
-from evaluation.models import TEXT_METRICS
+from evaluation.models import CLIP_METRICS, TEXT_METRICS, EmbeddingKind, Metric
 from evaluation.runs.compute import meteor_config
 
 
@@ -38,6 +38,106 @@ def _score(candidates, references, *, language, scheme, metrics):
     return score_texts(
         candidates, references, language=language, scheme=scheme, metrics=metrics, meteor=meteor_config()
     )
+
+
+def clip_params(phase) -> dict:
+    """The CLIP model of a phase's CLIP metrics: its registered model, or the settings' default."""
+    from django.conf import settings
+
+    if phase.clip_model_id:
+        return phase.clip_model.clip_params
+    return {
+        "clip_model": settings.CLIP_MODEL,
+        "clip_pretrained": settings.CLIP_PRETRAINED,
+        "clip_checkpoint": settings.CLIP_CHECKPOINT,
+    }
+
+
+class _ClipScorer:
+    """CLIPScore and RefCLIPScore of one language's captions over the phase's images, with the metric runs'
+    primitives (model loading, the embedding caches, the formulas): image embeddings are computed once per
+    unit, candidate and reference texts once each."""
+
+    def __init__(self, phase, image_ids: list[int], captions: dict[int, str]):
+        from django.conf import settings
+
+        from annotation.models import Image
+        from evaluation.metrics.clip import (
+            DEFAULT_IMAGE_ORIENTATION,
+            clipscore,
+            embed_images_cached,
+            embed_texts,
+        )
+        from evaluation.metrics.clip.hashing import is_content_hash
+        from evaluation.metrics.clip_models import clip_model_get
+        from evaluation.metrics.embeddings_cache import DbEmbeddingCache
+        from evaluation.metrics.signatures import clip_signature
+        from evaluation.runs.compute import _image_loader
+
+        params = clip_params(phase)
+        self.loaded = clip_model_get(
+            model=params["clip_model"],
+            pretrained=params.get("clip_pretrained", ""),
+            checkpoint=params.get("clip_checkpoint", ""),
+            config=params.get("clip_model_config"),
+            autocast=settings.CLIP_AUTOCAST,
+            threads=settings.CLIP_TORCH_THREADS,
+        )
+        self.embed_texts = lambda texts: embed_texts(
+            self.loaded,
+            texts,
+            settings.CLIP_PROMPT_PREFIX,
+            settings.CLIP_TEXT_BATCH_SIZE,
+            cache=DbEmbeddingCache(EmbeddingKind.TEXT),
+        )
+        items = []
+        files = {
+            pk: (key, h, name)
+            for pk, key, h, name in Image.objects.filter(pk__in=image_ids).values_list(
+                "pk", "key", "content_hash", "file"
+            )
+        }
+        for image_id in image_ids:
+            key, content_hash, name = files.get(image_id, (str(image_id), None, ""))
+            if not content_hash or not name or not is_content_hash(content_hash):
+                raise JobDataError(f"image “{key}” has no stored file: CLIP metrics need the image files")
+            items.append((content_hash, _image_loader(name, key)))
+        image_emb = embed_images_cached(
+            self.loaded,
+            items,
+            DbEmbeddingCache(EmbeddingKind.IMAGE),
+            orientation=DEFAULT_IMAGE_ORIENTATION,
+            loader_threads=settings.CLIP_IMAGE_LOADER_THREADS,
+        )
+        self.cand_emb = self.embed_texts([captions[i] for i in image_ids])
+        self.per_clip = clipscore(image_emb, self.cand_emb)
+        self.image_ids = image_ids
+        self.signature = clip_signature(
+            model=params["clip_model"],
+            pretrained=params.get("clip_pretrained", ""),
+            checkpoint=params.get("clip_checkpoint", ""),
+            model_id=self.loaded.model_id,
+            prompt_prefix=settings.CLIP_PROMPT_PREFIX,
+            orientation=DEFAULT_IMAGE_ORIENTATION,
+            autocast=settings.CLIP_AUTOCAST,
+        )
+
+    def scores(self, metrics: list[str], references: dict[int, list[str]]) -> dict[str, dict[int, float]]:
+        import numpy as np
+
+        from evaluation.metrics.clip import refclipscore
+
+        out = {}
+        if Metric.CLIPSCORE in metrics:
+            out[Metric.CLIPSCORE.value] = dict(zip(self.image_ids, map(float, self.per_clip), strict=True))
+        if Metric.REFCLIPSCORE in metrics:
+            texts = [t for i in self.image_ids for t in references[i]]
+            ref_emb = self.embed_texts(texts)
+            bounds = np.cumsum([0] + [len(references[i]) for i in self.image_ids])
+            per_refs = [ref_emb[bounds[n] : bounds[n + 1]] for n in range(len(self.image_ids))]
+            values = refclipscore(self.per_clip, self.cand_emb, per_refs)
+            out[Metric.REFCLIPSCORE.value] = dict(zip(self.image_ids, map(float, values), strict=True))
+        return out
 
 
 def unit_compute(unit: ScoringUnit) -> UnitResult:
@@ -78,7 +178,38 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
             variants.append((0, True, {i: references[i][:-1] for i in image_ids}))
         elif submission.is_human:
             raise JobDataError(f"the human row needs two {language.code} references per image at least")
+    clip_metrics = [m for m in phase.metrics if m in CLIP_METRICS]
+    clip = _ClipScorer(phase, image_ids, captions) if clip_metrics else None
     for count, held_out, refs in variants:
+        if clip is not None:
+            by_metric = clip.scores(clip_metrics, refs)
+            for metric, per_image in by_metric.items():
+                values = [per_image[i] for i in image_ids]
+                result.image_scores.append((count, held_out, metric, image_ids, values))
+                result.signatures[metric] = clip.signature
+                for split, ids in splits.items():
+                    split_values = [per_image[i] for i in ids]
+                    interval = mean_interval(
+                        split_values,
+                        seed=phase.split_seed,
+                        group=f"{language.code}|{count}|{int(held_out)}|{split}|{metric}",
+                    )
+                    low, high = interval if interval else (None, None)
+                    result.scores.append(
+                        (
+                            count,
+                            held_out,
+                            split,
+                            metric,
+                            sum(split_values) / len(split_values),
+                            low,
+                            high,
+                            len(ids),
+                            clip.signature,
+                        )
+                    )
+        if not metrics:
+            continue
         full = _score(captions, refs, language=language.code, scheme=scheme, metrics=metrics)
         result.not_computed.update(full.not_computed)
         for metric in full.metrics:

@@ -6,6 +6,7 @@ from challenges.models import ScoringUnit, Submission
 from challenges.scoring.compute import unit_compute, unit_label, unit_store
 from core.jobs.kinds import JobKind, register
 from core.jobs.tasks import unit_task
+from evaluation.metrics.clip import ClipUnavailable
 from evaluation.metrics.text.schemes import SchemeError
 
 SUBMISSION_SCORING = register(
@@ -21,8 +22,8 @@ SUBMISSION_SCORING = register(
         unit_label=unit_label,
         unit_noun="language",
         id_detail="submission_id",
-        data_errors=(SchemeError,),
-        select_related=("submission", "submission__phase", "language"),
+        data_errors=(SchemeError, ClipUnavailable),
+        select_related=("submission", "submission__phase", "submission__phase__clip_model", "language"),
         resume_hint="the Resume action of the submission's admin page",
     )
 )
