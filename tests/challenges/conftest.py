@@ -19,7 +19,9 @@ def make_benchmark(name="XM-mini", base=100):
     en = f.LanguageFactory(code="en", name="English")
     val_images = [f.ImageFactory(key=str(base + i), with_file=False) for i in range(1, 7)]
     test_images = [f.ImageFactory(key=str(base + 100 + i)) for i in range(1, 9)]
-    benchmark = Benchmark.objects.create(name=name, slug=name.lower(), description="Caption every image.")
+    benchmark = Benchmark.objects.create(
+        name=name, slug=name.lower().replace(" ", "-"), description="Caption every image."
+    )
     words = ["hund", "katze", "strand", "haus", "baum", "auto", "berg", "see", "stadt"]
     for language in (de, en):
         images = val_images + test_images
