@@ -216,3 +216,24 @@ def test_hosts_manage_in_the_admin(bench, pm_client):
     bench["val"].refresh_from_db()
     assert not bench["val"].is_open and bench["val"].closed_at is not None
     assert Team.objects.count() == 1
+
+
+def test_the_api_takes_files_past_the_research_body_limit_but_not_past_its_own(bench, settings):
+    from challenges.services import api_token_rotate
+
+    token = api_token_rotate(user=bench["member"])
+    client = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    url = reverse("challenges-api:submissions", args=[bench["test"].pk])
+    padded = coco(bench["test_images"], text=lambda i, im: f"ein hund {i} " + "und noch mehr " * 4000)
+    assert len(padded) > settings.API_MAX_BODY_BYTES
+    settings.SUBMISSION_MAX_CAPTION_CHARS = 100_000
+    ok = client.post(
+        url, {"file": SimpleUploadedFile("r.json", padded), "method_name": "long", "language": "de"}
+    )
+    assert ok.status_code == 201, ok.content
+    settings.SUBMISSION_MAX_BYTES = 100_000
+    too_big = client.post(
+        url, {"file": SimpleUploadedFile("r.json", padded), "method_name": "long", "language": "de"}
+    )
+    assert too_big.status_code == 413 and too_big.json()["error"] == "too_large"
+    assert Submission.objects.count() == 1
