@@ -12,4 +12,6 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # registers the kind with the engine (the sweep covers every kind registered in the worker).
 # Task names are explicit on each task, so moving a module never renames a queued task.
 app.autodiscover_tasks()
-app.autodiscover_tasks(["core.jobs", "evaluation.runs", "evaluation.retrieval", "evaluation.finetune", "challenges.scoring"])
+app.autodiscover_tasks(
+    ["core.jobs", "evaluation.runs", "evaluation.retrieval", "evaluation.finetune", "challenges.scoring"]
+)
