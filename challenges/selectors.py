@@ -25,7 +25,7 @@ from challenges.models import (
     Team,
     Visibility,
 )
-from challenges.statistics import paired_p_value, public_images
+from challenges.statistics import mean_interval, paired_p_value, public_images
 from core.access import can_host_benchmarks
 from core.errors import NotFound
 from core.jobs.models import JobStatus
@@ -266,11 +266,12 @@ def leaderboard(
     entries.sort(key=lambda e: (-e.value, e.submission_id))
     for rank, entry in enumerate(entries, start=1):
         entry.rank = rank
-    if language != MEAN and len(entries) > 1:
+    if entries:
         _paired_tests(
             phase,
             entries,
             language=language,
+            languages=languages,
             metric=metric,
             reference_count=reference_count,
             split=split,
@@ -291,15 +292,56 @@ def leaderboard(
     )
 
 
-def _paired_tests(phase, entries: list[Entry], *, language, metric, reference_count, split, held_out) -> None:
+def _per_image(
+    entries, *, language, languages, metric, reference_count, held_out
+) -> dict[int, dict[int, float]]:
+    """submission -> image -> its per-image score; for the mean over languages, the mean of the languages'
+    per-image scores of each image (the phase's images are the same in every language)."""
+    codes = languages if language == MEAN else [language]
     rows = ImageScores.objects.filter(
         submission_id__in=[e.submission_id for e in entries],
-        language__code=language,
+        language__code__in=codes,
         metric=metric,
         reference_count=reference_count,
         held_out=held_out,
     ).values_list("submission_id", "image_ids", "values")
-    values: dict[int, dict[int, float]] = {sid: dict(zip(ids, vals, strict=True)) for sid, ids, vals in rows}
+    sums: dict[int, dict[int, list[float]]] = {}
+    for sid, ids, vals in rows:
+        by_image = sums.setdefault(sid, {})
+        for image_id, value in zip(ids, vals, strict=True):
+            by_image.setdefault(image_id, []).append(value)
+    return {
+        sid: {i: sum(v) / len(v) for i, v in by_image.items() if len(v) == len(codes)}
+        for sid, by_image in sums.items()
+    }
+
+
+def _paired_tests(
+    phase, entries: list[Entry], *, language, languages, metric, reference_count, split, held_out
+) -> None:
+    """The paired bootstrap between adjacent entries; for the mean over languages also each entry's
+    interval (per language it is stored with the score)."""
+    values = _per_image(
+        entries,
+        language=language,
+        languages=languages,
+        metric=metric,
+        reference_count=reference_count,
+        held_out=held_out,
+    )
+    if language == MEAN:
+        for entry in entries:
+            own = values.get(entry.submission_id)
+            if own:
+                ids = _split_ids(phase, split, sorted(own))
+                entry.n_images = len(ids)
+                interval = mean_interval(
+                    [own[i] for i in ids],
+                    seed=phase.split_seed,
+                    group=f"mean|{reference_count}|{split}|{metric}",
+                )
+                if interval:
+                    entry.low, entry.high = interval
     for upper, lower in zip(entries, entries[1:], strict=False):
         a, b = values.get(upper.submission_id), values.get(lower.submission_id)
         if not a or not b:

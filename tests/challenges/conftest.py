@@ -85,9 +85,11 @@ def coco(images, text=lambda i, image: f"ein hund am strand {i}") -> bytes:
     ).encode()
 
 
-def jsonl(images, languages=("de", "en")) -> bytes:
+def jsonl(images, languages=("de", "en"), caption=None) -> bytes:
     return "\n".join(
-        json.dumps({"image_id": int(image.key), "language": code, "caption": f"ein haus am see {i}"})
+        json.dumps(
+            {"image_id": int(image.key), "language": code, "caption": caption or f"ein haus am see {i}"}
+        )
         for code in languages
         for i, image in enumerate(images)
     ).encode()

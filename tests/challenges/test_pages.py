@@ -237,3 +237,27 @@ def test_the_api_takes_files_past_the_research_body_limit_but_not_past_its_own(b
     )
     assert too_big.status_code == 413 and too_big.json()["error"] == "too_large"
     assert Submission.objects.count() == 1
+
+
+def test_the_mean_over_languages_has_intervals_and_paired_tests(bench, member_client):
+    from tests.challenges.conftest import jsonl
+
+    for method, data in (
+        ("both", jsonl(bench["val_images"])),
+        ("other", jsonl(bench["val_images"], caption="ein hund am strand")),
+    ):
+        member_client.post(
+            reverse("challenges:submit", args=[bench["val"].pk]),
+            {"file": SimpleUploadedFile("r.jsonl", data), "method_name": method},
+        )
+    rows = member_client.get(
+        reverse("challenges-api:leaderboard", args=[bench["val"].pk]) + "?language=mean"
+    ).json()["rows"]
+    assert len(rows) == 2 and rows[0]["value"] >= rows[1]["value"] and rows[0]["metric"] == "CIDEr-D"
+    # CIDEr-D's corpus score is the mean of its per-image scores: the mean lies in its interval.
+    assert all(r["low"] <= r["value"] <= r["high"] for r in rows)
+    assert (
+        rows[0]["p_vs_next"] is not None
+        and rows[0]["value_de"] is not None
+        and rows[0]["value_en"] is not None
+    )
