@@ -261,3 +261,15 @@ def test_the_mean_over_languages_has_intervals_and_paired_tests(bench, member_cl
         and rows[0]["value_de"] is not None
         and rows[0]["value_en"] is not None
     )
+
+
+def test_method_names_render_escaped_and_exports_neutralise_formulas(bench, member_client):
+    upload(member_client, bench["val"], coco(bench["val_images"]), method="=HYPERLINK(1)<script>x</script>")
+    page = member_client.get(
+        reverse("challenges:leaderboard", args=[bench["val"].pk]) + "?language=de"
+    ).content.decode()
+    assert "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    csv = member_client.get(
+        reverse("challenges:leaderboard-csv", args=[bench["val"].pk]) + "?language=de"
+    ).content.decode()
+    assert ",'=HYPERLINK(1)<script>x</script>," in csv
