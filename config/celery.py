@@ -20,5 +20,6 @@ app.autodiscover_tasks(
         "evaluation.finetune",
         "evaluation.clip_checks",
         "evaluation.research.reports",
+        "challenges.scoring",
     ]
 )

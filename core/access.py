@@ -49,6 +49,7 @@ _ROLE_PERMISSIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     PROJECT_MANAGERS: [
         ("annotation", ("add_", "change_", "delete_", "view_")),
         ("evaluation", ("add_", "change_", "view_")),
+        ("challenges", ("add_", "change_", "delete_", "view_")),
         ("auth", ("view_user",)),
     ],
     RESEARCHERS: [
@@ -165,6 +166,23 @@ def can_read_research(user) -> bool:
     return is_researcher(user) or is_project_manager(user)
 
 
+def is_participant(user) -> bool:
+    """A member of an evaluation-server team (reached through the ``challenge_teams`` relation by name:
+    core imports no app). Participants see the benchmarks of their teams and nothing else."""
+    if not _signed_in(user) or user.is_staff or is_annotator(user):
+        return False  # staff and annotators are never participants: no query for them
+    cached = getattr(user, "_core_access_participant", None)
+    if cached is None:
+        cached = user.challenge_teams.exists()
+        user._core_access_participant = cached
+    return cached
+
+
+def can_host_benchmarks(user) -> bool:
+    """Hosts of the evaluation server are the project managers (and superusers)."""
+    return _signed_in(user) and (user.is_superuser or is_project_manager(user))
+
+
 def can_start_metric_run(user) -> bool:
     """The research API's one write: the same people who read (researchers start their own runs)."""
     return can_read_research(user)
@@ -221,6 +239,7 @@ AREAS = (
     ("annotation:dashboard", gettext_lazy("Work"), is_annotator),
     ("admin:index", gettext_lazy("Admin"), can_use_admin),
     ("research-home", gettext_lazy("Research"), can_read_research),
+    ("challenges:home", gettext_lazy("Benchmarks"), is_participant),
 )
 
 
@@ -238,4 +257,6 @@ def home_for(user) -> str | None:
         return "annotation:dashboard"
     if can_read_research(user):
         return "research-home"
+    if is_participant(user):
+        return "challenges:home"
     return None

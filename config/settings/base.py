@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "core",
     "annotation",
     "evaluation",
+    "challenges",
 ]
 
 MIDDLEWARE = [
@@ -378,3 +379,12 @@ CROWD_MAX_UNANSWERED_SHARE = env.float("CROWD_MAX_UNANSWERED_SHARE", default=0.5
 TYPING_PASTED_SHARE = env.float("TYPING_PASTED_SHARE", default=0.5)
 TYPING_MAX_CHARS_PER_SECOND = env.float("TYPING_MAX_CHARS_PER_SECOND", default=15.0)
 TYPING_MIN_CHARS = env.int("TYPING_MIN_CHARS", default=20)
+
+# --- Evaluation server (challenges) ------------------------------------------------------------
+# A submission file's size, what a zip may inflate to, its members, a caption's length.
+SUBMISSION_MAX_BYTES = env.int("SUBMISSION_MAX_BYTES", default=50 * 1024 * 1024)
+SUBMISSION_MAX_UNZIPPED_BYTES = env.int("SUBMISSION_MAX_UNZIPPED_BYTES", default=200 * 1024 * 1024)
+SUBMISSION_MAX_ZIP_MEMBERS = env.int("SUBMISSION_MAX_ZIP_MEMBERS", default=100)
+SUBMISSION_MAX_CAPTION_CHARS = env.int("SUBMISSION_MAX_CAPTION_CHARS", default=2000)
+# How long an invitation link stays valid.
+INVITATION_DAYS = env.int("INVITATION_DAYS", default=14)

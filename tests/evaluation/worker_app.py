@@ -40,3 +40,7 @@ def slow_down_chunks(**_) -> None:
 
     chunks._compute_text = _slowed(chunks._compute_text, delay)
     chunks._compute_clip = _slowed(chunks._compute_clip, delay)
+    # The evaluation server's scoring kind: its compute is the kind's own reference.
+    from challenges.scoring.tasks import SUBMISSION_SCORING
+
+    SUBMISSION_SCORING.compute = _slowed(SUBMISSION_SCORING.compute, delay)

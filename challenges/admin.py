@@ -1,0 +1,246 @@
+"""The hosts' admin (project managers): benchmarks, phases (open, close), teams and invitation links,
+submissions (scoring progress, resume, baselines uploaded as entries without a team)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from challenges.human import human_evaluation_create
+from challenges.models import (
+    Benchmark,
+    BenchmarkLanguage,
+    Invitation,
+    Phase,
+    Submission,
+    SubmissionScore,
+    Team,
+)
+from challenges.scoring.tasks import SUBMISSION_SCORING
+from challenges.services import (
+    SubmissionRefused,
+    human_row_create,
+    invitation_create,
+    phase_close,
+    phase_open,
+    submission_create,
+)
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service, run_service_each, service_form_view
+from core.errors import ValidationFailed
+from core.jobs.admin import JobAdminMixin
+
+
+class BenchmarkLanguageInline(admin.TabularInline):
+    model = BenchmarkLanguage
+    extra = 0
+    autocomplete_fields = ["language", "reference_set"]
+
+
+class PhaseInline(admin.TabularInline):
+    model = Phase
+    extra = 0
+    fields = ["name", "kind", "image_set", "is_open", "starts_at", "ends_at", "visibility"]
+    show_change_link = True
+
+
+@admin.register(Benchmark)
+class BenchmarkAdmin(StyledModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [BenchmarkLanguageInline, PhaseInline]
+
+
+@admin.register(Phase)
+class PhaseAdmin(StyledModelAdmin):
+    list_display = ["__str__", "kind", "is_open", "closed_at", "starts_at", "ends_at", "visibility"]
+    list_filter = ["kind", "is_open", "benchmark"]
+    readonly_fields = ["closed_at"]
+    actions = ["open_phases", "close_phases", "score_human_row", "human_evaluation_top"]
+
+    @admin.action(
+        description=_("Human evaluation: side-by-side campaigns of the top 3 entries per language"),
+        permissions=["change"],
+    )
+    def human_evaluation_top(self, request, queryset):
+        done = run_service_each(
+            self, request, human_evaluation_create, queryset, lambda p: {"phase_id": p.pk, "top_n": 3}
+        )
+        self.message_user(
+            request,
+            _("Campaigns created and opened for %(n)s phase(s).") % {"n": len(done)},
+            level=messages.SUCCESS,
+        )
+
+    @admin.action(description=_("Score the human row (held-out reference per image)"), permissions=["change"])
+    def score_human_row(self, request, queryset):
+        done = run_service_each(
+            self, request, human_row_create, queryset, lambda p: {"phase_id": p.pk, "user": request.user}
+        )
+        self.message_user(
+            request, _("Human row queued for %(n)s phase(s).") % {"n": len(done)}, level=messages.SUCCESS
+        )
+
+    @admin.action(description=_("Open for submissions"), permissions=["change"])
+    def open_phases(self, request, queryset):
+        done = run_service_each(self, request, phase_open, queryset, lambda p: {"phase_id": p.pk})
+        self.message_user(request, _("%(n)s phase(s) opened.") % {"n": len(done)}, level=messages.SUCCESS)
+
+    @admin.action(description=_("Close (reveals a test phase's private ranking)"), permissions=["change"])
+    def close_phases(self, request, queryset):
+        done = run_service_each(self, request, phase_close, queryset, lambda p: {"phase_id": p.pk})
+        self.message_user(request, _("%(n)s phase(s) closed.") % {"n": len(done)}, level=messages.SUCCESS)
+
+
+class InvitationInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = Invitation
+    extra = 0
+    fields = ["link", "expires_at", "used_at", "used_by"]
+    readonly_fields = fields
+
+    @admin.display(description=_("link"))
+    def link(self, invitation):
+        if invitation.used_at is not None:
+            return "–"
+        return reverse("challenges:join", args=[invitation.token])
+
+
+@admin.register(Team)
+class TeamAdmin(StyledModelAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+    filter_horizontal = ["members", "benchmarks"]
+    inlines = [InvitationInline]
+    actions = ["invite"]
+
+    @admin.action(description=_("Create a one-use invitation link"), permissions=["change"])
+    def invite(self, request, queryset):
+        for team in queryset:
+            invitation = invitation_create(team_id=team.pk)
+            url = request.build_absolute_uri(reverse("challenges:join", args=[invitation.token]))
+            self.message_user(
+                request, format_html(_("Invitation into {}: {}"), team.name, url), level=messages.SUCCESS
+            )
+
+
+class BaselineForm(forms.Form):
+    phase = forms.ModelChoiceField(queryset=Phase.objects.select_related("benchmark"))
+    method_name = forms.CharField(max_length=200)
+    file = forms.FileField(
+        help_text=_("COCO results JSON (one language), JSON lines with a language, or a zip.")
+    )
+    language = forms.CharField(max_length=16, required=False, help_text=_("For a COCO results file."))
+    description = forms.CharField(widget=forms.Textarea, required=False)
+
+
+class ScoreInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = SubmissionScore
+    extra = 0
+    fields = [
+        "language",
+        "reference_count",
+        "split",
+        "metric",
+        "value",
+        "low",
+        "high",
+        "n_images",
+        "signature",
+    ]
+    readonly_fields = fields
+
+
+@admin.register(Submission)
+class SubmissionAdmin(JobAdminMixin, StyledModelAdmin):
+    job_kind = SUBMISSION_SCORING
+    actions = ["resume", "human_evaluation"]
+
+    @admin.action(
+        description=_("Human evaluation: side-by-side campaigns of the selected entries"),
+        permissions=["change"],
+    )
+    def human_evaluation(self, request, queryset):
+        phases = set(queryset.values_list("phase_id", flat=True))
+        if len(phases) != 1:
+            self.message_user(request, _("Select entries of one phase."), level=messages.ERROR)
+            return
+        created = run_service(
+            self,
+            request,
+            human_evaluation_create,
+            phase_id=phases.pop(),
+            submission_ids=list(queryset.values_list("pk", flat=True)),
+        )
+        if created is not None:
+            self.message_user(
+                request,
+                _("%(n)s side-by-side campaign(s) created and opened.") % {"n": len(created)},
+                level=messages.SUCCESS,
+            )
+
+    list_display = [
+        "__str__",
+        "phase",
+        "entrant",
+        "status",
+        "progress",
+        "is_baseline",
+        "is_selected",
+        "created_at",
+    ]
+    list_filter = ["status", "is_baseline", "phase"]
+    search_fields = ["method_name", "team__name"]
+    inlines = [ScoreInline]
+    readonly_fields = [
+        "phase",
+        "team",
+        "submitted_by",
+        "method_name",
+        "description",
+        "paper_url",
+        "code_url",
+        "file_name",
+        "file_sha256",
+        "languages",
+        "is_baseline",
+        "status",
+        "error",
+        "chunks_done",
+        "chunks_total",
+        "signatures",
+        "timings",
+        "created_at",
+        "finished_at",
+    ]
+    fields = readonly_fields + ["is_selected"]
+
+    def add_view(self, request, form_url="", extra_context=None):
+        def create(data):
+            upload = data["file"]
+            try:
+                return submission_create(
+                    phase_id=data["phase"].pk,
+                    user=request.user,
+                    team_id=None,
+                    data=upload.read(),
+                    filename=upload.name,
+                    language=data["language"],
+                    method_name=data["method_name"],
+                    description=data["description"],
+                    baseline=True,
+                )
+            except SubmissionRefused as exc:
+                raise ValidationFailed(f"{exc.message} " + "; ".join(exc.problems)) from exc
+
+        return service_form_view(
+            self,
+            request,
+            form_class=BaselineForm,
+            create=create,
+            title=_("Upload a baseline"),
+            done=lambda s: _("Baseline “%(name)s” stored; scoring is queued.") % {"name": s.method_name},
+            submit_label=_("Upload"),
+        )

@@ -1,0 +1,166 @@
+"""The evaluation server's REST API (``/api/challenges/``), token or session authentication:
+
+- ``GET benchmarks/``: the benchmarks open to the caller, with their phases;
+- ``GET|POST phases/<id>/submissions/``: the team's submissions of a phase; upload one (multipart:
+  ``file``, ``method_name``, ``language`` for a COCO results file, ``description``, ``paper_url``,
+  ``code_url``); a refused file answers 400 with its problems and uses no quota;
+- ``GET submissions/<id>/``: one of the team's submissions with the scores its team may see;
+- ``GET phases/<id>/leaderboard/?language=&metric=&refs=``: a leaderboard the caller may see.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from challenges import selectors
+from challenges.services import submission_create
+from core.errors import NotFound
+
+
+def _submission_out(submission, user) -> dict:
+    return {
+        "id": submission.pk,
+        "phase": submission.phase_id,
+        "method_name": submission.method_name,
+        "languages": submission.languages,
+        "status": submission.status,
+        "progress": f"{submission.chunks_done}/{submission.chunks_total}",
+        "selected": submission.is_selected,
+        "created_at": submission.created_at,
+        "scores": [
+            {
+                "language": s.language.code,
+                "reference_count": s.reference_count,
+                "split": s.split,
+                "metric": s.metric,
+                "value": s.value,
+                "low": s.low,
+                "high": s.high,
+                "n_images": s.n_images,
+                "signature": s.signature,
+            }
+            for s in selectors.submission_scores(submission, user=user)
+        ],
+    }
+
+
+class BenchmarkListApi(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        data = [
+            {
+                "slug": b.slug,
+                "name": b.name,
+                "description": b.description,
+                "phases": [
+                    {
+                        "id": p.pk,
+                        "name": p.name,
+                        "kind": p.kind,
+                        "is_open": p.is_open,
+                        "max_per_day": p.max_per_day,
+                        "max_total": p.max_total,
+                        "max_concurrent": p.max_concurrent,
+                    }
+                    for p in b.phases.order_by("pk")
+                ],
+            }
+            for b in selectors.benchmarks_for(request.user).prefetch_related("phases")
+        ]
+        return Response(data)
+
+
+class SubmissionCollectionApi(APIView):
+    parser_classes = [MultiPartParser]
+
+    class SubmissionUploadSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        method_name = serializers.CharField(max_length=200)
+        language = serializers.CharField(max_length=16, required=False, allow_blank=True, default="")
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+        paper_url = serializers.URLField(required=False, allow_blank=True, default="")
+        code_url = serializers.URLField(required=False, allow_blank=True, default="")
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, phase_id):
+        phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+        return Response(
+            [
+                _submission_out(s, request.user)
+                for s in selectors.submissions_of_team(user=request.user, phase=phase)
+            ]
+        )
+
+    @extend_schema(
+        request={"multipart/form-data": SubmissionUploadSerializer}, responses={201: OpenApiTypes.OBJECT}
+    )
+    def post(self, request, phase_id):
+        phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+        team = selectors.team_for(request.user, phase.benchmark)
+        serializer = self.SubmissionUploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = data["file"]
+        submission = submission_create(
+            phase_id=phase.pk,
+            user=request.user,
+            team_id=team.pk if team else None,
+            data=upload.read(),
+            filename=upload.name,
+            language=data["language"],
+            method_name=data["method_name"],
+            description=data["description"],
+            paper_url=data["paper_url"],
+            code_url=data["code_url"],
+        )
+        submission.refresh_from_db()  # its state as the queue left it (scored already where tasks run eagerly)
+        return Response(_submission_out(submission, request.user), status=status.HTTP_201_CREATED)
+
+
+class SubmissionDetailApi(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, submission_id):
+        submission = selectors.submission_get(user=request.user, submission_id=submission_id)
+        return Response(_submission_out(submission, request.user))
+
+
+class LeaderboardApi(APIView):
+    permission_classes = [AllowAny]  # visibility is the phase's: hosts, participants or public
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, phase_id):
+        phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+        if not selectors.leaderboard_visible(request.user, phase):
+            raise NotFound("No such leaderboard.")
+        try:
+            refs = int(request.query_params.get("refs", ""))
+        except ValueError:
+            refs = None
+        board = selectors.leaderboard(
+            phase=phase,
+            user=request.user,
+            language=request.query_params.get("language"),
+            metric=request.query_params.get("metric"),
+            reference_count=refs,
+            split=request.query_params.get("split"),
+            comparison=request.query_params.get("comparison") == "human",
+        )
+        return Response(
+            {
+                "phase": phase.pk,
+                "language": board.language,
+                "metric": board.metric,
+                "split": board.split,
+                "clip_trust": board.clip_trust.as_dict() if board.clip_trust else None,
+                "rows": selectors.leaderboard_rows(board),
+            }
+        )
+
+
+__all__ = ["BenchmarkListApi", "LeaderboardApi", "SubmissionCollectionApi", "SubmissionDetailApi"]

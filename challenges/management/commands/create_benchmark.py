@@ -1,0 +1,51 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from challenges.setup import benchmark_create
+from core.errors import DomainError
+
+
+class Command(BaseCommand):
+    help = (
+        'Create an evaluation-server benchmark from an XM3600 captions file (JSON lines {"image/key": ..., '
+        '"<lang>": {"caption": [...]}}): one reference set per language, a validation and a test phase '
+        "(closed; open them in the admin). The images must be stored (manage.py import_images). All or nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path, help="XM3600 captions .jsonl")
+        parser.add_argument("--name", required=True, help="Name of the benchmark.")
+        parser.add_argument(
+            "--languages", default="", help="Comma-separated codes (default: all in the file)."
+        )
+        parser.add_argument(
+            "--validation-images", type=int, default=100, help="Images of the validation phase."
+        )
+        parser.add_argument(
+            "--seed", type=int, default=0, help="Seed of the validation/test and public/private splits."
+        )
+        parser.add_argument(
+            "--reference-counts", default="0", help="e.g. 0,5: all references and the first 5 (c5)."
+        )
+        parser.add_argument("--dry-run", action="store_true", help="Check and report; write nothing.")
+
+    def handle(self, *args, **options):
+        try:
+            counts = [int(x) for x in options["reference_counts"].split(",") if x.strip()]
+        except ValueError as exc:
+            raise CommandError("--reference-counts takes integers, e.g. 0,5") from exc
+        try:
+            report = benchmark_create(
+                path=options["file"],
+                name=options["name"],
+                languages=[c.strip() for c in options["languages"].split(",") if c.strip()] or None,
+                validation_images=options["validation_images"],
+                seed=options["seed"],
+                reference_counts=counts,
+                dry_run=options["dry_run"],
+            )
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        if options["verbosity"] >= 1:
+            self.stdout.write(report.summary())

@@ -1,0 +1,353 @@
+"""Writes of the evaluation server: phases opened and closed, teams and invitations, submissions.
+
+Every service validates before it writes and runs in one transaction; the domain errors
+(``core.errors``) say what was wrong and that nothing changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.models import Language
+from challenges.files import Limits, SubmissionInvalid, submission_parse
+from challenges.models import (
+    ACTIVE_STATUSES,
+    Invitation,
+    Phase,
+    Submission,
+    SubmissionCaption,
+    Team,
+)
+from challenges.scoring.plan import scoring_plan
+from challenges.scoring.selectors import phase_image_keys
+from core.errors import Conflict, NotAllowed, NotFound, ValidationFailed
+
+
+class SubmissionRefused(ValidationFailed):
+    """A file refused before anything was counted: ``problems`` (first 20, with positions) and ``total``."""
+
+    code = "invalid_submission"
+
+    def __init__(self, message: str, *, problems: list[str], total: int):
+        super().__init__(message, details={"problems": problems, "total": total})
+        self.problems = problems
+        self.total = total
+
+
+class QuotaExceeded(Conflict):
+    code = "quota_exceeded"
+
+
+def _limits() -> Limits:
+    return Limits(
+        max_bytes=settings.SUBMISSION_MAX_BYTES,
+        max_unzipped_bytes=settings.SUBMISSION_MAX_UNZIPPED_BYTES,
+        max_members=settings.SUBMISSION_MAX_ZIP_MEMBERS,
+        max_caption_chars=settings.SUBMISSION_MAX_CAPTION_CHARS,
+    )
+
+
+# --- Phases ---------------------------------------------------------------------------------------------
+
+
+def phase_open(*, phase_id: int) -> Phase:
+    """Open a phase for submissions (idempotent). A reopened phase hides its private ranking again."""
+    with transaction.atomic():
+        phase = Phase.objects.select_for_update().get(pk=phase_id)
+        phase.is_open = True
+        phase.closed_at = None
+        phase.save(update_fields=["is_open", "closed_at", "updated_at"])
+    return phase
+
+
+def phase_close(*, phase_id: int) -> Phase:
+    """Close a phase: no more submissions, and a test phase's private ranking is revealed (idempotent)."""
+    with transaction.atomic():
+        phase = Phase.objects.select_for_update().get(pk=phase_id)
+        if phase.closed_at is None:
+            phase.closed_at = timezone.now()
+        phase.is_open = False
+        phase.save(update_fields=["is_open", "closed_at", "updated_at"])
+    return phase
+
+
+# --- Teams and invitations ----------------------------------------------------------------------------
+
+
+def invitation_create(*, team_id: int, days: int | None = None) -> Invitation:
+    """A one-use invitation link into the team, valid ``days`` (``INVITATION_DAYS``)."""
+    team = Team.objects.filter(pk=team_id).first()
+    if team is None:
+        raise NotFound(_("No such team."))
+    days = settings.INVITATION_DAYS if days is None else days
+    return Invitation.objects.create(
+        team=team, token=secrets.token_urlsafe(32), expires_at=timezone.now() + timedelta(days=days)
+    )
+
+
+def invitation_usable(token: str) -> Invitation:
+    """The invitation of ``token`` if it can still be used; NotFound otherwise (unknown, used or expired:
+    one answer, so a guessed token learns nothing)."""
+    invitation = Invitation.objects.select_related("team").filter(token=token).first()
+    if invitation is None or invitation.used_at is not None or invitation.expires_at <= timezone.now():
+        raise NotFound(
+            _("This invitation link is not valid: it was used already, has expired or never existed.")
+        )
+    return invitation
+
+
+def invitation_accept(*, token: str, username: str, password: str):
+    """Create a participant account from an invitation and put it in the invitation's team.
+
+    Locks the invitation row, so two people racing with one link create one account; the link is
+    used up in the same transaction. Raises NotFound (link not usable) or ValidationFailed (the
+    username is taken, the password too weak): then nothing is created and the link stays usable."""
+    user_model = get_user_model()
+    username = (username or "").strip()
+    if not username:
+        raise ValidationFailed(_("Choose a username."))
+    with transaction.atomic():
+        invitation = invitation_usable(token)
+        invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        if invitation.used_at is not None:
+            raise NotFound(
+                _("This invitation link is not valid: it was used already, has expired or never existed.")
+            )
+        if user_model.objects.filter(username__iexact=username).exists():
+            raise ValidationFailed(_("That username is taken; choose another."))
+        user = user_model(username=username)
+        try:
+            validate_password(password, user)
+        except DjangoValidationError as exc:
+            raise ValidationFailed(" ".join(exc.messages)) from exc
+        user.set_password(password)
+        user.save()
+        invitation.team.members.add(user)
+        invitation.used_at = timezone.now()
+        invitation.used_by = user
+        invitation.save(update_fields=["used_at", "used_by", "updated_at"])
+    return user
+
+
+def api_token_rotate(*, user) -> str:
+    """A new REST API token for ``user`` (the old one stops working); returns its key."""
+    from rest_framework.authtoken.models import Token
+
+    with transaction.atomic():
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user).key
+
+
+# --- Submissions ------------------------------------------------------------------------------------------
+
+
+def _phase_for_team(phase_id: int, team: Team | None) -> Phase:
+    phase = Phase.objects.select_related("benchmark", "image_set").filter(pk=phase_id).first()
+    if phase is None or (team is not None and not team.benchmarks.filter(pk=phase.benchmark_id).exists()):
+        raise NotFound(_("No such phase."))
+    return phase
+
+
+def _parse(phase: Phase, *, data: bytes, filename: str, language: str | None) -> tuple[dict, dict[str, int]]:
+    keys = phase_image_keys(phase)
+    codes = list(phase.benchmark.languages.values_list("code", flat=True))
+    try:
+        parsed = submission_parse(
+            data,
+            filename=filename,
+            languages=codes,
+            image_keys=keys,
+            language=language or None,
+            limits=_limits(),
+        )
+    except SubmissionInvalid as exc:
+        raise SubmissionRefused(
+            _("The file was refused (%(total)s problem(s)); nothing was counted against your limits.")
+            % {"total": exc.total},
+            problems=exc.problems,
+            total=exc.total,
+        ) from exc
+    return parsed.captions, keys
+
+
+def _quota_check(phase: Phase, team: Team) -> None:
+    now = timezone.now()
+    counted = Submission.objects.filter(phase=phase, team=team).exclude(status="failed")
+    day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if counted.count() >= phase.max_total:
+        raise QuotaExceeded(
+            _("Your team has used all %(n)s submissions of this phase.") % {"n": phase.max_total}
+        )
+    if counted.filter(created_at__gte=day_start).count() >= phase.max_per_day:
+        raise QuotaExceeded(
+            _("Your team has used its %(n)s submissions of today (UTC); try again tomorrow.")
+            % {"n": phase.max_per_day}
+        )
+    if counted.filter(status__in=ACTIVE_STATUSES).count() >= phase.max_concurrent:
+        raise QuotaExceeded(
+            _("Your team has %(n)s submission(s) still being scored; wait until they finish.")
+            % {"n": phase.max_concurrent}
+        )
+
+
+def submission_create(
+    *,
+    phase_id: int,
+    user,
+    team_id: int | None,
+    data: bytes,
+    filename: str,
+    language: str | None = None,
+    method_name: str,
+    description: str = "",
+    paper_url: str = "",
+    code_url: str = "",
+    baseline: bool = False,
+) -> Submission:
+    """Check a result file, then store it as a submission and queue its scoring.
+
+    The file is read and checked completely first (no lock, nothing written): an invalid file raises
+    :class:`SubmissionRefused` with its problems and uses no quota. Then, in one transaction, the
+    team's row is locked (``SELECT ... FOR UPDATE``), so concurrent uploads of one team are counted
+    one after the other against the per-day, total and at-once limits (:class:`QuotaExceeded`), and
+    the captions and scoring units are stored; the units are sent to the workers on commit.
+    A baseline (``baseline=True``, hosts only, no team) is not limited."""
+    method_name = (method_name or "").strip()
+    if not method_name:
+        raise ValidationFailed(_("Give the method a name."))
+    team = None
+    if not baseline:
+        team = Team.objects.filter(pk=team_id, members=user).first() if team_id else None
+        if team is None:
+            raise NotAllowed(_("Only a member of a team of this benchmark can submit."))
+    phase = _phase_for_team(phase_id, team)
+    now = timezone.now()
+    if not baseline and (
+        not phase.is_open
+        or (phase.starts_at and now < phase.starts_at)
+        or (phase.ends_at and now >= phase.ends_at)
+    ):
+        raise Conflict(_("This phase is not open for submissions."))
+    captions, keys = _parse(phase, data=data, filename=filename, language=language)
+    languages = {lang.code: lang for lang in Language.objects.filter(code__in=captions)}
+    with transaction.atomic():
+        if team is not None:
+            Team.objects.select_for_update().get(pk=team.pk)
+            _quota_check(phase, team)
+        submission = Submission.objects.create(
+            phase=phase,
+            team=team,
+            submitted_by=user if getattr(user, "is_authenticated", False) else None,
+            method_name=method_name[:200],
+            description=description,
+            paper_url=paper_url,
+            code_url=code_url,
+            file_name=filename[-255:],
+            file_sha256=hashlib.sha256(data).hexdigest(),
+            languages=sorted(captions),
+            is_baseline=baseline,
+        )
+        submission.file.save(f"{submission.pk}-{submission.file_sha256[:12]}", ContentFile(data), save=True)
+        SubmissionCaption.objects.bulk_create(
+            [
+                SubmissionCaption(
+                    submission=submission, language=languages[code], image_id=keys[key], text=text
+                )
+                for code, by_key in captions.items()
+                for key, text in by_key.items()
+            ],
+            batch_size=2000,
+        )
+        scoring_plan(submission=submission)
+    return submission
+
+
+HUMAN_METHOD = "Human (held-out reference)"
+
+
+def human_row_create(*, phase_id: int, user=None) -> Submission:
+    """The human row of a phase (seed 002 Table 1): per language, the last reference of each image as a
+    prediction, scored against the remaining references like every entry's human comparison. Languages
+    with fewer than two references for some image are left out. Replaces an earlier human row of the
+    phase (idempotent); raises ValidationFailed when no language qualifies."""
+    from challenges.models import BenchmarkLanguage
+    from challenges.scoring.selectors import phase_image_ids, phase_references
+
+    phase = Phase.objects.select_related("benchmark").filter(pk=phase_id).first()
+    if phase is None:
+        raise NotFound(_("No such phase."))
+    if not phase.human_comparison:
+        raise ValidationFailed(_("Turn on the phase's human comparison first."))
+    image_ids = phase_image_ids(phase)
+    held_out: dict[int, dict[int, str]] = {}
+    for link in BenchmarkLanguage.objects.filter(benchmark=phase.benchmark).select_related("language"):
+        references = phase_references(phase, link.language_id, image_ids)
+        if image_ids and all(len(references.get(i, [])) >= 2 for i in image_ids):
+            held_out[link.language_id] = {i: references[i][-1] for i in image_ids}
+    if not held_out:
+        raise ValidationFailed(
+            _("No language of the benchmark has two references for every image of the phase.")
+        )
+    codes = dict(Language.objects.filter(pk__in=held_out).values_list("pk", "code"))
+    with transaction.atomic():
+        Phase.objects.select_for_update().get(pk=phase.pk)
+        Submission.objects.filter(phase=phase, is_human=True).delete()
+        submission = Submission.objects.create(
+            phase=phase,
+            team=None,
+            is_human=True,
+            method_name=HUMAN_METHOD,
+            submitted_by=user if getattr(user, "is_authenticated", False) else None,
+            languages=sorted(codes.values()),
+        )
+        SubmissionCaption.objects.bulk_create(
+            [
+                SubmissionCaption(
+                    submission=submission, language_id=language_id, image_id=image_id, text=text
+                )
+                for language_id, by_image in held_out.items()
+                for image_id, text in by_image.items()
+            ],
+            batch_size=2000,
+        )
+        scoring_plan(submission=submission)
+    return submission
+
+
+def submission_select(*, submission_id: int, user, selected: bool) -> Submission:
+    """Select (or unselect) one of the team's scored submissions for the final ranking, within the phase's
+    selection limit. Locks the team's row, so two selections at once cannot pass the limit together."""
+    with transaction.atomic():
+        submission = (
+            Submission.objects.select_related("phase", "team")
+            .filter(pk=submission_id, team__members=user)
+            .first()
+        )
+        if submission is None:
+            raise NotFound(_("No such submission."))
+        Team.objects.select_for_update().get(pk=submission.team_id)
+        if selected and not submission.is_selected:
+            taken = Submission.objects.filter(
+                phase=submission.phase, team=submission.team, is_selected=True
+            ).count()
+            if taken >= submission.phase.selection_limit:
+                raise Conflict(
+                    _(
+                        "Your team has selected %(n)s submission(s), the limit of this phase; unselect one first."
+                    )
+                    % {"n": submission.phase.selection_limit}
+                )
+        submission.is_selected = selected
+        submission.save(update_fields=["is_selected", "updated_at"])
+    return submission

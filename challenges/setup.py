@@ -1,0 +1,147 @@
+"""Create a benchmark from XM3600-format files (``manage.py create_benchmark``).
+
+The XM3600 captions file is one JSON object per line, ``{"image/key": ..., "<lang>": {"caption": [...]}}``;
+its references are imported per language by the platform's reference importer (one imported reference
+set per language), the images must be stored already (``manage.py import_images``). The images are
+split, by a seeded permutation, into a validation phase and a test phase; both start closed (the host
+opens them in the admin).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotation.models import Image
+from annotation.services.languages import language_ensure
+from challenges.models import Benchmark, BenchmarkLanguage, Phase, PhaseKind
+from core.errors import ValidationFailed
+from evaluation.metrics.references import references_import
+from evaluation.models import ImageSet
+
+NOT_LANGUAGES = {"image/key", "image/locale"}
+
+
+@dataclass
+class BenchmarkCreated:
+    benchmark: Benchmark | None
+    languages: list[str] = field(default_factory=list)
+    validation_images: int = 0
+    test_images: int = 0
+    references: int = 0
+    dry_run: bool = False
+
+    def summary(self) -> str:
+        verb = "Would create" if self.dry_run else "Created"
+        return (
+            f"{verb} benchmark with {len(self.languages)} language(s) ({', '.join(self.languages)}), "
+            f"{self.validation_images} validation and {self.test_images} test images, {self.references} references."
+        )
+
+
+def _scan(path: Path) -> tuple[list[str], list[str]]:
+    """The image keys and language codes of an XM3600 captions file; a malformed line names its number."""
+    keys, languages = [], set()
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationFailed(
+                    f"{path.name} line {number}: not valid JSON ({exc.msg}). Nothing was created."
+                ) from exc
+            if not isinstance(obj, dict) or not isinstance(obj.get("image/key"), str | int):
+                raise ValidationFailed(f"{path.name} line {number}: no “image/key”. Nothing was created.")
+            keys.append(str(obj["image/key"]))
+            languages.update(k for k, v in obj.items() if k not in NOT_LANGUAGES and isinstance(v, dict))
+    if not keys:
+        raise ValidationFailed(f"{path.name}: no images. Nothing was created.")
+    return keys, sorted(languages)
+
+
+def benchmark_create(
+    *,
+    path: Path | str,
+    name: str,
+    languages: list[str] | None = None,
+    validation_images: int = 100,
+    seed: int = 0,
+    reference_counts: list[int] | None = None,
+    dry_run: bool = False,
+) -> BenchmarkCreated:
+    """Create the benchmark ``name`` from an XM3600 captions file, all or nothing.
+
+    ``languages``: the codes to include (default: every language of the file; each is created from
+    CLDR if new). ``validation_images`` of the file's images (a seeded draw) form the validation phase,
+    the rest the test phase, with the same seed for the test phase's public/private split.
+    ``reference_counts``: e.g. [0, 5] for all references and c5. Refuses an existing name, unknown image
+    keys (import the images first) or an empty split. Raises ValidationFailed."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationFailed(f"{path}: no such file.")
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed("A benchmark needs a name.")
+    slug = slugify(name)[:100]
+    if Benchmark.objects.filter(name=name).exists() or Benchmark.objects.filter(slug=slug).exists():
+        raise ValidationFailed(f"A benchmark “{name}” exists already. Nothing was created.")
+    keys, found = _scan(path)
+    codes = languages or found
+    missing = [code for code in codes if code not in found]
+    if missing:
+        raise ValidationFailed(f"{path.name} has no captions in {', '.join(missing)}. Nothing was created.")
+    stored = dict(Image.objects.filter(key__in=keys).values_list("key", "pk"))
+    unknown = [key for key in keys if key not in stored]
+    if unknown:
+        raise ValidationFailed(
+            f"{len(unknown)} image key(s) of {path.name} are not stored (e.g. {', '.join(unknown[:5])}); "
+            "import the images first. Nothing was created."
+        )
+    order = sorted(keys)
+    random.Random(seed).shuffle(order)
+    if not 0 < validation_images < len(order):
+        raise ValidationFailed(
+            f"Choose between 1 and {len(order) - 1} validation images. Nothing was created."
+        )
+    val_keys, test_keys = order[:validation_images], order[validation_images:]
+    report = BenchmarkCreated(
+        benchmark=None,
+        languages=list(codes),
+        validation_images=len(val_keys),
+        test_images=len(test_keys),
+        dry_run=dry_run,
+    )
+    with transaction.atomic():
+        benchmark = Benchmark.objects.create(
+            name=name, slug=slug, description=f"Captions in {', '.join(codes)}."
+        )
+        for code in codes:
+            language = language_ensure(code=code)
+            imported = references_import(path=path, name=f"{name} · {code}", language_code=code)
+            report.references += imported.created + imported.updated + imported.unchanged
+            reference_set = language.reference_sets.get(name=f"{name} · {code}")
+            BenchmarkLanguage.objects.create(
+                benchmark=benchmark, language=language, reference_set=reference_set
+            )
+        for kind, phase_keys in ((PhaseKind.VALIDATION, val_keys), (PhaseKind.TEST, test_keys)):
+            image_set = ImageSet.objects.create(name=f"{name} · {kind}", seed=seed)
+            image_set.images.set([stored[key] for key in phase_keys])
+            Phase.objects.create(
+                benchmark=benchmark,
+                name=str(kind),
+                kind=kind,
+                image_set=image_set,
+                split_seed=seed,
+                reference_counts=reference_counts or [0],
+            )
+        report.benchmark = benchmark
+        if dry_run:
+            transaction.set_rollback(True)
+    return report

@@ -1,0 +1,285 @@
+"""The participants' pages: their benchmarks, instructions, the upload form, their submissions and scores,
+the leaderboards (with CSV and JSON export) and the invitation link's sign-up page.
+
+Views are thin: a form validates, one service or selector is called. Every object is looked up through
+the selectors' access rules, so a page that is not the viewer's answers 404."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from challenges import selectors
+from challenges.forms import JoinForm, SubmissionForm
+from challenges.human import human_ranking, word_agreement_report
+from challenges.models import Submission
+from challenges.scoring.selectors import phase_image_ids
+from challenges.services import (
+    SubmissionRefused,
+    api_token_rotate,
+    invitation_accept,
+    invitation_usable,
+    submission_create,
+    submission_select,
+)
+from core.csv_cells import csv_safe
+from core.errors import DomainError, NotFound
+
+
+@login_required
+def home(request):
+    benchmarks = selectors.benchmarks_for(request.user).prefetch_related("phases")
+    return render(
+        request,
+        "challenges/home.html",
+        {
+            "benchmarks": benchmarks,
+            "participant": selectors.teams_of(request.user).exists(),
+            "token": request.session.pop("challenges_new_token", None),
+        },
+    )
+
+
+@login_required
+@require_POST
+def api_token(request):
+    """Create (or replace) the participant's API token; shown once, on the next page."""
+    if not selectors.teams_of(request.user).exists():
+        raise NotFound(_("No such page."))
+    request.session["challenges_new_token"] = api_token_rotate(user=request.user)
+    return redirect("challenges:home")
+
+
+def benchmark_detail(request, slug):
+    benchmark = selectors.benchmark_get(user=request.user, slug=slug)
+    team = selectors.team_for(request.user, benchmark)
+    phases = []
+    for phase in benchmark.phases.select_related("image_set").order_by("pk"):
+        phases.append(
+            {
+                "phase": phase,
+                "submissions": list(selectors.submissions_of_team(user=request.user, phase=phase))
+                if team
+                else [],
+                "leaderboard": selectors.leaderboard_visible(request.user, phase),
+                "form": SubmissionForm() if team and phase.is_open else None,
+                "n_images": phase.image_set.images.count(),
+            }
+        )
+    return render(
+        request,
+        "challenges/benchmark.html",
+        {
+            "benchmark": benchmark,
+            "team": team,
+            "phases": phases,
+            "languages": benchmark.benchmark_languages.select_related("language"),
+        },
+    )
+
+
+@login_required
+@require_POST
+def submission_upload(request, phase_id):
+    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    team = selectors.team_for(request.user, phase.benchmark)
+    form = SubmissionForm(request.POST, request.FILES)
+    problems, total = [], 0
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            submission = submission_create(
+                phase_id=phase.pk,
+                user=request.user,
+                team_id=team.pk if team else None,
+                data=upload.read(),
+                filename=upload.name,
+                language=form.cleaned_data["language"],
+                method_name=form.cleaned_data["method_name"],
+                description=form.cleaned_data["description"],
+                paper_url=form.cleaned_data["paper_url"],
+                code_url=form.cleaned_data["code_url"],
+            )
+        except SubmissionRefused as exc:
+            form.add_error(None, exc.message)
+            problems, total = exc.problems, exc.total
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, _("Submission received; it is being scored."))
+            return redirect("challenges:submission", submission.pk)
+    return render(
+        request,
+        "challenges/upload_refused.html",
+        {"phase": phase, "form": form, "problems": problems, "total": total, "more": total - len(problems)},
+        status=400,
+    )
+
+
+def submission_detail(request, submission_id):
+    submission = selectors.submission_get(user=request.user, submission_id=submission_id)
+    return render(
+        request,
+        "challenges/submission.html",
+        {
+            "submission": submission,
+            "scores": selectors.submission_scores(submission, user=request.user),
+            "per_image": selectors.per_image_scores(submission, user=request.user),
+            "can_select": submission.team_id and submission.status == "succeeded",
+        },
+    )
+
+
+@login_required
+@require_POST
+def submission_toggle(request, submission_id):
+    submission = selectors.submission_get(user=request.user, submission_id=submission_id)
+    try:
+        submission_select(submission_id=submission.pk, user=request.user, selected=not submission.is_selected)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("challenges:submission", submission.pk)
+
+
+def _board(request, phase_id):
+    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    if not selectors.leaderboard_visible(request.user, phase):
+        raise NotFound(_("No such leaderboard."))
+    try:
+        refs = int(request.GET.get("refs", ""))
+    except ValueError:
+        refs = None
+    return selectors.leaderboard(
+        phase=phase,
+        user=request.user,
+        language=request.GET.get("language"),
+        metric=request.GET.get("metric"),
+        reference_count=refs,
+        split=request.GET.get("split"),
+        comparison=request.GET.get("comparison") == "human",
+    )
+
+
+def leaderboard(request, phase_id):
+    board = _board(request, phase_id)
+    human = None
+    if board.language != selectors.MEAN:
+        human = human_ranking(board.phase, board.language)
+    if human is not None:
+        names = dict(Submission.objects.filter(phase=board.phase).values_list("pk", "method_name"))
+        metric_rank = {e.submission_id: e.rank for e in board.entries}
+        human = {
+            "pairs": [(names.get(p.entry_a), names.get(p.entry_b), p) for p in human.pairs],
+            "ranking": [
+                (rank, names.get(entry), metric_rank.get(entry), score)
+                for rank, (entry, score) in enumerate(human.ranking, start=1)
+            ],
+        }
+    return render(
+        request,
+        "challenges/leaderboard.html",
+        {"board": board, "phase": board.phase, "mean": selectors.MEAN, "human": human},
+    )
+
+
+def leaderboard_export(request, phase_id, fmt):
+    board = _board(request, phase_id)
+    rows = selectors.leaderboard_rows(board)
+    name = f"leaderboard-{board.phase.pk}-{board.language}-{board.metric}-{board.split}"
+    if fmt == "json":
+        response = JsonResponse(
+            {"phase": board.phase.pk, "rows": rows}, json_dumps_params={"ensure_ascii": False}
+        )
+        response["Content-Disposition"] = f'attachment; filename="{name}.json"'
+        return response
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+    columns = list(rows[0]) if rows else ["rank", "method", "team", "value"]
+    writer = csv.writer(response)
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([csv_safe("" if row[c] is None else str(row[c])) for c in columns])
+    return response
+
+
+def word_agreement(request, phase_id):
+    """Human agreement for word prediction and each entry's PHR (seed 002, sec. 4.2). It reads the
+    references' words: hosts only for a test phase; the benchmark's teams too for a validation phase."""
+    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    allowed = selectors.can_host(request.user) or (
+        not phase.is_test and selectors.is_member(request.user, phase.benchmark)
+    )
+    if not allowed:
+        raise NotFound(_("No such report."))
+    try:
+        k = min(max(int(request.GET.get("k", 4)), 1), 20)
+    except ValueError:
+        k = 4
+    codes = list(phase.benchmark.languages.order_by("code").values_list("code", flat=True))
+    code = (
+        request.GET.get("language") if request.GET.get("language") in codes else (codes[0] if codes else "")
+    )
+    report = word_agreement_report(phase, code, k=k) if code else None
+    return render(
+        request,
+        "challenges/word_agreement.html",
+        {
+            "phase": phase,
+            "report": report,
+            # The words are escaped in agreement_svg; the rest of the figure is ours.
+            "svg": mark_safe(report.svg) if report else "",  # noqa: S308
+            "codes": codes,
+            "code": code,
+            "k": k,
+        },
+    )
+
+
+def references_download(request, phase_id):
+    """A validation phase's references as XM3600-style JSON lines; a test phase's never (404)."""
+    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    if phase.is_test or not (
+        selectors.can_host(request.user) or selectors.is_member(request.user, phase.benchmark)
+    ):
+        raise NotFound(_("No such download."))
+    from challenges.scoring.selectors import phase_references
+
+    image_ids = phase_image_ids(phase)
+    keys = dict(phase.image_set.images.values_list("pk", "key"))
+    lines: dict[int, dict] = {i: {"image/key": keys[i]} for i in image_ids}
+    for link in phase.benchmark.benchmark_languages.select_related("language"):
+        for image_id, texts in phase_references(phase, link.language_id, image_ids).items():
+            lines[image_id][link.language.code] = {"caption": texts}
+    body = "\n".join(json.dumps(lines[i], ensure_ascii=False) for i in image_ids) + "\n"
+    response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="references-{phase.pk}.jsonl"'
+    return response
+
+
+def join(request, token):
+    """The invitation link: choose a username and password, and land in the team's benchmarks."""
+    invitation = invitation_usable(token)
+    form = JoinForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = invitation_accept(
+                token=token, username=form.cleaned_data["username"], password=form.cleaned_data["password"]
+            )
+        except DomainError as exc:
+            if isinstance(exc, NotFound):
+                raise
+            form.add_error(None, exc.message)
+        else:
+            login(request, user, backend="annotation.auth.AnnotatorAwareBackend")
+            messages.success(request, _("Welcome to team %(team)s.") % {"team": invitation.team.name})
+            return redirect("challenges:home")
+    return render(request, "challenges/join.html", {"form": form, "team": invitation.team})

@@ -1,0 +1,67 @@
+"""manage.py create_benchmark from an XM3600 captions file: all or nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from challenges.models import Benchmark, Phase
+from evaluation.models import Reference
+from tests import factories as f
+
+
+@pytest.fixture
+def xm_file(db, tmp_path):
+    for i in range(10):
+        f.ImageFactory(key=f"k{i}", with_file=False)
+    path = tmp_path / "captions.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "image/key": f"k{i}",
+                    "de": {"caption": [f"ein bild {i}", f"noch eins {i}"]},
+                    "en": {"caption": [f"a picture {i}"]},
+                }
+            )
+            for i in range(10)
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_benchmark_from_an_xm3600_file(xm_file, capsys):
+    call_command(
+        "create_benchmark",
+        str(xm_file),
+        "--name",
+        "XM mini",
+        "--validation-images",
+        "3",
+        "--reference-counts",
+        "0,1",
+    )
+    assert "2 language(s) (de, en), 3 validation and 7 test images, 30 references" in capsys.readouterr().out
+    benchmark = Benchmark.objects.get(slug="xm-mini")
+    phases = {p.kind: p for p in Phase.objects.filter(benchmark=benchmark)}
+    assert phases["validation"].image_set.images.count() == 3 and phases["test"].image_set.images.count() == 7
+    assert phases["test"].reference_counts == [0, 1] and not phases["test"].is_open
+    assert Reference.objects.filter(reference_set__benchmarks__benchmark=benchmark).count() == 30
+    with pytest.raises(CommandError, match="exists already"):
+        call_command("create_benchmark", str(xm_file), "--name", "XM mini")
+
+
+def test_unknown_images_create_nothing(xm_file):
+    with xm_file.open("a", encoding="utf-8") as fh:
+        fh.write("\n" + json.dumps({"image/key": "nope", "de": {"caption": ["x"]}}))
+    with pytest.raises(CommandError, match="1 image key"):
+        call_command("create_benchmark", str(xm_file), "--name", "Broken")
+    assert not Benchmark.objects.exists() and not Reference.objects.exists()
+
+
+def test_dry_run_writes_nothing(xm_file):
+    call_command("create_benchmark", str(xm_file), "--name", "Dry", "--validation-images", "2", "--dry-run")
+    assert not Benchmark.objects.exists()
