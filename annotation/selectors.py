@@ -132,11 +132,12 @@ def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batc
         raise NotFound(gettext("No such batch.")) from None
 
 
-def assignment_of(batch: Batch, assignment_id: int) -> Assignment:
-    """The assignment ``assignment_id`` of ``batch`` with its item; NotFound for one of another batch
-    (or an id that is not a number)."""
+def assignment_of(batch: Batch, assignment_id: int, *, writing: bool = False) -> Assignment:
+    """The assignment ``assignment_id`` of ``batch`` with its item (and with ``writing``, its draft and
+    typing record, in the same query); NotFound for one of another batch (or an id that is not a number)."""
+    related = ("item", "draft", "typing") if writing else ("item",)
     try:
-        return batch.assignments.select_related("item").get(pk=assignment_id)
+        return batch.assignments.select_related(*related).get(pk=assignment_id)
     except (Assignment.DoesNotExist, ValueError, TypeError):
         raise NotFound(gettext("No such image in this batch.")) from None
 

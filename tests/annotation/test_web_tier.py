@@ -9,8 +9,19 @@ import threading
 import time
 
 import pytest
+from django.urls import reverse
 
 from annotation import caption_checks as cc
+from annotation.models import WrittenCaption
+from annotation.quality.models import TypingRecord
+from tests import factories as f
+from tests.annotation.test_screens import open_writing, rate_all, start_batch
+
+# The most queries each request of the annotator path may make, in these tests (issue 24; before it:
+# rating 13, a draft with its typing record 14, the submit of 2 captions 20 and of 6 captions 36).
+RATING_QUERIES = 7
+DRAFT_QUERIES = 8
+SUBMIT_QUERIES = 13
 
 
 @pytest.fixture
@@ -53,3 +64,105 @@ def test_the_web_server_process_loads_the_language_model_as_it_starts(cold_ident
 
     importlib.reload(config.wsgi)
     assert cc._IDENTIFIER is not None
+
+
+# --- queries per request on the annotator path ----------------------------------------------------
+
+JSON = {"content_type": "application/json", "HTTP_ACCEPT": "application/json", "HTTP_ACCEPT_LANGUAGE": "de"}
+T0 = 1_763_900_000_000  # an epoch millisecond of November 2025
+
+
+def _typing(step: int) -> dict:
+    return {
+        "keystrokes": 30 * step,
+        "paste_count": 0,
+        "pasted_chars": 0,
+        "first_key_ms": T0,
+        "last_key_ms": T0 + 6000 * step,
+    }
+
+
+def _on_screen2(client, campaign):
+    batch = start_batch(client, campaign)
+    rate_all(client, batch)
+    open_writing(client, batch)
+    return batch
+
+
+def _draft(client, batch, assignment, text, base, step=1):
+    r = client.post(
+        reverse("annotation:api_draft", args=[batch.pk]),
+        {"assignment": assignment.pk, "text": text, "base_revision": base, "typing": _typing(step)},
+        **JSON,
+    )
+    assert r.status_code == 200, r.content
+    return r.json()["revision"]
+
+
+def _submit_as_shown(client, batch, texts, revisions):
+    return client.post(
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {
+            "submit_key": f"key-{batch.pk:08d}",
+            "writing_seconds": 60.0,
+            "captions": [
+                {"assignment": pk, "text": texts[pk], "base_revision": revisions[pk], "typing": _typing(2)}
+                for pk in texts
+            ],
+        },
+        **JSON,
+    )
+
+
+def test_a_rating_save_is_one_statement_not_a_savepointed_update_or_create(
+    annotator_client, campaign, django_assert_max_num_queries
+):
+    batch = start_batch(annotator_client, campaign)
+    a = batch.assignments.first()
+    url = reverse("annotation:api_rating", args=[batch.pk])
+    for value in ("good", "bad"):  # the first save creates the rating, the second changes it
+        with django_assert_max_num_queries(RATING_QUERIES):
+            r = annotator_client.post(url, {"assignment": a.pk, "value": value, "seconds": 2.0}, **JSON)
+        assert r.status_code == 200 and r.json()["value"] == value
+        assert r.json()["lease_expires_at"]
+    a.rating.refresh_from_db()
+    assert a.rating.value == "bad" and a.rating.seconds == 2.0
+
+
+def test_a_draft_save_with_its_typing_record_reads_draft_and_record_with_the_image(
+    annotator_client, campaign, django_assert_max_num_queries
+):
+    batch = _on_screen2(annotator_client, campaign)
+    a = batch.assignments.order_by("position").first()
+    base = 0
+    for step, text in enumerate(("Ein Hund", "Ein Hund am Strand", "Ein Hund am Strand im Abendlicht"), 1):
+        with django_assert_max_num_queries(DRAFT_QUERIES):
+            base = _draft(annotator_client, batch, a, text, base, step)
+    assert base == 3
+    record = TypingRecord.objects.get(assignment=a)
+    assert (record.keystrokes, record.first_key_ms, record.last_key_ms) == (90, T0, T0 + 18000)
+
+
+@pytest.mark.parametrize("batch_size", [2, 6])
+def test_a_submit_makes_as_many_queries_for_six_images_as_for_two(
+    client, german, batch_size, django_assert_max_num_queries
+):
+    # The typing records of a batch are read with its images and stored in two statements: a
+    # submit's queries do not grow with the batch (they did: five per caption).
+    campaign = f.open_caption_campaign(images=8, batch_size=batch_size, replication=2, language=german)
+    person = f.AnnotatorFactory(languages=[german])
+    client.force_login(person.user)
+    batch = _on_screen2(client, campaign)
+    texts, revisions = {}, {}
+    for i, a in enumerate(batch.assignments.order_by("position")):
+        texts[a.pk] = f"Ein Hund läuft am Strand entlang, Bild {i}"
+        revisions[a.pk] = _draft(client, batch, a, texts[a.pk], 0)
+    with django_assert_max_num_queries(SUBMIT_QUERIES):
+        r = _submit_as_shown(client, batch, texts, revisions)
+    assert r.status_code == 200, r.content
+    stored = dict(WrittenCaption.objects.filter(assignment__batch=batch).values_list("assignment_id", "text"))
+    assert stored == texts
+    records = TypingRecord.objects.filter(assignment__batch=batch)
+    assert records.count() == batch_size
+    assert {(r.keystrokes, r.chars) for r in records} == {(60, len(t)) for t in texts.values()}
+    assert all(r.review in ("", "pending") for r in records)
