@@ -25,7 +25,7 @@ from annotation.models import (
 )
 from annotation.quality.reports import reported_image_ids
 from annotation.quality.typing import draft_save_note, typing_clean, typing_flag_all, typing_merge
-from annotation.selectors import assignment_of, batch_of
+from annotation.selectors import batch_and_assignment, batch_of
 from annotation.services.work.checks import (
     SUBMIT_KEY_PATTERN,
     SUBMITTED_MESSAGE,
@@ -60,12 +60,13 @@ def rating_save(
         raise ValidationFailed(gettext("Unknown rating “%(value)s”.") % {"value": value})
     seconds = seconds_clean(seconds)
     with transaction.atomic():
-        batch = batch_of(annotator, batch_id, lock=True)
+        batch, assignment = batch_and_assignment(annotator, batch_id, assignment_id)
         check_kind(batch, CampaignKind.CAPTION, CampaignKind.RATING)
         check_not_submitted(batch)
         if _on_screen2(batch):
             raise Conflict(gettext("Screen 2 is open: the ratings of this batch can no longer change."))
-        assignment = assignment_of(batch, assignment_id)
+        if assignment is None:
+            raise NotFound(gettext("No such image in this batch."))
         # One statement (INSERT ... ON CONFLICT DO UPDATE) where update_or_create took four or five
         # with its savepoints; the batch row lock orders the saves of one batch anyway.
         rating = Rating(assignment=assignment, value=value, seconds=seconds)
@@ -198,12 +199,13 @@ def draft_save(
     base_revision = _check_base_revision(base_revision)
     seconds = seconds_clean(seconds)
     with transaction.atomic():
-        batch = batch_of(annotator, batch_id, lock=True)
+        batch, assignment = batch_and_assignment(annotator, batch_id, assignment_id, writing=True)
         check_kind(batch, CampaignKind.CAPTION)
         check_not_submitted(batch)
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
-        assignment = assignment_of(batch, assignment_id, writing=True)
+        if assignment is None:
+            raise NotFound(gettext("No such image in this batch."))
         if assignment.item.is_control:
             raise NotFound("No such image in this batch.")
         typing_merge(assignment=assignment, figures=typing)
