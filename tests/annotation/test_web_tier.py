@@ -9,12 +9,17 @@ import threading
 import time
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from annotation import caption_checks as cc
+from annotation.assignment.engine import batch_request
 from annotation.models import WrittenCaption
 from annotation.quality.models import TypingRecord
+from annotation.services import work
+from annotation.services.work import captions as captions_module
 from tests import factories as f
+from tests.annotation.parallel import fail_on_db_errors, run_threads
 from tests.annotation.test_screens import open_writing, rate_all, start_batch
 
 # The most queries each request of the annotator path may make, in these tests (issue 24; before it:
@@ -166,3 +171,78 @@ def test_a_submit_makes_as_many_queries_for_six_images_as_for_two(
     assert records.count() == batch_size
     assert {(r.keystrokes, r.chars) for r in records} == {(60, len(t)) for t in texts.values()}
     assert all(r.review in ("", "pending") for r in records)
+
+
+# --- what a submit holds ---------------------------------------------------------------------------
+
+
+def _ready_to_submit(annotator, campaign) -> tuple[int, list[dict]]:
+    """A batch of ``annotator`` on screen 2 with every caption saved as a draft; the captions as shown."""
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    for a in batch.assignments.all():
+        work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value="good")
+    work.writing_open(annotator=annotator, batch_id=batch.pk)
+    shown = []
+    for i, a in enumerate(batch.assignments.order_by("position")):
+        text = f"Ein Hund läuft am Strand entlang, Bild {i}"
+        result = work.draft_save(
+            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=text, base_revision=0
+        )
+        shown.append({"assignment": a.pk, "text": text, "base_revision": result.revision})
+    return batch.pk, shown
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_in_progress_blocks_no_other_annotators_submit_or_save(german, monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks and parallel connections are only proven on PostgreSQL (set DATABASE_URL)")
+    campaign = f.open_caption_campaign(images=12, batch_size=3, replication=2, language=german)
+    anna, ben, cleo = (f.AnnotatorFactory(languages=[german]) for _ in range(3))
+    anna_batch, anna_shown = _ready_to_submit(anna, campaign)
+    ben_batch, ben_shown = _ready_to_submit(ben, campaign)
+    inside, release = threading.Event(), threading.Event()
+    real_hold = captions_module.batch_hold_if_empty
+
+    def paused_hold(*, batch):
+        # The last step of Anna's submit: every row her submit writes or locks is held from here on.
+        if batch.annotator_id == anna.pk:
+            inside.set()
+            assert release.wait(20), "the test never let Anna's submit finish"
+        return real_hold(batch=batch)
+
+    monkeypatch.setattr(captions_module, "batch_hold_if_empty", paused_hold)
+    others_done = []
+
+    def anna_submits():
+        work.batch_submit(annotator=anna, batch_id=anna_batch, submit_key="anna-0001", captions=anna_shown)
+
+    def the_others_work_meanwhile():
+        assert inside.wait(20), "Anna's submit never reached its last step"
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")  # waiting on Anna's locks fails instead of passing
+        first = ben_shown[0]
+        work.draft_save(
+            annotator=ben,
+            batch_id=ben_batch,
+            assignment_id=first["assignment"],
+            text=first["text"] + " am Abend",
+            base_revision=first["base_revision"],
+        )
+        first["text"] += " am Abend"
+        first["base_revision"] += 1
+        work.batch_submit(annotator=ben, batch_id=ben_batch, submit_key="ben-00001", captions=ben_shown)
+        batch_request(annotator=cleo, campaign_id=campaign.pk)
+        others_done.append(time.monotonic())
+        release.set()
+
+    errors = run_threads([anna_submits, the_others_work_meanwhile], timeout=40)
+    release.set()
+    fail_on_db_errors(errors)
+    assert others_done, (
+        "Ben's save and submit and Cleo's next batch did not finish while Anna's submit was open"
+    )
+    stored = WrittenCaption.objects.filter(campaign=campaign)
+    assert stored.filter(annotator=anna).count() == 3
+    assert sorted(stored.filter(annotator=ben).values_list("text", flat=True)) == sorted(
+        s["text"] for s in ben_shown
+    )
