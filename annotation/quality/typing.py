@@ -128,14 +128,17 @@ def draft_evidence(draft: CaptionDraft | None) -> DraftSaves | None:
     )
 
 
+_STORED = (*COUNTERS, *TIMES, "chars", "flags", "review")
+
+
 def typing_flag_all(*, captions: list[tuple[Assignment, CaptionDraft | None, str]], now: datetime) -> None:
     """On submit: flag each ``(assignment, draft, text)`` from the page's record (``unmeasured``
     without one: none stored nor merged on this submit) and from the server's draft saves (``draft``,
     None when none was stored; the submit at ``now`` counts as the last save). A flagged caption
-    waits for review. Stores every record in at most two queries (records as merged in memory by
+    waits for review. Stores every record in one statement (records as merged in memory by
     :func:`typing_merge` with ``save=False``). Call inside the submit's transaction."""
     rules = typing_rules()
-    new, stored = [], []
+    records = []
     for assignment, draft, text in captions:
         record = _stored_record(assignment)
         measured = record is not None
@@ -153,14 +156,15 @@ def typing_flag_all(*, captions: list[tuple[Assignment, CaptionDraft | None, str
         record.chars = len(text)
         record.flags = ",".join(flags)
         record.review = TypingReview.PENDING if flags else TypingReview.NOT_FLAGGED
-        (stored if record.pk else new).append(record)
-    if new:
-        TypingRecord.objects.bulk_create(new)
-    if stored:
-        for record in stored:
-            record.updated_at = now
-        TypingRecord.objects.bulk_update(
-            stored, [*COUNTERS, *TIMES, "chars", "flags", "review", "updated_at"]
+        # Stored or new alike, as a new row that updates the stored one on conflict (its created_at
+        # stays): one statement, where bulk_update built a CASE per field and record.
+        records.append(TypingRecord(**{f: getattr(record, f) for f in ("assignment_id", *_STORED)}))
+    if records:
+        TypingRecord.objects.bulk_create(
+            records,
+            update_conflicts=True,
+            unique_fields=["assignment"],
+            update_fields=[*_STORED, "updated_at"],
         )
 
 
