@@ -1066,14 +1066,17 @@ def profile_requests(campaign_id: int, username: str, batches: int) -> None:
     shares: Counter = Counter()
     for (filename, _line, func), (_cc, _nc, tt, _ct, _callers) in stats.stats.items():
         where = f"{filename} {func}"
-        part = next((name for name, marks in PROFILE_PARTS if any(m in where for m in marks)), "other")
+        part = next(
+            (name for name, marks in PROFILE_PARTS if any(m in where for m in marks)),
+            "other (built-ins such as getattr and len, the standard library)",
+        )
         shares[part] += tt
     print(
         f"  where the CPU of one batch's requests goes (cProfile, own time per function, {1000 * total:.0f} ms):"
     )
-    for name, _ in [*PROFILE_PARTS, ("other", ())]:
+    for name, _ in [*PROFILE_PARTS, ("other (built-ins such as getattr and len, the standard library)", ())]:
         if total:
-            print(f"    {name:<44}{100 * shares[name] / total:>5.0f}%")
+            print(f"    {name:<66}{100 * shares[name] / total:>5.0f}%")
     connection.close()
 
 
