@@ -48,10 +48,13 @@ class AnnotatorAPI(APIView):
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    def saved(self, request, batch_id: int, payload: dict) -> Response:
+    def saved(self, request, batch_id: int, payload: dict, lease=None) -> Response:
         """The answer of a save, plus ``lease_expires_at``: the batch's lease after the save
-        (saving renews a live lease), which the page's countdown shows."""
-        payload["lease_expires_at"] = batch_lease_expiry(request.annotator, batch_id)
+        (saving renews a live lease), which the page's countdown shows: as the service left it,
+        else read."""
+        if lease is None:
+            lease = batch_lease_expiry(request.annotator, batch_id)
+        payload["lease_expires_at"] = lease
         return Response(payload)
 
 
@@ -95,7 +98,12 @@ class RatingSaveAPI(AnnotatorAPI):
             value=data["value"],
             seconds=data.get("seconds"),
         )
-        return self.saved(request, batch_id, {"assignment": rating.assignment_id, "value": rating.value})
+        return self.saved(
+            request,
+            batch_id,
+            {"assignment": rating.assignment_id, "value": rating.value},
+            lease=rating.lease_expires_at,
+        )
 
 
 class WritingOpenAPI(AnnotatorAPI):
@@ -136,7 +144,12 @@ class DraftSaveAPI(AnnotatorAPI):
             seconds=data.get("seconds"),
             typing=dict(data["typing"]) if data.get("typing") is not None else None,
         )
-        return self.saved(request, batch_id, {"revision": result.revision, "saved_at": result.saved_at})
+        return self.saved(
+            request,
+            batch_id,
+            {"revision": result.revision, "saved_at": result.saved_at},
+            lease=result.lease_expires_at,
+        )
 
 
 class BatchSubmitAPI(AnnotatorAPI):

@@ -23,9 +23,9 @@ written down in docs/protocol.md.
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
 import regex
 
@@ -247,12 +247,29 @@ def script_share(text: str, scripts: tuple[str, ...]) -> tuple[int, int]:
     return sum(1 for ch in letters if pattern.match(ch)), len(letters)
 
 
-@lru_cache(maxsize=1)
-def _identifier():
-    # Loaded once per process (about half a second); the model ships inside the wheel.
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+_IDENTIFIER = None
+_IDENTIFIER_LOCK = threading.Lock()
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+def _identifier():
+    """The language identifier, loaded once per process (about half a second of CPU: the model
+    ships inside the wheel, LZMA-compressed). A lock makes it once even when the threads of one
+    server process all reach their first submit together: without it each of them decompressed
+    its own copy, and a cold server's first submits waited seconds behind one another."""
+    global _IDENTIFIER
+    if _IDENTIFIER is None:
+        with _IDENTIFIER_LOCK:
+            if _IDENTIFIER is None:
+                from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+                _IDENTIFIER = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    return _IDENTIFIER
+
+
+def language_identifier_load() -> None:
+    """Load the language identifier now (a web server process calls this as it starts, so that
+    no annotator's submit waits for it)."""
+    _identifier()
 
 
 def langid_labels(code: str) -> frozenset[str] | None:

@@ -132,13 +132,36 @@ def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batc
         raise NotFound(gettext("No such batch.")) from None
 
 
-def assignment_of(batch: Batch, assignment_id: int) -> Assignment:
-    """The assignment ``assignment_id`` of ``batch`` with its item; NotFound for one of another batch
-    (or an id that is not a number)."""
+def assignment_of(batch: Batch, assignment_id: int, *, writing: bool = False) -> Assignment:
+    """The assignment ``assignment_id`` of ``batch`` with its item (and with ``writing``, its draft and
+    typing record, in the same query); NotFound for one of another batch (or an id that is not a number)."""
+    related = ("item", "draft", "typing") if writing else ("item",)
     try:
-        return batch.assignments.select_related("item").get(pk=assignment_id)
+        return batch.assignments.select_related(*related).get(pk=assignment_id)
     except (Assignment.DoesNotExist, ValueError, TypeError):
         raise NotFound(gettext("No such image in this batch.")) from None
+
+
+def batch_and_assignment(
+    annotator: Annotator, batch_id: int, assignment_id, *, writing: bool = False
+) -> tuple[Batch, Assignment | None]:
+    """``annotator``'s batch ``batch_id``, its row locked FOR UPDATE, and its assignment
+    ``assignment_id`` with the item (and with ``writing``, its draft and typing record), in one
+    query: the two reads every save inside a batch makes. The assignment is None when it is not
+    of this batch (the caller checks the batch first and then says so); another annotator's batch
+    raises NotFound, indistinguishable from a missing one, as :func:`batch_of`."""
+    related = ["batch__campaign__language", "item"]
+    if writing:
+        related += ["draft", "typing"]
+    try:
+        assignment = (
+            Assignment.objects.select_related(*related)
+            .select_for_update(of=("batch",))
+            .get(pk=int(assignment_id), batch_id=batch_id, batch__annotator=annotator)
+        )
+    except (Assignment.DoesNotExist, ValueError, TypeError):
+        return batch_of(annotator, batch_id, lock=True), None
+    return assignment.batch, assignment
 
 
 def held_context(hold: BatchHold) -> dict:

@@ -1,27 +1,42 @@
 #!/usr/bin/env python
-"""Load benchmark (RELIABILITY 22): hundreds of simulated annotators against gunicorn + PostgreSQL.
+"""Load benchmark (RELIABILITY 22, issue 24): hundreds of simulated annotators against gunicorn + PostgreSQL.
 
-Not a test: it prints figures and PASS/FAIL against the targets.
+Not a test: it prints figures and PASS/FAIL against the targets, for this tree ("after") and, with
+``--ref PATH`` or ``--ref-commit SHA``, for another tree of the platform ("before", e.g. the commit a
+change started from, unpacked with ``git archive``) in the same run, same settings, same load.
 
-1. Creates a fresh database (``--db-name``, default ``captioneval_bench``; dropped first) on
-   the server of ``--database-url`` / ``DATABASE_URL``, migrates it and fills it with one open
-   caption campaign (``--images`` images sharing one tiny PNG file) and ``--annotators``
-   annotators, with the ORM in bulk.
-2. Starts ``gunicorn config.wsgi -w 4 -k gthread --threads 8`` on 127.0.0.1 with the base
-   settings (DEBUG off, Redis cache) as a subprocess.
-3. Logs every annotator in through the real login form (warm-up, PBKDF2: not in the figures).
-4. Phase 1, open loop: every annotator works with think time (``--think-scale``): asks for
-   a batch (POST, redirect, screen page), rates all N images, opens screen 2, autosaves
-   2-3 drafts per caption, submits. Latency per request type, p50/p95/p99.
-5. Phase 2, closed loop: ``--closed-clients`` annotators without think time: requests/s.
-6. Optional (``--with-background``): phase 1 again while a heavy read runs in another
-   process (a streaming CSV export of all written captions); prints the p95 ratio.
+Per tree:
 
-Everything is bounded (duration, request budget, timeouts) and talks to 127.0.0.1 only;
-the server is stopped on exit. The load generator shares the machine's cores with the
-server and PostgreSQL, so the figures are a lower bound of what the server can do alone.
+1. Creates a fresh database (``--db-name`` plus ``_before``/``_after``; dropped first) on the server
+   of ``--database-url`` / ``DATABASE_URL``, migrates it with that tree's code and fills it with
+   one open caption campaign (``--images`` images sharing one tiny PNG file, ``--controls`` rated
+   control items, one per batch) and ``--annotators`` annotators, with the ORM in bulk. Each
+   annotator gets a session in the database as a login would leave it (PBKDF2 for hundreds of
+   logins would take minutes); ``--login-form`` of them log in through the real form as a check.
+2. Starts ``gunicorn config.wsgi -w 4 -k gthread --threads 8`` on 127.0.0.1 with that tree's code
+   and the base settings (DEBUG off, Redis cache), and waits for every worker to answer.
+3. Phase 1, open loop: every annotator works with think time (``--think-scale``) as the pages do
+   it: asks for a batch (POST, redirect, screen 1), rates every image (controls included), now and
+   then reports an image (``--report-share``; its caption is then left empty, as screen 2 allows),
+   opens screen 2 with the ratings it shows, saves 2-3 drafts per caption with the draft-revision
+   protocol and a typing record (static/js/screen2.js, typing.js), and submits the captions as
+   shown, with their revisions and typing records. Latency per request type, p50/p95/p99.
+4. Phase 2, closed loop: ``--closed-clients`` annotators without think time: requests/s.
+5. Optional (``--with-background``): phase 1 again beside a heavy streaming export.
+6. Data checks on the database afterwards: no item above K, every item's counter equal to its
+   assignments that count, no (item, annotator) pair twice, no caption twice, every item with K
+   captions from K different annotators, and every caption a 200 answer acknowledged stored with
+   the text sent. CPU per request: gunicorn's own CPU (master and workers, from /proc) over the
+   requests served.
 
-    .venv/bin/python benchmarks/load_annotators.py --duration 60 [--with-background] [--profile]
+``--profile`` also prints, per request type, the queries and the CPU each request costs inside one
+process (Django's test client, cProfile) and the functions the time goes to, per tree.
+
+Everything is bounded (duration, request budget, timeouts) and talks to 127.0.0.1 only; the server
+is stopped on exit. The load generator shares the machine's cores with the server and PostgreSQL,
+so the figures are a lower bound of what the server can do alone.
+
+    .venv/bin/python benchmarks/load_annotators.py --ref-commit 3eb505c --annotators 500 --duration 60
 """
 
 from __future__ import annotations
@@ -68,6 +83,8 @@ class Stats:
         self.error_samples: list[str] = []
         self.requests = 0
         self.events: Counter = Counter()
+        # assignment id -> caption text of every submit the server answered 200 (the data checks).
+        self.acknowledged: dict[int, str] = {}
 
     def record(self, kind: str, seconds: float) -> None:
         with self.lock:
@@ -88,6 +105,10 @@ class Stats:
         with self.lock:
             self.events[name] += 1
 
+    def acknowledge(self, captions: dict[int, str]) -> None:
+        with self.lock:
+            self.acknowledged.update(captions)
+
 
 def percentile(values: list[float], p: float) -> float:
     if not values:
@@ -107,6 +128,7 @@ REPORT_ORDER = [
     "rating",
     "open_writing",
     "draft",
+    "report",
     "submit",
 ]
 
@@ -146,6 +168,14 @@ class Browser:
         self.username = username
         self.cookies: dict[str, str] = {}
         self.conn: http.client.HTTPConnection | None = None
+        self.page_language = "en"
+
+    def adopt_session(self, session_key: str) -> None:
+        """Carry a session made in the database as a login makes it, and a CSRF cookie of the
+        form Django issues (a browser that has seen any page of the site has one)."""
+        self.cookies["sessionid"] = session_key
+        alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        self.cookies["csrftoken"] = "".join(secrets.choice(alphabet) for _ in range(32))
 
     def _connection(self) -> http.client.HTTPConnection:
         if self.conn is None:
@@ -202,7 +232,13 @@ class Browser:
         return self.request(stats, kind, "POST", path, body, headers)
 
     def post_json(self, stats, kind, path, data):
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": self.csrf}
+        # As static/js/common.js: the page's own language (<html lang>, the campaign's) goes along.
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Language": self.page_language,
+            "X-CSRFToken": self.csrf,
+        }
         return self.request(stats, kind, "POST", path, json.dumps(data), headers)
 
     def login(self, stats: Stats) -> bool:
@@ -223,8 +259,11 @@ class Browser:
 
 
 class Phase:
-    def __init__(self, *, name: str, duration: float, think_scale: float, max_requests: int):
+    def __init__(
+        self, *, name: str, duration: float, think_scale: float, max_requests: int, report_share: float = 0.0
+    ):
         self.name = name
+        self.report_share = report_share
         self.stats = Stats()
         self.deadline = time.monotonic() + duration
         self.think_scale = think_scale
@@ -232,6 +271,9 @@ class Phase:
         self.started = time.monotonic()
         self.ended: float | None = None
         self.cpu = ""
+        self.cpu_ms = float("nan")
+        self.capacity = float("nan")
+        self.rate = float("nan")
 
     def check(self) -> None:
         if time.monotonic() >= self.deadline or self.stats.requests >= self.max_requests:
@@ -266,8 +308,18 @@ def expect(stats: Stats, kind: str, status: int, wanted: int) -> bool:
     return True
 
 
+HTML_LANG_RE = re.compile(r'<html[^>]* lang="([^"]+)"')
+REPORT_REASONS = ("broken", "offensive", "private")
+WORDS = ["Ein", "Hund", "läuft", "über", "den", "Strand", "am", "Abend", "neben", "dem", "Meer"]
+
+
+def _epoch_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def work_one_batch(browser: Browser, phase: Phase, campaign_id: int) -> bool:
-    """Ask for a batch and finish it. Returns False when the campaign has no work left."""
+    """Ask for a batch and finish it, as screen 1 and screen 2 do (static/js/items.js, screen2.js,
+    typing.js, report.js). Returns False when the campaign has no work left."""
     stats = phase.stats
     phase.check()
     began = time.perf_counter()
@@ -292,23 +344,41 @@ def work_one_batch(browser: Browser, phase: Phase, campaign_id: int) -> bool:
     if not expect(stats, kind, status, 200):
         return True
     stats.record("next_batch_total", time.perf_counter() - began)
-    ids = [int(x) for x in ASSIGNMENT_RE.findall(html.decode())]
+    page = html.decode()
+    lang = HTML_LANG_RE.search(page)
+    browser.page_language = lang.group(1) if lang else "en"
+    ids = list(dict.fromkeys(int(x) for x in ASSIGNMENT_RE.findall(page)))
     if not ids:
         stats.error(kind, "no images on the page")
         return True
     api = f"/work/api/batch/{batch_id}"
+    reported: set[int] = set()
 
     if kind == "screen1":
-        for pk in ids:
+        shown = {}
+        for pk in ids:  # every image, the rated control among them (nothing tells it apart)
             phase.think(*PACE["rate"])
-            value = random.choice(["excellent", "good", "medium", "bad", "nei"])
+            if random.random() < phase.report_share:
+                # "Report a problem with this image" (report.js); screen 2 then lets its caption stay empty.
+                status, _, _ = browser.post_json(
+                    stats,
+                    "report",
+                    f"{api}/report/",
+                    {"assignment": pk, "reason": random.choice(REPORT_REASONS)},
+                )
+                if expect(stats, "report", status, 200):
+                    reported.add(pk)
+                value = "nei"
+            else:
+                value = random.choice(["excellent", "good", "medium", "bad", "nei"])
             status, _, _ = browser.post_json(
                 stats, "rating", f"{api}/rating/", {"assignment": pk, "value": value, "seconds": 3.2}
             )
-            expect(stats, "rating", status, 200)
+            if expect(stats, "rating", status, 200):
+                shown[str(pk)] = value
         phase.think(*PACE["open_writing"])
         status, _, _ = browser.post_json(
-            stats, "open_writing", f"{api}/open-writing/", {"rating_seconds": 40.0}
+            stats, "open_writing", f"{api}/open-writing/", {"rating_seconds": 40.0, "shown": shown}
         )
         if not expect(stats, "open_writing", status, 200):
             return True
@@ -319,26 +389,62 @@ def work_one_batch(browser: Browser, phase: Phase, campaign_id: int) -> bool:
     # The draft-revision protocol as the page follows it: screen 2 names its images (control items
     # are never on it) and each draft's stored revision; every save sends the revision it grew from
     # and goes on from the one the server answers (a resumed batch starts from its stored drafts).
+    # Each save carries the caption's typing record, which only grows (typing.js).
     revisions = {int(pk): int(rev) for pk, rev in SCREEN2_ITEM_RE.findall(html.decode())}
-    for pk, base in revisions.items():
-        words = ["Ein", "Hund", "läuft", "über", "den", "Strand", "am", "Abend", "neben", "dem", "Meer"]
+    texts: dict[int, str] = {}
+    typing: dict[int, dict] = {}
+    for pk, base in list(revisions.items()):
+        if pk in reported and random.random() < 0.5:
+            texts[pk] = ""  # a reported image may stay without a caption
+            continue
+        first_key = _epoch_ms()
         for step in range(1, random.randint(2, 3) + 1):
             phase.think(*PACE["draft"])
-            text = " ".join(words[: 3 + 3 * step]) + f" {pk}"
+            text = " ".join(WORDS[: 3 + 3 * step]) + f" {pk}"
+            typing[pk] = {
+                "keystrokes": len(text) + step,
+                "paste_count": 0,
+                "pasted_chars": 0,
+                "first_key_ms": first_key,
+                "last_key_ms": max(first_key, _epoch_ms()),
+            }
             status, _, body = browser.post_json(
                 stats,
                 "draft",
                 f"{api}/draft/",
-                {"assignment": pk, "text": text, "base_revision": base},
+                {
+                    "assignment": pk,
+                    "text": text,
+                    "base_revision": base,
+                    "seconds": 4.0 * step,
+                    "typing": typing[pk],
+                },
             )
             if expect(stats, "draft", status, 200):
                 base = json.loads(body)["revision"]
+                revisions[pk] = base
+                texts[pk] = text
     phase.think(*PACE["submit"])
+    # As screen2.js submits: every image's text as shown, the revision it grew from, its typing.
+    captions = [
+        {
+            "assignment": pk,
+            "text": texts.get(pk, ""),
+            "base_revision": revisions[pk],
+            "seconds": 9.0,
+            **({"typing": typing[pk]} if pk in typing else {}),
+        }
+        for pk in revisions
+    ]
     status, _, _ = browser.post_json(
-        stats, "submit", f"{api}/submit/", {"submit_key": secrets.token_hex(16), "writing_seconds": 90.0}
+        stats,
+        "submit",
+        f"{api}/submit/",
+        {"submit_key": secrets.token_hex(16), "writing_seconds": 90.0, "captions": captions},
     )
     if expect(stats, "submit", status, 200):
         stats.event("batches submitted")
+        stats.acknowledge({c["assignment"]: c["text"].strip() for c in captions if c["text"].strip()})
     phase.think(*PACE["next"])
     return True
 
@@ -418,6 +524,11 @@ class CpuMeter:
         }
 
     @staticmethod
+    def server_ms(before: dict, after: dict, requests: int) -> float:
+        """gunicorn's CPU (master and workers) per request served, in ms."""
+        return 1000 * (after["server"] - before["server"]) / requests if requests else float("nan")
+
+    @staticmethod
     def report(before: dict, after: dict, requests: int) -> str:
         total = after["total"] - before["total"]
         busy = after["busy"] - before["busy"]
@@ -457,7 +568,9 @@ def run_phase(browsers: list[Browser], phase: Phase, campaign_id: int) -> Phase:
         t.join(max(1.0, phase.deadline - time.monotonic() + 35))
     phase.ended = time.monotonic()
     if CPU_METER:
-        phase.cpu = CPU_METER.report(cpu_before, CPU_METER.snapshot(), phase.stats.requests)
+        cpu_after = CPU_METER.snapshot()
+        phase.cpu = CPU_METER.report(cpu_before, cpu_after, phase.stats.requests)
+        phase.cpu_ms = CPU_METER.server_ms(cpu_before, cpu_after, phase.stats.requests)
     stuck = sum(t.is_alive() for t in threads)
     if stuck:
         phase.stats.error("client", f"{stuck} simulated users still waiting at the end")
@@ -524,7 +637,7 @@ def recreate_database(url: str) -> None:
     conn.close()
 
 
-def server_env(args, url: str, media_root: str) -> dict[str, str]:
+def server_env(args, url: str, media_root: str, tree: Path = ROOT) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CELERY_"))}
     env.update(
         {
@@ -537,7 +650,7 @@ def server_env(args, url: str, media_root: str) -> dict[str, str]:
             "REDIS_URL": args.redis_url,
             "LOGIN_RATE_LIMIT": "100000/m",
             "DJANGO_LOG_LEVEL": "ERROR",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH", "")])),
         }
     )
     return env
@@ -620,12 +733,19 @@ def populate(args) -> dict:
         if args.with_background and args.history_captions:
             history = _history(m, german, system, annotators, images, args.history_captions)
     campaign_open(campaign_id=campaign.pk)
+    if args.controls:
+        # Rated controls as crowd campaigns carry them: one per batch, on screen 1 only.
+        from annotation.services.controls import campaign_controls_add
+
+        campaign_controls_add(campaign_id=campaign.pk, mismatched=args.controls, controls_per_batch=1, seed=7)
+    sessions = _sessions(users[:-1])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     connection.close()
     return {
         "campaign_id": campaign.pk,
         "usernames": [u.username for u in users[:-1]],
+        "sessions": sessions,
         "profile_username": users[-1].username,
         "history_captions": history,
         "history_campaign_id": (
@@ -634,6 +754,37 @@ def populate(args) -> dict:
             else None
         ),
     }
+
+
+def _sessions(users) -> list[str]:
+    """A database session per user, as a login through the form leaves it (the hash of a bench
+    password costs PBKDF2's half second per login: minutes for hundreds of annotators)."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    store = SessionStore()
+    expire = timezone.now() + timedelta(seconds=settings.SESSION_COOKIE_AGE)
+    rows = [
+        Session(
+            session_key=secrets.token_hex(16),
+            session_data=store.encode(
+                {
+                    SESSION_KEY: str(u.pk),
+                    BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[0],
+                    HASH_SESSION_KEY: u.get_session_auth_hash(),
+                }
+            ),
+            expire_date=expire,
+        )
+        for u in users
+    ]
+    Session.objects.bulk_create(rows, batch_size=2000)
+    return [row.session_key for row in rows]
 
 
 def _history(m, language, system, annotators, images, n_captions: int) -> int:
@@ -713,7 +864,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env: dict, port: int, log_path: Path, wsgi: str = "config.wsgi") -> subprocess.Popen:
+def start_server(
+    env: dict, port: int, log_path: Path, wsgi: str = "config.wsgi", tree: Path = ROOT
+) -> subprocess.Popen:
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(
         [
@@ -734,12 +887,13 @@ def start_server(env: dict, port: int, log_path: Path, wsgi: str = "config.wsgi"
             "--graceful-timeout",
             "5",
         ],
-        cwd=ROOT,
+        cwd=tree,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 30
+    # Generous: on a busy machine four workers importing the platform take a while.
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             sys.exit(f"gunicorn exited with {proc.returncode}; see {log_path}")
@@ -748,11 +902,30 @@ def start_server(env: dict, port: int, log_path: Path, wsgi: str = "config.wsgi"
             conn.request("GET", "/healthz")
             if conn.getresponse().status == 200:
                 conn.close()
+                _settle(proc.pid, workers=4)
                 return proc
         except OSError:
             time.sleep(0.2)
     stop_server(proc)
-    sys.exit(f"gunicorn did not answer within 30 s; see {log_path}")
+    sys.exit(f"gunicorn did not answer within 120 s; see {log_path}")
+
+
+def _settle(master: int, workers: int, limit: float = 30.0) -> None:
+    """Wait until every worker has booted (the master's children exist and have stopped using CPU
+    for a moment): a phase must not measure a worker's start."""
+    deadline = time.monotonic() + limit
+    last = None
+    while time.monotonic() < deadline:
+        children = [
+            info[1]
+            for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and (info := _proc_cpu(int(entry.name))) and info[0] == master
+        ]
+        cpu = sum(children)
+        if len(children) >= workers and last is not None and cpu - last < 0.02:
+            return
+        last = cpu
+        time.sleep(0.5)
 
 
 def stop_server(proc: subprocess.Popen) -> None:
@@ -789,67 +962,469 @@ def start_background(env: dict, campaign_id: int, seconds: float) -> subprocess.
     )
 
 
-# --- query profile ------------------------------------------------------------------------------
+# --- profile inside one process ---------------------------------------------------------------
+
+# Where a request's CPU goes: each function's own time (callees not included, so the parts add up
+# to 100%), by the code it belongs to, first match wins.
+PROFILE_PARTS = [
+    ("database driver (psycopg2)", ("psycopg2",)),
+    ("ORM (queries built, rows to objects)", ("django/db/",)),
+    ("templates", ("django/template/", "django/templatetags/", "django/forms/")),
+    ("sessions, auth, signing", ("django/contrib/sessions/", "django/contrib/auth/", "django/core/signing")),
+    ("translation", ("django/utils/translation/", "gettext")),
+    ("DRF (views, serializers, JSON)", ("rest_framework/",)),
+    ("Django request/response, middleware, URLs", ("django/",)),
+    ("platform code (annotation, core)", ("/annotation/", "/core/", "/config/")),
+]
 
 
-def profile_queries(campaign_id: int, username: str) -> None:
-    """Queries per request type, in process, through Django's test client on the bench data."""
+def profile_requests(campaign_id: int, username: str, batches: int) -> None:
+    """Queries and CPU per request type, in process, through Django's test client on the bench
+    data, the way the pages make them (``batches`` batches, after one that warms the process up);
+    then, from one more batch under cProfile (CPU clock), where the CPU goes."""
+    import cProfile
+    import pstats
+
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    client = Client()
+    client = Client(HTTP_ACCEPT_LANGUAGE="de")
     client.force_login(get_user_model().objects.get(username=username))
-    rows = []
+    profiler = cProfile.Profile(time.process_time)
+    profiling = False
+    rows: dict[str, list] = defaultdict(list)
+    queries_of: dict[str, list] = {}
 
     def run(label, fn):
         with CaptureQueriesContext(connection) as ctx:
+            cpu = time.process_time()
+            if profiling:
+                profiler.enable()
             response = fn()
-        rows.append((label, response.status_code, len(ctx.captured_queries), ctx.captured_queries))
+            if profiling:
+                profiler.disable()
+            cpu = time.process_time() - cpu
+        if response.status_code >= 400:
+            print(f"  {label}: HTTP {response.status_code} {response.content[:200]!r}")
+        if not profiling:
+            rows[label].append((cpu, len(ctx.captured_queries)))
+        queries_of.setdefault(label, ctx.captured_queries)
         return response
 
-    r = run("next_batch (POST)", lambda: client.post(f"/work/campaign/{campaign_id}/work/"))
-    batch_id = int(BATCH_RE.match(r["Location"]).group(1))
-    page = run("screen1", lambda: client.get(f"/work/batch/{batch_id}/rate/"))
-    ids = [int(x) for x in ASSIGNMENT_RE.findall(page.content.decode())]
-    api = f"/work/api/batch/{batch_id}"
-    for pk in ids:
-        run(
-            "rating",
-            lambda pk=pk: client.post(
-                f"{api}/rating/", {"assignment": pk, "value": "good"}, "application/json"
-            ),
+    def post(label, url, data):
+        return run(label, lambda: client.post(url, data, "application/json", HTTP_ACCEPT="application/json"))
+
+    client.get("/work/")
+    for number in range(batches + 2):
+        if number == 1:
+            rows.clear()  # the first batch of a process pays for imports and caches
+        profiling = number == batches + 1
+        r = run("next_batch", lambda: client.post(f"/work/campaign/{campaign_id}/work/"))
+        batch_id = int(BATCH_RE.match(r["Location"]).group(1))
+        page = run("screen1", lambda b=batch_id: client.get(f"/work/batch/{b}/rate/")).content.decode()
+        ids = list(dict.fromkeys(int(x) for x in ASSIGNMENT_RE.findall(page)))
+        api = f"/work/api/batch/{batch_id}"
+        for pk in ids:
+            post("rating", f"{api}/rating/", {"assignment": pk, "value": "good", "seconds": 3.0})
+        post("report", f"{api}/report/", {"assignment": ids[0], "reason": "broken"})
+        post(
+            "open_writing",
+            f"{api}/open-writing/",
+            {"rating_seconds": 30.0, "shown": {str(i): "good" for i in ids}},
         )
-    run("open_writing", lambda: client.post(f"{api}/open-writing/", {}, "application/json"))
-    run("screen2", lambda: client.get(f"/work/batch/{batch_id}/write/"))
-    for pk in ids:
-        run(
-            "draft",
-            lambda pk=pk: client.post(
-                f"{api}/draft/",
-                {"assignment": pk, "text": f"Bild {pk}", "base_revision": 0},
-                "application/json",
-            ),
+        page = run("screen2", lambda b=batch_id: client.get(f"/work/batch/{b}/write/")).content.decode()
+        revisions = {int(pk): int(rev) for pk, rev in SCREEN2_ITEM_RE.findall(page)}
+        texts = {}
+        for pk in revisions:
+            first = _epoch_ms()
+            for step in (1, 2):
+                text = " ".join(WORDS[: 3 + 3 * step]) + f" {pk}"
+                typing = {"keystrokes": 40 * step, "paste_count": 0, "pasted_chars": 0}
+                typing.update(first_key_ms=first, last_key_ms=first + 4000 * step)
+                body = post(
+                    "draft",
+                    f"{api}/draft/",
+                    {"assignment": pk, "text": text, "base_revision": revisions[pk], "typing": typing},
+                ).json()
+                revisions[pk], texts[pk] = body["revision"], text
+        captions = [{"assignment": pk, "text": texts[pk], "base_revision": revisions[pk]} for pk in revisions]
+        post("submit", f"{api}/submit/", {"submit_key": secrets.token_hex(8), "captions": captions})
+    print(f"\n  In one process (Django test client, {batches} batches; CPU of this process per request):")
+    print(f"  {'request':<14}{'n':>5}{'queries':>9}{'CPU ms':>9}")
+    for label, values in rows.items():
+        print(
+            f"  {label:<14}{len(values):>5}{max(q for _, q in values):>9}"
+            f"{1000 * sum(c for c, _ in values) / len(values):>9.1f}"
         )
-    run(
-        "submit",
-        lambda: client.post(f"{api}/submit/", {"submit_key": secrets.token_hex(8)}, "application/json"),
-    )
-    seen = set()
-    print("\nQueries per request (in process, Django test client):")
-    for label, status, n, queries in rows:
-        if label in seen:
-            continue
-        seen.add(label)
-        print(f"  {label:<20} HTTP {status}  {n} queries")
         if os.environ.get("BENCH_SHOW_SQL"):
-            for q in queries:
-                print(f"      {q['time']}s  {q['sql'][:160]}")
+            for q in queries_of[label]:
+                print(f"      {q['sql'][:160]}")
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt
+    shares: Counter = Counter()
+    for (filename, _line, func), (_cc, _nc, tt, _ct, _callers) in stats.stats.items():
+        where = f"{filename} {func}"
+        part = next(
+            (name for name, marks in PROFILE_PARTS if any(m in where for m in marks)),
+            "other (built-ins such as getattr and len, the standard library)",
+        )
+        shares[part] += tt
+    print(
+        f"  where the CPU of one batch's requests goes (cProfile, own time per function, {1000 * total:.0f} ms):"
+    )
+    for name, _ in [*PROFILE_PARTS, ("other (built-ins such as getattr and len, the standard library)", ())]:
+        if total:
+            print(f"    {name:<66}{100 * shares[name] / total:>5.0f}%")
     connection.close()
 
 
+# --- data checks --------------------------------------------------------------------------------
+
+
+def data_checks(url: str, campaign_id: int, acknowledged: dict[int, str]) -> tuple[bool, list[str]]:
+    """What the platform promises about the work, read from the database after the load."""
+    import psycopg2
+
+    conn = psycopg2.connect(url)
+    counting = ("live", "submitted", "late")
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT replication FROM annotation_campaign WHERE id = %s", [campaign_id])
+            k = cursor.fetchone()[0]
+            cursor.execute(
+                """SELECT i.id, i.active_count,
+                          count(a.id) FILTER (WHERE a.state IN %s),
+                          count(a.id) FILTER (WHERE a.state IN ('submitted', 'late')),
+                          count(a.id) - count(DISTINCT a.annotator_id)
+                   FROM annotation_item i LEFT JOIN annotation_assignment a ON a.item_id = i.id
+                   WHERE i.campaign_id = %s AND NOT i.is_control GROUP BY i.id""",
+                [counting, campaign_id],
+            )
+            items = cursor.fetchall()
+            cursor.execute(
+                """SELECT a.item_id, count(*), count(DISTINCT w.annotator_id), count(DISTINCT w.assignment_id)
+                   FROM annotation_writtencaption w JOIN annotation_assignment a ON a.id = w.assignment_id
+                   WHERE w.campaign_id = %s GROUP BY a.item_id""",
+                [campaign_id],
+            )
+            captions = {item: (n, people, assignments) for item, n, people, assignments in cursor.fetchall()}
+            cursor.execute(
+                """SELECT count(*) FROM annotation_writtencaption w JOIN annotation_assignment a
+                   ON a.id = w.assignment_id WHERE w.campaign_id = %s AND a.state NOT IN ('submitted', 'late')""",
+                [campaign_id],
+            )
+            unsubmitted = cursor.fetchone()[0]
+            cursor.execute(
+                "SELECT assignment_id, text FROM annotation_writtencaption WHERE assignment_id = ANY(%s)",
+                [list(acknowledged)],
+            )
+            stored = dict(cursor.fetchall())
+    finally:
+        conn.close()
+    over_k = sum(1 for _, _, live_or_done, _, _ in items if live_or_done > k)
+    counters = sum(1 for _, counter, live_or_done, _, _ in items if counter != live_or_done)
+    pairs = sum(dup for *_, dup in items)
+    done = [item for item, _, _, submitted, _ in items if submitted == k]
+    caption_dups = sum(1 for n, _, assignments in captions.values() if n != assignments)
+    not_k_people = sum(1 for n, people, _ in captions.values() if n != people or n > k)
+    lost = sum(1 for pk in acknowledged if pk not in stored)
+    changed = sum(1 for pk, text in acknowledged.items() if pk in stored and stored[pk] != text)
+    checks = [
+        (f"items above K={k} (live or done)", over_k),
+        ("items whose counter differs from their assignments that count", counters),
+        ("(item, annotator) pairs assigned twice", pairs),
+        ("captions stored twice for one assignment", caption_dups),
+        ("items whose captions are not from distinct annotators, or above K", not_k_people),
+        ("captions of assignments not submitted", unsubmitted),
+        (f"acknowledged captions missing (of {len(acknowledged)})", lost),
+        ("acknowledged captions stored with another text", changed),
+    ]
+    lines = [f"  {name}: {n}  {'PASS' if n == 0 else 'FAIL'}" for name, n in checks]
+    lines.append(
+        f"  items with exactly K={k} submitted results: {len(done)} of {len(items)} (the rest in progress)"
+    )
+    return all(n == 0 for _, n in checks), lines
+
+
+# --- one tree, start to end ---------------------------------------------------------------------
+
+
+def run_internal(args) -> int:
+    """``--internal populate|profile``: the steps that import the platform's code run in a child
+    process whose path starts with the tree under test, so the reference tree runs its own code."""
+    sys.path.insert(0, str(args.tree))
+    if args.internal == "populate":
+        print("SETUP " + json.dumps(populate(args)))
+        return 0
+    import django
+
+    django.setup()
+    profile_requests(args.campaign_id, args.profile_username, args.profile_batches)
+    return 0
+
+
+def _child(args, tree: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
+    argv = [sys.executable, str(Path(__file__).resolve()), "--tree", str(tree), *extra]
+    for name in ("images", "annotators", "batch_size", "replication", "controls", "history_captions"):
+        argv += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    if args.with_background:
+        argv.append("--with-background")
+    return subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, timeout=900)
+
+
+def run_tree(args, label: str, tree: Path, scales: list[float]) -> dict:
+    """Everything for one tree: database, server, phases, data checks. Returns the figures."""
+    url = bench_database_url(args.database_url, f"{args.db_name}_{label}")
+    workdir = Path(tempfile.mkdtemp(prefix=f"captioneval-bench-{label}-"))
+    env = server_env(args, url, str(workdir / "media"), tree)
+    env["DJANGO_CACHE_DIR"] = str(workdir / "cache")
+    print(f"\n=== {label}: {tree} ===")
+    print(f"Database {urlparse(url).path.lstrip('/')}: recreating, migrating, filling ...")
+    t0 = time.monotonic()
+    recreate_database(url)
+    done = _child(args, tree, env, "--internal", "populate")
+    setup_line = [line for line in done.stdout.splitlines() if line.startswith("SETUP ")]
+    if done.returncode or not setup_line:
+        sys.exit(f"populating failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    setup = json.loads(setup_line[-1][6:])
+    print(
+        f"  {args.images} images + {args.controls} rated controls, {args.annotators} annotators, N={args.batch_size}, "
+        f"K={args.replication} in {time.monotonic() - t0:.1f} s"
+    )
+    if args.profile:
+        done = _child(
+            args,
+            tree,
+            env,
+            "--internal",
+            "profile",
+            "--campaign-id",
+            str(setup["campaign_id"]),
+            "--profile-username",
+            setup["profile_username"],
+            "--profile-batches",
+            str(args.profile_batches),
+        )
+        print(done.stdout.rstrip() or done.stderr[-3000:])
+
+    port = args.port or free_port()
+    proc = start_server(env, port, workdir / "gunicorn.log", args.wsgi, tree)
+    global CPU_METER
+    CPU_METER = CpuMeter(proc.pid, url)
+    result = {"label": label, "opened": {}, "closed": None, "background": None}
+    try:
+        print(
+            f"gunicorn {args.wsgi} -w 4 -k gthread --threads 8 on 127.0.0.1:{port} (DEBUG off, Redis cache)"
+        )
+        browsers = [Browser(port, name) for name in setup["usernames"]]
+        for browser, key in zip(browsers[args.login_form :], setup["sessions"][args.login_form :]):
+            browser.adopt_session(key)
+        login_stats = login_all(browsers[: args.login_form], args.login_concurrency)
+        print(
+            f"Warm-up: {len(browsers)} annotators with a session, {args.login_form} of them logged in through "
+            f"the login form (errors: {sum(login_stats.errors.values())})"
+        )
+        result["login_errors"] = sum(login_stats.errors.values())
+        campaign_id = setup["campaign_id"]
+        for scale in scales:
+            print(
+                f"\nPhase 1 - open loop: {len(browsers)} annotators, think time x{scale:g} "
+                f"(rate {PACE['rate'][0] * scale:g}-{PACE['rate'][1] * scale:g} s per image), {args.duration:.0f} s"
+            )
+            phase = run_phase(
+                browsers,
+                Phase(
+                    name="open",
+                    duration=args.duration,
+                    think_scale=scale,
+                    max_requests=args.max_requests,
+                    report_share=args.report_share,
+                ),
+                campaign_id,
+            )
+            secs = phase.ended - phase.started
+            print(
+                f"  {phase.stats.requests} requests in {secs:.1f} s = {phase.stats.requests / secs:.0f} req/s served"
+            )
+            print_table(phase.stats)
+            print(f"  {phase.cpu}")
+            result["opened"][scale] = phase
+        print(
+            f"\nPhase 2 - closed loop: {args.closed_clients} annotators, no think time, {args.closed_duration:.0f} s"
+        )
+        closed = run_phase(
+            browsers[len(browsers) - args.closed_clients :],
+            Phase(
+                name="closed",
+                duration=args.closed_duration,
+                think_scale=0,
+                max_requests=args.max_requests,
+                report_share=args.report_share,
+            ),
+            campaign_id,
+        )
+        secs = closed.ended - closed.started
+        closed.capacity = closed.stats.requests / secs
+        print(
+            f"  capacity: {closed.stats.requests} requests in {secs:.1f} s = {closed.capacity:.0f} requests/s"
+        )
+        print_table(closed.stats)
+        print(f"  {closed.cpu}")
+        result["closed"] = closed
+        if args.with_background:
+            result["background"] = background_phase(args, env, setup, browsers, scales, campaign_id)
+        for browser in browsers:
+            browser.close()
+    finally:
+        stop_server(proc)
+    acknowledged = {}
+    for phase in [*result["opened"].values(), result["closed"], result["background"]]:
+        if phase is not None:
+            acknowledged.update(phase.stats.acknowledged)
+    ok, lines = data_checks(url, setup["campaign_id"], acknowledged)
+    print("\nData checks after the run:")
+    print("\n".join(lines))
+    result["data_ok"] = ok
+    shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def background_phase(args, env, setup, browsers, scales, campaign_id):
+    print(
+        "\nPhase 3 - open loop again, beside a heavy read: `manage.py export captions` (XM3600 format,\n"
+        f"  {setup['history_captions']} captions) back to back in another process at idle CPU priority."
+    )
+    background = start_background(env, setup["history_campaign_id"], args.duration + 5)
+    try:
+        loaded = run_phase(
+            browsers,
+            Phase(
+                name="background",
+                duration=args.duration,
+                think_scale=scales[-1],
+                max_requests=args.max_requests,
+                report_share=args.report_share,
+            ),
+            campaign_id,
+        )
+    finally:
+        try:
+            out, _ = background.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            background.kill()
+            out, _ = background.communicate()
+    runs = out.decode().split()
+    if runs and runs[-1].isdigit():
+        print(f"  the export of {setup['history_captions']} captions ran {runs[-1]} times during the phase")
+    else:
+        print(f"  export loop output: {out.decode()[:200]}")
+    print_table(loaded.stats)
+    print(f"  {loaded.cpu}")
+    return loaded
+
+
+def verdict(args, result: dict, scales: list[float]) -> bool:
+    """PASS/FAIL of one tree against the targets."""
+    ok = True
+    for scale, phase in result["opened"].items():
+        print(f"  open loop, {args.annotators} annotators, think time x{scale:g}:")
+        for kind, target in TARGETS.items():
+            p95 = percentile(phase.stats.latency.get(kind, []), 95)
+            passed = p95 <= target
+            ok &= passed
+            print(
+                f"    {kind} p95 {p95 * 1000:.0f} ms <= {target * 1000:.0f} ms: {'PASS' if passed else 'FAIL'}"
+            )
+        errors = sum(phase.stats.errors.values())
+        print(f"    errors {errors} == 0: {'PASS' if errors == 0 else 'FAIL'}")
+        ok &= errors == 0
+    closed = result["closed"]
+    errors = sum(closed.stats.errors.values())
+    print(
+        f"  closed loop: {closed.capacity:.0f} requests/s with {args.closed_clients} clients, errors {errors}"
+    )
+    ok &= errors == 0 and result["data_ok"] and not result["login_errors"]
+    print(f"  data checks: {'PASS' if result['data_ok'] else 'FAIL'}")
+    loaded = result["background"]
+    if loaded is not None:
+        base = result["opened"][scales[-1]]
+        before = percentile(annotator_requests(base.stats), 95)
+        after = percentile(annotator_requests(loaded.stats), 95)
+        ratio = after / before
+        passed = ratio <= BACKGROUND_RATIO_TARGET
+        ok &= passed and not loaded.stats.errors
+        print(
+            f"  annotator p95 beside the export {after * 1000:.0f} ms vs {before * 1000:.0f} ms alone: "
+            f"ratio {ratio:.2f} <= {BACKGROUND_RATIO_TARGET}: {'PASS' if passed else 'FAIL'}"
+        )
+    return ok
+
+
+def compare(args, before: dict, after: dict, scales: list[float]) -> None:
+    """The figures of both trees side by side, with the ratio after / before."""
+
+    def row(name, b, a, unit, fmt="{:.1f}"):
+        ratio = f"{a / b:.2f}" if b and b == b and a == a else "-"
+        print(f"  {name:<44}{fmt.format(b):>10}{fmt.format(a):>10}  {unit:<6}{ratio:>7}")
+
+    print(f"\n=== before ({before['tree']}) and after ({after['tree']}), same run, same load ===")
+    print(f"  {'':<44}{'before':>10}{'after':>10}  {'':<6}{'ratio':>7}")
+    bc, ac = before["closed"], after["closed"]
+    row(
+        f"closed loop ({args.closed_clients} clients): requests/s",
+        bc.capacity,
+        ac.capacity,
+        "req/s",
+        "{:.0f}",
+    )
+    row("closed loop: gunicorn CPU per request", bc.cpu_ms, ac.cpu_ms, "ms")
+    for kind in ("next_batch", "rating", "draft", "submit"):
+        row(
+            f"closed loop: {kind} p50",
+            1000 * percentile(bc.stats.latency.get(kind, []), 50),
+            1000 * percentile(ac.stats.latency.get(kind, []), 50),
+            "ms",
+        )
+    for scale in scales:
+        bo, ao = before["opened"][scale], after["opened"][scale]
+        row(
+            f"open loop ({args.annotators} annotators x{scale:g}): requests/s",
+            bo.rate,
+            ao.rate,
+            "req/s",
+            "{:.0f}",
+        )
+        row("open loop: gunicorn CPU per request", bo.cpu_ms, ao.cpu_ms, "ms")
+        for kind in ("next_batch", "draft", "submit"):
+            row(
+                f"open loop: {kind} p95",
+                1000 * percentile(bo.stats.latency.get(kind, []), 95),
+                1000 * percentile(ao.stats.latency.get(kind, []), 95),
+                "ms",
+            )
+        row("open loop: errors", sum(bo.stats.errors.values()), sum(ao.stats.errors.values()), "", "{:.0f}")
+
+
 # --- main ---------------------------------------------------------------------------------------
+
+
+def reference_tree(args, workdir: Path) -> Path | None:
+    """The tree to compare with: ``--ref PATH`` as it is, or ``--ref-commit`` unpacked by ``git archive``."""
+    if args.ref:
+        return Path(args.ref).resolve()
+    if not args.ref_commit:
+        return None
+    target = workdir / f"ref-{args.ref_commit[:12]}"
+    target.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", args.ref_commit], capture_output=True, check=False
+    )
+    if archive.returncode:
+        sys.exit(f"git archive {args.ref_commit}: {archive.stderr.decode()[:300]}")
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
 
 
 def main() -> int:
@@ -861,9 +1436,15 @@ def main() -> int:
         default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
         help="PostgreSQL server to use (its database name is ignored; see --db-name)",
     )
-    parser.add_argument("--db-name", default="captioneval_bench", help="database to create (dropped first)")
+    parser.add_argument(
+        "--db-name", default="captioneval_bench", help="databases to create (+ _before/_after; dropped first)"
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.add_argument("--port", type=int, default=0, help="gunicorn's port (default: a free one)")
     parser.add_argument("--images", type=int, default=4000)
+    parser.add_argument(
+        "--controls", type=int, default=200, help="rated control items (one per batch; 0: none)"
+    )
     parser.add_argument("--annotators", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=5, help="N images per batch")
     parser.add_argument("--replication", type=int, default=2, help="K")
@@ -873,177 +1454,61 @@ def main() -> int:
         default="1",
         help="multiplies the think times of PACE (1 = a quick careful annotator); a comma list (e.g. 0.5,1) repeats phase 1 per value",
     )
+    parser.add_argument(
+        "--report-share", type=float, default=0.03, help="share of images reported on screen 1"
+    )
     parser.add_argument("--max-requests", type=int, default=60000, help="request budget per phase")
     parser.add_argument("--closed-clients", type=int, default=32)
     parser.add_argument("--closed-duration", type=float, default=20.0)
+    parser.add_argument("--login-form", type=int, default=4, help="annotators who log in through the form")
     parser.add_argument("--login-concurrency", type=int, default=4)
     parser.add_argument("--with-background", action="store_true", help="also measure beside a heavy export")
     parser.add_argument("--history-captions", type=int, default=40000, help="rows for the export to stream")
-    parser.add_argument("--profile", action="store_true", help="print the queries each request type makes")
+    parser.add_argument("--profile", action="store_true", help="queries, CPU and profile per request type")
+    parser.add_argument("--profile-batches", type=int, default=3)
     parser.add_argument(
         "--wsgi", default="config.wsgi", help="WSGI module to serve (A/B a change; PYTHONPATH is passed on)"
     )
+    parser.add_argument("--ref", help="another tree of the platform to measure first, as 'before'")
+    parser.add_argument(
+        "--ref-commit", help="a commit to measure first, as 'before' (unpacked by git archive)"
+    )
+    parser.add_argument("--tree", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    parser.add_argument("--internal", choices=["populate", "profile"], help=argparse.SUPPRESS)
+    parser.add_argument("--campaign-id", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-username", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.internal:
+        return run_internal(args)
     scales = [float(x) for x in str(args.think_scale).split(",") if x.strip()]
-
-    url = bench_database_url(args.database_url, args.db_name)
-    workdir = Path(tempfile.mkdtemp(prefix="captioneval-bench-"))
-    media_root = str(workdir / "media")
-    env = server_env(args, url, media_root)
-    for key in (
-        "DJANGO_SETTINGS_MODULE",
-        "DATABASE_URL",
-        "DJANGO_DEBUG",
-        "DJANGO_ALLOWED_HOSTS",
-        "DJANGO_MEDIA_ROOT",
-    ):
-        os.environ[key] = env[key]
-    os.environ["DJANGO_CACHE_DIR"] = str(workdir / "cache")
-    sys.path.insert(0, str(ROOT))
+    if args.closed_clients > args.annotators:
+        sys.exit("--closed-clients cannot exceed --annotators")
 
     print(f"CPU cores: {os.cpu_count()} (server, PostgreSQL and this load generator share them)")
-    print(f"Database {args.db_name} on {urlparse(url).hostname}: recreating, migrating, filling ...")
-    t0 = time.monotonic()
-    recreate_database(url)
-    setup = populate(args)
-    print(
-        f"  {args.images} images, {args.annotators} annotators, N={args.batch_size}, K={args.replication}"
-        + (f", {setup['history_captions']} historical captions" if setup["history_captions"] else "")
-        + f" in {time.monotonic() - t0:.1f} s"
-    )
-    if args.profile:
-        profile_queries(setup["campaign_id"], setup["profile_username"])
-
-    port = free_port()
-    proc = start_server(env, port, workdir / "gunicorn.log", args.wsgi)
-    global CPU_METER
-    CPU_METER = CpuMeter(proc.pid, url)
-    background_phase = None
+    workdir = Path(tempfile.mkdtemp(prefix="captioneval-bench-"))
     try:
-        print(
-            f"gunicorn {args.wsgi} -w 4 -k gthread --threads 8 on 127.0.0.1:{port} (DEBUG off, Redis cache)"
-        )
-        browsers = [Browser(port, name) for name in setup["usernames"]]
-        t0 = time.monotonic()
-        login_stats = login_all(browsers, args.login_concurrency)
-        print(
-            f"Warm-up: {len(browsers)} annotators logged in through the login form in {time.monotonic() - t0:.1f} s "
-            f"(p50 {percentile(login_stats.latency['login'], 50) * 1000:.0f} ms: PBKDF2, not part of the targets)"
-        )
-        if login_stats.errors:
-            print(f"  login errors: {dict(login_stats.errors)}")
-
-        campaign_id = setup["campaign_id"]
-        opened = {}
-        for scale in scales:
-            print(
-                f"\nPhase 1 - open loop: {len(browsers)} annotators, think time x{scale:g} (rate {PACE['rate'][0] * scale:g}-{PACE['rate'][1] * scale:g} s per image), "
-                f"{args.duration:.0f} s"
-            )
-            phase = run_phase(
-                browsers,
-                Phase(name="open", duration=args.duration, think_scale=scale, max_requests=args.max_requests),
-                campaign_id,
-            )
-            secs = phase.ended - phase.started
-            print(
-                f"  {phase.stats.requests} requests in {secs:.1f} s = {phase.stats.requests / secs:.0f} req/s served"
-            )
-            print_table(phase.stats)
-            print(f"  {phase.cpu}")
-            opened[scale] = phase
-
-        print(
-            f"\nPhase 2 - closed loop: {args.closed_clients} annotators, no think time, {args.closed_duration:.0f} s"
-        )
-        closed = run_phase(
-            browsers[: args.closed_clients],
-            Phase(
-                name="closed", duration=args.closed_duration, think_scale=0, max_requests=args.max_requests
-            ),
-            campaign_id,
-        )
-        secs = closed.ended - closed.started
-        capacity = closed.stats.requests / secs
-        print(f"  capacity: {closed.stats.requests} requests in {secs:.1f} s = {capacity:.0f} requests/s")
-        print_table(closed.stats)
-        print(f"  {closed.cpu}")
-
-        if args.with_background:
-            print(
-                "\nPhase 3 - open loop again, beside a heavy read: `manage.py export captions` (XM3600 format,\n"
-                f"  {setup['history_captions']} captions) back to back in another process at idle CPU priority."
-            )
-            print(f"  think time x{scales[-1]:g}, as the last phase 1")
-            background = start_background(env, setup["history_campaign_id"], args.duration + 5)
-            try:
-                loaded = run_phase(
-                    browsers,
-                    Phase(
-                        name="background",
-                        duration=args.duration,
-                        think_scale=scales[-1],
-                        max_requests=args.max_requests,
-                    ),
-                    campaign_id,
-                )
-            finally:
-                try:
-                    out, _ = background.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    background.kill()
-                    out, _ = background.communicate()
-            runs = out.decode().split()
-            if runs and runs[-1].isdigit():
-                print(
-                    f"  the export of {setup['history_captions']} captions ran {runs[-1]} times during the phase"
-                )
-            else:
-                print(f"  export loop output: {out.decode()[:200]}")
-            print_table(loaded.stats)
-            print(f"  {loaded.cpu}")
-            background_phase = loaded
-        for browser in browsers:
-            browser.close()
+        trees = []
+        ref = reference_tree(args, workdir)
+        if ref is not None:
+            trees.append(("before", ref))
+        trees.append(("after", ROOT))
+        results = []
+        for label, tree in trees:
+            result = run_tree(args, label, tree, scales)
+            result["tree"] = str(args.ref_commit or tree) if label == "before" else "this tree"
+            for phase in [*result["opened"].values(), result["closed"]]:
+                phase.rate = phase.stats.requests / (phase.ended - phase.started)
+            results.append(result)
     finally:
-        stop_server(proc)
-
-    # --- verdict ---
+        shutil.rmtree(workdir, ignore_errors=True)
     ok = True
-    for scale, phase in opened.items():
-        print(f"\nTargets, phase 1 with think time x{scale:g}:")
-        for kind, target in TARGETS.items():
-            p95 = percentile(phase.stats.latency.get(kind, []), 95)
-            passed = p95 <= target
-            ok &= passed
-            print(
-                f"  {kind} p95 {p95 * 1000:.0f} ms <= {target * 1000:.0f} ms: {'PASS' if passed else 'FAIL'}"
-            )
-        errors = sum(phase.stats.errors.values())
-        print(f"  errors {errors} == 0: {'PASS' if errors == 0 else 'FAIL'}")
-        ok &= errors == 0
-    errors = sum(closed.stats.errors.values())
-    print(
-        f"\nClosed-loop capacity: {capacity:.0f} requests/s with {args.closed_clients} clients, errors {errors}"
-    )
-    ok &= errors == 0
-    if background_phase is not None:
-        base = opened[scales[-1]]
-        before = percentile(annotator_requests(base.stats), 95)
-        after = percentile(annotator_requests(background_phase.stats), 95)
-        ratio = after / before
-        passed = ratio <= BACKGROUND_RATIO_TARGET
-        ok &= passed and not background_phase.stats.errors
-        print(
-            f"Annotator p95 beside the export {after * 1000:.0f} ms vs {before * 1000:.0f} ms alone: "
-            f"ratio {ratio:.2f} <= {BACKGROUND_RATIO_TARGET}: {'PASS' if passed else 'FAIL'}"
-            "  (meaningful only if that load alone is below capacity)"
-        )
-        for kind in TARGETS:
-            b = percentile(base.stats.latency.get(kind, []), 95)
-            a = percentile(background_phase.stats.latency.get(kind, []), 95)
-            print(f"  {kind}: p95 {a * 1000:.0f} ms vs {b * 1000:.0f} ms (ratio {a / b:.2f})")
-    shutil.rmtree(workdir, ignore_errors=True)
+    for result in results:
+        print(f"\nTargets, {result['label']} ({result['tree']}):")
+        passed = verdict(args, result, scales)
+        if result["label"] == "after":
+            ok = passed
+    if len(results) == 2:
+        compare(args, results[0], results[1], scales)
     return 0 if ok else 1
 
 

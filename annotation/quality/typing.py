@@ -62,18 +62,33 @@ def typing_clean(raw) -> dict | None:
     return clean
 
 
-def typing_merge(*, assignment: Assignment, figures: dict | None) -> TypingRecord | None:
-    """Store the page's figures for one assignment, keeping the larger counters and the wider key
-    span (figures only grow). Call inside the caller's transaction, with the batch row locked."""
+def _stored_record(assignment: Assignment) -> TypingRecord | None:
+    """The assignment's typing record: from ``select_related("typing")`` where the caller loaded it,
+    else one query; None when there is none yet."""
+    try:
+        return assignment.typing
+    except TypingRecord.DoesNotExist:
+        return None
+
+
+def typing_merge(*, assignment: Assignment, figures: dict | None, save: bool = True) -> TypingRecord | None:
+    """Merge the page's figures into the assignment's record, keeping the larger counters and the
+    wider key span (figures only grow); stored with ``save`` (one query), else left for the caller
+    to store (:func:`typing_flag_all`). Call inside the caller's transaction, with the batch row
+    locked: every writer of a record holds its batch's lock, so read-then-write is safe."""
     if figures is None:
         return None
-    record, _ = TypingRecord.objects.get_or_create(assignment=assignment)
+    record = _stored_record(assignment)
+    if record is None:
+        record = TypingRecord(assignment=assignment)
+        assignment.typing = record
     for name in COUNTERS:
         setattr(record, name, max(getattr(record, name), figures[name]))
     if figures["first_key_ms"] is not None:
         record.first_key_ms = min(filter(None, (record.first_key_ms, figures["first_key_ms"])))
         record.last_key_ms = max(filter(None, (record.last_key_ms, figures["last_key_ms"])))
-    record.save()
+    if save:
+        record.save()
     return record
 
 
@@ -113,26 +128,44 @@ def draft_evidence(draft: CaptionDraft | None) -> DraftSaves | None:
     )
 
 
-def typing_flag(*, assignment: Assignment, draft: CaptionDraft | None, text: str, now: datetime) -> list[str]:
-    """On submit: the caption's flags from the page's stored record (``unmeasured`` without one)
-    and from the server's draft saves (``draft``, None when none was stored; the submit at ``now``
-    counts as the last save). A flagged caption waits for review. Call inside the submit's
-    transaction."""
-    record, created = TypingRecord.objects.get_or_create(assignment=assignment)
-    figures = TypingFigures(
-        chars=len(text),
-        keystrokes=record.keystrokes,
-        paste_count=record.paste_count,
-        pasted_chars=record.pasted_chars,
-        seconds=record.typing_seconds,
-        measured=not created,
-    )
-    flags = caption_flags(figures, draft_evidence(draft), submitted_ms=_epoch_ms(now), rules=typing_rules())
-    record.chars = len(text)
-    record.flags = ",".join(flags)
-    record.review = TypingReview.PENDING if flags else TypingReview.NOT_FLAGGED
-    record.save()
-    return flags
+_STORED = (*COUNTERS, *TIMES, "chars", "flags", "review")
+
+
+def typing_flag_all(*, captions: list[tuple[Assignment, CaptionDraft | None, str]], now: datetime) -> None:
+    """On submit: flag each ``(assignment, draft, text)`` from the page's record (``unmeasured``
+    without one: none stored nor merged on this submit) and from the server's draft saves (``draft``,
+    None when none was stored; the submit at ``now`` counts as the last save). A flagged caption
+    waits for review. Stores every record in one statement (records as merged in memory by
+    :func:`typing_merge` with ``save=False``). Call inside the submit's transaction."""
+    rules = typing_rules()
+    records = []
+    for assignment, draft, text in captions:
+        record = _stored_record(assignment)
+        measured = record is not None
+        if record is None:
+            record = TypingRecord(assignment=assignment)
+        figures = TypingFigures(
+            chars=len(text),
+            keystrokes=record.keystrokes,
+            paste_count=record.paste_count,
+            pasted_chars=record.pasted_chars,
+            seconds=record.typing_seconds,
+            measured=measured,
+        )
+        flags = caption_flags(figures, draft_evidence(draft), submitted_ms=_epoch_ms(now), rules=rules)
+        record.chars = len(text)
+        record.flags = ",".join(flags)
+        record.review = TypingReview.PENDING if flags else TypingReview.NOT_FLAGGED
+        # Stored or new alike, as a new row that updates the stored one on conflict (its created_at
+        # stays): one statement, where bulk_update built a CASE per field and record.
+        records.append(TypingRecord(**{f: getattr(record, f) for f in ("assignment_id", *_STORED)}))
+    if records:
+        TypingRecord.objects.bulk_create(
+            records,
+            update_conflicts=True,
+            unique_fields=["assignment"],
+            update_fields=[*_STORED, "updated_at"],
+        )
 
 
 def typing_review(*, record_ids: Iterable[int], decision: str, user) -> int:

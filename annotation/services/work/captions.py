@@ -24,8 +24,8 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.quality.reports import reported_image_ids
-from annotation.quality.typing import draft_save_note, typing_clean, typing_flag, typing_merge
-from annotation.selectors import assignment_of, batch_of
+from annotation.quality.typing import draft_save_note, typing_clean, typing_flag_all, typing_merge
+from annotation.selectors import batch_and_assignment, batch_of
 from annotation.services.work.checks import (
     SUBMIT_KEY_PATTERN,
     SUBMITTED_MESSAGE,
@@ -53,22 +53,30 @@ def rating_save(
 
     Locks the batch row. Raises NotFound for a batch or image not of this annotator,
     ValidationFailed for an unknown rating, Conflict once screen 2 has opened, after submit,
-    or for a side-by-side batch.
+    or for a side-by-side batch. The returned rating carries ``lease_expires_at``, the batch's
+    lease after the save.
     """
     if value not in RatingValue.values:
         raise ValidationFailed(gettext("Unknown rating “%(value)s”.") % {"value": value})
     seconds = seconds_clean(seconds)
     with transaction.atomic():
-        batch = batch_of(annotator, batch_id, lock=True)
+        batch, assignment = batch_and_assignment(annotator, batch_id, assignment_id)
         check_kind(batch, CampaignKind.CAPTION, CampaignKind.RATING)
         check_not_submitted(batch)
         if _on_screen2(batch):
             raise Conflict(gettext("Screen 2 is open: the ratings of this batch can no longer change."))
-        assignment = assignment_of(batch, assignment_id)
-        rating, _ = Rating.objects.update_or_create(
-            assignment=assignment, defaults={"value": value, "seconds": seconds}
+        if assignment is None:
+            raise NotFound(gettext("No such image in this batch."))
+        # One statement (INSERT ... ON CONFLICT DO UPDATE) where update_or_create took four or five
+        # with its savepoints; the batch row lock orders the saves of one batch anyway.
+        rating = Rating(assignment=assignment, value=value, seconds=seconds)
+        Rating.objects.bulk_create(
+            [rating],
+            update_conflicts=True,
+            unique_fields=["assignment"],
+            update_fields=["value", "seconds", "updated_at"],
         )
-        lease_touch(batch)
+        rating.lease_expires_at = lease_touch(batch)
         return rating
 
 
@@ -118,6 +126,7 @@ def writing_open(
 class DraftResult:
     revision: int
     saved_at: str
+    lease_expires_at: object = None  # the batch's lease after the save (a datetime)
 
 
 def _check_base_revision(base_revision) -> int:
@@ -190,16 +199,17 @@ def draft_save(
     base_revision = _check_base_revision(base_revision)
     seconds = seconds_clean(seconds)
     with transaction.atomic():
-        batch = batch_of(annotator, batch_id, lock=True)
+        batch, assignment = batch_and_assignment(annotator, batch_id, assignment_id, writing=True)
         check_kind(batch, CampaignKind.CAPTION)
         check_not_submitted(batch)
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
-        assignment = assignment_of(batch, assignment_id)
+        if assignment is None:
+            raise NotFound(gettext("No such image in this batch."))
         if assignment.item.is_control:
             raise NotFound("No such image in this batch.")
         typing_merge(assignment=assignment, figures=typing)
-        draft = CaptionDraft.objects.filter(assignment=assignment).first()
+        draft = getattr(assignment, "draft", None)
         stored_text, stored_revision = (draft.text, draft.revision) if draft else ("", 0)
         if text != stored_text:
             if base_revision != stored_revision:
@@ -214,10 +224,12 @@ def draft_save(
             if seconds is not None:
                 draft.seconds = seconds
             draft.save()
-        lease_touch(batch)
+        lease = lease_touch(batch)
         if draft is None:  # an empty text never saved before: nothing to store
-            return DraftResult(revision=0, saved_at=timezone.now().isoformat())
-        return DraftResult(revision=draft.revision, saved_at=draft.updated_at.isoformat())
+            return DraftResult(revision=0, saved_at=timezone.now().isoformat(), lease_expires_at=lease)
+        return DraftResult(
+            revision=draft.revision, saved_at=draft.updated_at.isoformat(), lease_expires_at=lease
+        )
 
 
 @dataclass(frozen=True)
@@ -297,9 +309,9 @@ def batch_submit(
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
         every = list(
-            batch.assignments.select_related("item__image", "item__prompt_caption", "draft").order_by(
-                "position"
-            )
+            batch.assignments.select_related(
+                "item__image", "item__prompt_caption", "draft", "typing"
+            ).order_by("position")
         )
         # Rated control items are on screen 1 only: no caption is written for them.
         assignments = [a for a in every if not a.item.is_control]
@@ -319,7 +331,7 @@ def batch_submit(
             texts[a.pk] = page.text
             if page.seconds is not None:
                 seconds[a.pk] = page.seconds
-            typing_merge(assignment=a, figures=page.typing)
+            typing_merge(assignment=a, figures=page.typing, save=False)
         if conflicts:
             _raise_edit_conflicts(conflicts)
         # An image the annotator reported (broken, offensive, private) may be left without a caption.
@@ -363,8 +375,16 @@ def batch_submit(
             if a.pk not in skipped
         )
         for a in assignments:
-            if a.pk not in skipped:
-                typing_flag(assignment=a, draft=getattr(a, "draft", None), text=texts[a.pk].strip(), now=now)
+            if a.pk in skipped and shown is not None and shown[a.pk].typing is not None:
+                a.typing.save()  # a reported image left empty: no caption to flag, its figures kept
+        typing_flag_all(
+            captions=[
+                (a, getattr(a, "draft", None), texts[a.pk].strip())
+                for a in assignments
+                if a.pk not in skipped
+            ],
+            now=now,
+        )
         batch.writing_seconds = writing_seconds
         batch_finish(batch, every, submit_key=submit_key, late=late, now=now, fields=("writing_seconds",))
         # A crowd batch without enough work is kept but held for review (annotation.workforce.counting).

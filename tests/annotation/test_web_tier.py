@@ -1,0 +1,248 @@
+"""The web tier's cost per request (issue 24): what an annotator's request waits on, and how many
+queries each endpoint of the annotator path makes. The load itself is measured by
+benchmarks/load_annotators.py; these tests keep what it found from coming back."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from annotation import caption_checks as cc
+from annotation.assignment.engine import batch_request
+from annotation.models import WrittenCaption
+from annotation.quality.models import TypingRecord
+from annotation.services import work
+from annotation.services.work import captions as captions_module
+from tests import factories as f
+from tests.annotation.parallel import fail_on_db_errors, run_threads
+from tests.annotation.test_screens import open_writing, rate_all, start_batch
+
+# The most queries each request of the annotator path may make, in these tests (issue 24; before it:
+# rating 13, a draft with its typing record 14, the submit of 2 captions 20 and of 6 captions 36).
+RATING_QUERIES = 6
+DRAFT_QUERIES = 7
+SUBMIT_QUERIES = 13
+
+
+@pytest.fixture
+def cold_identifier(monkeypatch):
+    """The caption checks' language identifier as a fresh server process has it: not loaded yet."""
+    monkeypatch.setattr(cc, "_IDENTIFIER", None)
+
+
+def test_threads_reaching_their_first_submit_together_load_the_language_model_once(
+    cold_identifier, monkeypatch
+):
+    # A cold server process: its 8 threads all submit at once. The model took half a second of CPU
+    # per load, and each thread loaded its own: the first submits waited seconds behind each other.
+    from py3langid import langid
+
+    real = langid.LanguageIdentifier.from_model_file
+    loads = []
+
+    def slow_load(*args, **kwargs):
+        loads.append(1)
+        time.sleep(0.2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(langid.LanguageIdentifier, "from_model_file", staticmethod(slow_load))
+    answers = []
+    threads = [
+        threading.Thread(target=lambda: answers.append(cc.language_verdict("Ein Hund am Strand", "de")))
+        for _ in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(loads) == 1
+    assert len(answers) == 8 and len(set(answers)) == 1
+
+
+def test_the_web_server_process_loads_the_language_model_as_it_starts(cold_identifier):
+    import config.wsgi
+
+    importlib.reload(config.wsgi)
+    assert cc._IDENTIFIER is not None
+
+
+# --- queries per request on the annotator path ----------------------------------------------------
+
+JSON = {"content_type": "application/json", "HTTP_ACCEPT": "application/json", "HTTP_ACCEPT_LANGUAGE": "de"}
+T0 = 1_763_900_000_000  # an epoch millisecond of November 2025
+
+
+def _typing(step: int) -> dict:
+    return {
+        "keystrokes": 30 * step,
+        "paste_count": 0,
+        "pasted_chars": 0,
+        "first_key_ms": T0,
+        "last_key_ms": T0 + 6000 * step,
+    }
+
+
+def _on_screen2(client, campaign):
+    batch = start_batch(client, campaign)
+    rate_all(client, batch)
+    open_writing(client, batch)
+    return batch
+
+
+def _draft(client, batch, assignment, text, base, step=1):
+    r = client.post(
+        reverse("annotation:api_draft", args=[batch.pk]),
+        {"assignment": assignment.pk, "text": text, "base_revision": base, "typing": _typing(step)},
+        **JSON,
+    )
+    assert r.status_code == 200, r.content
+    return r.json()["revision"]
+
+
+def _submit_as_shown(client, batch, texts, revisions):
+    return client.post(
+        reverse("annotation:api_submit", args=[batch.pk]),
+        {
+            "submit_key": f"key-{batch.pk:08d}",
+            "writing_seconds": 60.0,
+            "captions": [
+                {"assignment": pk, "text": texts[pk], "base_revision": revisions[pk], "typing": _typing(2)}
+                for pk in texts
+            ],
+        },
+        **JSON,
+    )
+
+
+def test_a_rating_save_is_one_statement_not_a_savepointed_update_or_create(
+    annotator_client, campaign, django_assert_max_num_queries
+):
+    batch = start_batch(annotator_client, campaign)
+    a = batch.assignments.first()
+    url = reverse("annotation:api_rating", args=[batch.pk])
+    for value in ("good", "bad"):  # the first save creates the rating, the second changes it
+        with django_assert_max_num_queries(RATING_QUERIES):
+            r = annotator_client.post(url, {"assignment": a.pk, "value": value, "seconds": 2.0}, **JSON)
+        assert r.status_code == 200 and r.json()["value"] == value
+        assert r.json()["lease_expires_at"]
+    a.rating.refresh_from_db()
+    assert a.rating.value == "bad" and a.rating.seconds == 2.0
+
+
+def test_a_draft_save_with_its_typing_record_reads_draft_and_record_with_the_image(
+    annotator_client, campaign, django_assert_max_num_queries
+):
+    batch = _on_screen2(annotator_client, campaign)
+    a = batch.assignments.order_by("position").first()
+    base = 0
+    for step, text in enumerate(("Ein Hund", "Ein Hund am Strand", "Ein Hund am Strand im Abendlicht"), 1):
+        with django_assert_max_num_queries(DRAFT_QUERIES):
+            base = _draft(annotator_client, batch, a, text, base, step)
+    assert base == 3
+    record = TypingRecord.objects.get(assignment=a)
+    assert (record.keystrokes, record.first_key_ms, record.last_key_ms) == (90, T0, T0 + 18000)
+
+
+@pytest.mark.parametrize("batch_size", [2, 6])
+def test_a_submit_makes_as_many_queries_for_six_images_as_for_two(
+    client, german, batch_size, django_assert_max_num_queries
+):
+    # The typing records of a batch are read with its images and stored in two statements: a
+    # submit's queries do not grow with the batch (they did: five per caption).
+    campaign = f.open_caption_campaign(images=8, batch_size=batch_size, replication=2, language=german)
+    person = f.AnnotatorFactory(languages=[german])
+    client.force_login(person.user)
+    batch = _on_screen2(client, campaign)
+    texts, revisions = {}, {}
+    for i, a in enumerate(batch.assignments.order_by("position")):
+        texts[a.pk] = f"Ein Hund läuft am Strand entlang, Bild {i}"
+        revisions[a.pk] = _draft(client, batch, a, texts[a.pk], 0)
+    with django_assert_max_num_queries(SUBMIT_QUERIES):
+        r = _submit_as_shown(client, batch, texts, revisions)
+    assert r.status_code == 200, r.content
+    stored = dict(WrittenCaption.objects.filter(assignment__batch=batch).values_list("assignment_id", "text"))
+    assert stored == texts
+    records = TypingRecord.objects.filter(assignment__batch=batch)
+    assert records.count() == batch_size
+    assert {(r.keystrokes, r.chars) for r in records} == {(60, len(t)) for t in texts.values()}
+    assert all(r.review in ("", "pending") for r in records)
+
+
+# --- what a submit holds ---------------------------------------------------------------------------
+
+
+def _ready_to_submit(annotator, campaign) -> tuple[int, list[dict]]:
+    """A batch of ``annotator`` on screen 2 with every caption saved as a draft; the captions as shown."""
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    for a in batch.assignments.all():
+        work.rating_save(annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, value="good")
+    work.writing_open(annotator=annotator, batch_id=batch.pk)
+    shown = []
+    for i, a in enumerate(batch.assignments.order_by("position")):
+        text = f"Ein Hund läuft am Strand entlang, Bild {i}"
+        result = work.draft_save(
+            annotator=annotator, batch_id=batch.pk, assignment_id=a.pk, text=text, base_revision=0
+        )
+        shown.append({"assignment": a.pk, "text": text, "base_revision": result.revision})
+    return batch.pk, shown
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_in_progress_blocks_no_other_annotators_submit_or_save(german, monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks and parallel connections are only proven on PostgreSQL (set DATABASE_URL)")
+    campaign = f.open_caption_campaign(images=12, batch_size=3, replication=2, language=german)
+    anna, ben, cleo = (f.AnnotatorFactory(languages=[german]) for _ in range(3))
+    anna_batch, anna_shown = _ready_to_submit(anna, campaign)
+    ben_batch, ben_shown = _ready_to_submit(ben, campaign)
+    inside, release = threading.Event(), threading.Event()
+    real_hold = captions_module.batch_hold_if_empty
+
+    def paused_hold(*, batch):
+        # The last step of Anna's submit: every row her submit writes or locks is held from here on.
+        if batch.annotator_id == anna.pk:
+            inside.set()
+            assert release.wait(20), "the test never let Anna's submit finish"
+        return real_hold(batch=batch)
+
+    monkeypatch.setattr(captions_module, "batch_hold_if_empty", paused_hold)
+    others_done = []
+
+    def anna_submits():
+        work.batch_submit(annotator=anna, batch_id=anna_batch, submit_key="anna-0001", captions=anna_shown)
+
+    def the_others_work_meanwhile():
+        assert inside.wait(20), "Anna's submit never reached its last step"
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")  # waiting on Anna's locks fails instead of passing
+        first = ben_shown[0]
+        work.draft_save(
+            annotator=ben,
+            batch_id=ben_batch,
+            assignment_id=first["assignment"],
+            text=first["text"] + " am Abend",
+            base_revision=first["base_revision"],
+        )
+        first["text"] += " am Abend"
+        first["base_revision"] += 1
+        work.batch_submit(annotator=ben, batch_id=ben_batch, submit_key="ben-00001", captions=ben_shown)
+        batch_request(annotator=cleo, campaign_id=campaign.pk)
+        others_done.append(time.monotonic())
+        release.set()
+
+    errors = run_threads([anna_submits, the_others_work_meanwhile], timeout=40)
+    release.set()
+    fail_on_db_errors(errors)
+    assert others_done, (
+        "Ben's save and submit and Cleo's next batch did not finish while Anna's submit was open"
+    )
+    stored = WrittenCaption.objects.filter(campaign=campaign)
+    assert stored.filter(annotator=anna).count() == 3
+    assert sorted(stored.filter(annotator=ben).values_list("text", flat=True)) == sorted(
+        s["text"] for s in ben_shown
+    )
