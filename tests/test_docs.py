@@ -17,7 +17,7 @@ DOCS = ROOT / "docs"
 # they are checked like every other page.
 PAGES_OF_OTHER_BRANCHES: set[str] = set()
 # New pages whose README link the lead adds on merge (branches do not edit the README); empty it then.
-PAGES_AWAITING_README_LINK: set[str] = {"evaluation-server.md"}
+PAGES_AWAITING_README_LINK: set[str] = set()
 
 
 def documentation_files() -> list[Path]:
