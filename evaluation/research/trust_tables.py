@@ -21,6 +21,7 @@ import numpy as np
 from evaluation.research.correlation import ALL, CORRELATION_N_BOOT, Comparison, CorrelationResult, correlate
 from evaluation.research.meta_evaluation import (
     DEFAULT_N_PERMUTATIONS,
+    DEFAULT_SIGNIFICANCE_TEST,
     MIN_ITEMS,
     Item,
     MetricVerdict,
@@ -87,19 +88,26 @@ def trust_build(
     n_boot: int = CORRELATION_N_BOOT,
     n_permutations: int = DEFAULT_N_PERMUTATIONS,
     seed: int = 0,
+    significance_test: str = DEFAULT_SIGNIFICANCE_TEST,
 ) -> Trust:
     """The trust table of ``items`` and, when ``comparisons`` (those behind the items) are given, the
     model level that fills its cells: :func:`~evaluation.research.correlation.correlate` with the soft
     pairwise accuracy (the pairwise accuracies are the same in both directions; ``both_directions``
     matters only to the correlations). ``clip_trust``: language code -> a retrieval verdict with a
-    ``flagged`` attribute. The same arguments give the same numbers. Pure; raises ``ValueError`` like
+    ``flagged`` attribute. ``significance_test``: the permutation test between metrics
+    (mt-metrics-eval's ``PermutationSigDiff`` by default, ``PairwisePermutationSigDiff`` by name). The
+    same arguments give the same numbers. Pure; raises ``ValueError`` like
     :func:`~evaluation.research.meta_evaluation.trust_table` and ``correlate``."""
     items = list(items)
     draws = {"n_boot": n_boot, "n_permutations": n_permutations, "seed": seed}
     system: dict[str, dict[str, CorrelationResult]] = {}
     if comparisons is not None:
         system = model_level(comparisons, items, both_directions=both_directions, **draws)
-    table = trust_table(items, metrics=metrics, **draws) if any(item.deltas for item in items) else None
+    table = (
+        trust_table(items, metrics=metrics, significance_test=significance_test, **draws)
+        if any(item.deltas for item in items)
+        else None
+    )
     if table is not None:
         table = pooled_comparable(table)
     flags = sorted(code for code, verdict in (clip_trust or {}).items() if verdict.flagged)
@@ -228,6 +236,7 @@ def trust_records(
                     ci = getattr(result, f"{name}_ci")
                     record[name] = getattr(result, name)
                     record[f"{name}_ci"] = list(ci) if ci else None
+                record["soft_pairwise_accuracy_mc_error"] = result.soft_pairwise_accuracy_mc_error
                 record["n_comparisons"] = result.n_comparisons
                 record["n_soft"] = result.n_soft
             records.append(record)
@@ -329,7 +338,8 @@ def trust_notes(table: TrustTable) -> list[str]:
         "ε re-calibrated in each; #rank: significance cluster, * = the best cluster.",
         f"Clusters: metrics ranked by acc23; a metric starts a new cluster when one above it in the current "
         f"cluster is better with p ≤ {table.alpha} (paired permutation test over items, "
-        f"{table.n_permutations} draws, as mt-metrics-eval's PermutationSigDiff and AssignRanks). Seed {table.seed}.",
+        f"{table.n_permutations} draws, as mt-metrics-eval's {table.significance_test} and AssignRanks). "
+        f"Seed {table.seed}.",
         "An item is one image of one compared pair: people's mean score from m2's side against "
         "metric(m2's caption) − metric(m1's caption). all: every item pooled, ε calibrated on the pool.",
         f"Languages with fewer than {MIN_ITEMS} items get no test; 'cannot tell apart' means no metric is "

@@ -286,3 +286,17 @@ def test_equal_accuracies_are_ordered_by_name_as_the_reference():
         names = [verdict.metric for verdict in table.languages[code].verdicts]
         assert names[:2] == ["alpha", "zeta"]
     assert table.metrics[:2] == ("alpha", "zeta")
+
+
+def test_the_trust_build_passes_the_test_on_and_its_notes_name_it():
+    from evaluation.research.trust_tables import trust_build, trust_notes
+
+    items = _items({"good": "good", "noise": "noise"})
+    default = trust_build(items, n_boot=0, n_permutations=K, seed=4)
+    pairwise = trust_build(
+        items, n_boot=0, n_permutations=K, seed=4, significance_test=PAIRWISE_PERMUTATION_SIG_DIFF
+    )
+    assert default.table.significance_test == PERMUTATION_SIG_DIFF
+    assert pairwise.table.significance_test == PAIRWISE_PERMUTATION_SIG_DIFF
+    assert "mt-metrics-eval's PermutationSigDiff and AssignRanks" in " ".join(trust_notes(default.table))
+    assert "PairwisePermutationSigDiff and AssignRanks" in " ".join(trust_notes(pairwise.table))

@@ -203,7 +203,7 @@ class TrustCellSerializer(serializers.Serializer):
     p_better_than = serializers.DictField(
         child=serializers.FloatField(),
         help_text="metric ranked below -> p-value that this metric is better (paired permutation test over "
-        "items, as mt-metrics-eval's PermutationSigDiff).",
+        "items, as mt-metrics-eval's test named in `significance_test`).",
     )
     pairwise_accuracy = serializers.FloatField(
         allow_null=True, default=None, help_text=PAIRWISE_ACCURACY_HELP
@@ -213,6 +213,9 @@ class TrustCellSerializer(serializers.Serializer):
         allow_null=True, default=None, help_text=SOFT_PAIRWISE_ACCURACY_HELP
     )
     soft_pairwise_accuracy_ci = _interval_field(SOFT_PAIRWISE_ACCURACY_CI_HELP)
+    soft_pairwise_accuracy_mc_error = serializers.FloatField(
+        allow_null=True, default=None, help_text=SOFT_PAIRWISE_ACCURACY_MC_ERROR_HELP
+    )
     n_comparisons = serializers.IntegerField(default=0, help_text="Comparisons the pairwise accuracy is on.")
     n_soft = serializers.IntegerField(default=0, help_text=N_SOFT_HELP)
     clip_flag = serializers.BooleanField(
