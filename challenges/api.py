@@ -51,7 +51,10 @@ def _submission_out(submission, user) -> dict:
 
 
 class BenchmarkListApi(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        summary="Benchmarks open to you, with their phases and submission limits",
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request):
         data = [
             {
@@ -87,7 +90,7 @@ class SubmissionCollectionApi(APIView):
         paper_url = serializers.URLField(required=False, allow_blank=True, default="")
         code_url = serializers.URLField(required=False, allow_blank=True, default="")
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(summary="Your team's submissions to a phase", responses=OpenApiTypes.OBJECT)
     def get(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
         return Response(
@@ -98,7 +101,9 @@ class SubmissionCollectionApi(APIView):
         )
 
     @extend_schema(
-        request={"multipart/form-data": SubmissionUploadSerializer}, responses={201: OpenApiTypes.OBJECT}
+        summary="Submit a results file to a phase (checked before it counts toward the limits)",
+        request={"multipart/form-data": SubmissionUploadSerializer},
+        responses={201: OpenApiTypes.OBJECT},
     )
     def post(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
@@ -124,7 +129,9 @@ class SubmissionCollectionApi(APIView):
 
 
 class SubmissionDetailApi(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        summary="One of your team's submissions: its state and scores", responses=OpenApiTypes.OBJECT
+    )
     def get(self, request, submission_id):
         submission = selectors.submission_get(user=request.user, submission_id=submission_id)
         return Response(_submission_out(submission, request.user))
@@ -133,7 +140,7 @@ class SubmissionDetailApi(APIView):
 class LeaderboardApi(APIView):
     permission_classes = [AllowAny]  # visibility is the phase's: hosts, participants or public
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(summary="A phase's leaderboard, as far as you may see it", responses=OpenApiTypes.OBJECT)
     def get(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
         if not selectors.leaderboard_visible(request.user, phase):
