@@ -243,3 +243,79 @@ def test_the_tensor_pipeline_scores_as_pil_does_and_is_cached_under_its_own_key(
     assert set(cache.get_many(key, [h for h, _ in items])) == {h for h, _ in items}
     assert cache.get_many(clip_tower.model_id, [h for h, _ in items]) == {}  # PIL entries stay apart
     np.testing.assert_allclose(got, embed_images(tensor_model, [b() for _, b in items]), atol=1e-6)
+
+
+def _asymmetric_jpeg(tag: int) -> bytes:
+    """A 3 × 2 block picture (every block its own colour, so any flip or turn shows) stored with EXIF ``tag``."""
+    blocks = np.array(
+        [[(250, 0, 0), (0, 250, 0), (0, 0, 250)], [(250, 250, 0), (0, 250, 250), (250, 0, 250)]],
+        dtype=np.uint8,
+    )
+    image = Image.fromarray(np.kron(blocks, np.ones((16, 16, 1), dtype=np.uint8)))
+    exif = image.getexif()
+    exif[0x0112] = tag
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=100, exif=exif)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("tag", range(1, 9))
+def test_the_exif_tag_turns_a_decoded_tensor_as_pil_turns_the_image(tag):
+    """The GPU decoder ignores the EXIF tag; the tensor is turned afterwards exactly as PIL would turn it."""
+    from PIL import ImageOps
+
+    from evaluation.metrics.clip.pixels import exif_orientation, exif_transpose_tensor
+
+    data = _asymmetric_jpeg(tag)
+    assert exif_orientation(data) == tag
+    with Image.open(io.BytesIO(data)) as opened:
+        stored = opened.convert("RGB")
+        upright = ImageOps.exif_transpose(opened).convert("RGB")
+    got = exif_transpose_tensor(uint8_chw(stored), tag)
+    assert tuple(got.shape) == (3, upright.height, upright.width)
+    assert bool((got == uint8_chw(upright)).all())
+    assert exif_orientation(_image_bytes(1)[0]) == 1  # a PNG without EXIF: as stored
+
+
+def test_the_gpu_decoding_branch_gives_the_pil_decoded_embeddings(clip_tower, shared_data, monkeypatch):
+    """The CUDA-only control flow (JPEG bytes to the batched decoder, the EXIF tag applied to its tensors,
+    other formats by PIL) run on the CPU, with a stand-in decoder that, like the GPU's, ignores the tag."""
+    from evaluation.metrics.clip import embedding
+
+    decoded_batches = []
+
+    def stand_in(data, device):
+        decoded_batches.append(len(data))
+        out = []
+        for d in data:
+            with Image.open(io.BytesIO(d)) as opened:
+                out.append(uint8_chw(opened.convert("RGB")).to(device))
+        return out
+
+    monkeypatch.setattr(embedding, "gpu_jpeg_decoding", lambda device: True)
+    monkeypatch.setattr(embedding, "decode_jpegs_on_device", stand_in)
+    images = [
+        *(p.read_bytes() for p in _real_images(shared_data)),
+        *(_asymmetric_jpeg(tag) for tag in (3, 6, 8)),
+        _rotated_jpeg(),
+        *_image_bytes(2),  # PNG: decoded by PIL on the loading threads
+    ]
+    upright = None
+    for orientation in ("exif", "stored"):
+        via_gpu_branch = embed_images(
+            clip_tower, images, batch_size=4, orientation=orientation, pipeline="tensor"
+        )
+        monkeypatch.setattr(embedding, "gpu_jpeg_decoding", lambda device: False)
+        via_pil = embed_images(clip_tower, images, batch_size=4, orientation=orientation, pipeline="tensor")
+        monkeypatch.setattr(embedding, "gpu_jpeg_decoding", lambda device: True)
+        np.testing.assert_allclose(via_gpu_branch, via_pil, atol=1e-6)
+        upright = via_pil if upright is None else upright
+    assert decoded_batches == [4, 2, 4, 2]  # one decoder call per batch, JPEGs only
+
+    def refusing(data, device):
+        raise RuntimeError("nvjpeg cannot decode this")
+
+    monkeypatch.setattr(embedding, "decode_jpegs_on_device", refusing)  # falls back to PIL, same numbers
+    np.testing.assert_allclose(
+        embed_images(clip_tower, images, batch_size=4, pipeline="tensor"), upright, atol=1e-6
+    )

@@ -47,6 +47,8 @@ from .pixels import (
     DEFAULT_IMAGE_PIPELINE,
     decode_jpegs_on_device,
     encoded_bytes,
+    exif_orientation,
+    exif_transpose_tensor,
     gpu_jpeg_decoding,
     image_pipeline_check,
     is_jpeg,
@@ -148,11 +150,12 @@ def image_pipeline_of(loaded: LoadedClip, pipeline: str | None = None) -> str:
 
 
 def _tensor_source(source: ImageInput | Callable[[], ImageInput], orientation: str, gpu_jpeg: bool):
-    """On a loading thread: JPEG bytes for the GPU decoder, or the image decoded by PIL as uint8 (3, h, w)."""
+    """On a loading thread: ``(JPEG bytes, EXIF orientation tag to apply)`` for the GPU decoder, or the
+    image decoded by PIL as uint8 (3, h, w)."""
     image = source() if callable(source) else source
     data = encoded_bytes(image)
     if gpu_jpeg and data is not None and is_jpeg(data):
-        return data
+        return data, exif_orientation(data) if orientation == "exif" else 1
     return uint8_chw(image_rgb(data if data is not None else image, orientation))
 
 
@@ -162,23 +165,24 @@ def _tensor_batch(loaded: LoadedClip, items: list, orientation: str, spec, gpu_j
 
     device = loaded.device
     decoded = list(items)
-    jpegs = [i for i, item in enumerate(items) if isinstance(item, bytes)]
+    jpegs = [i for i, item in enumerate(items) if isinstance(item, tuple)]
     if jpegs:
         try:
-            on_device = decode_jpegs_on_device([items[i] for i in jpegs], device, orientation)
+            on_device = decode_jpegs_on_device([items[i][0] for i in jpegs], device)
+            on_device = [exif_transpose_tensor(t, items[i][1]) for i, t in zip(jpegs, on_device)]
         except RuntimeError:  # a JPEG the GPU decoder refuses (e.g. CMYK): PIL decodes it, or names the fault
-            on_device = [uint8_chw(image_rgb(items[i], orientation)) for i in jpegs]
+            on_device = [uint8_chw(image_rgb(items[i][0], orientation)) for i in jpegs]
         for i, tensor in zip(jpegs, on_device):
             decoded[i] = tensor
     for i, tensor in enumerate(decoded):
-        if isinstance(tensor, torch.Tensor) and tensor.device != torch.device(device):
+        if isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu":
             decoded[i] = _to_device(tensor, device)
     return preprocess_tensor(decoded, spec)
 
 
 def _to_device(tensor, device):
-    """``tensor`` on ``device``: through pinned memory and a non-blocking copy on CUDA."""
-    if device_type(device) == "cuda":
+    """``tensor`` on ``device``: from the CPU through pinned memory and a non-blocking copy on CUDA."""
+    if device_type(device) == "cuda" and tensor.device.type == "cpu":
         return tensor.pin_memory().to(device, non_blocking=True)
     return tensor.to(device)
 

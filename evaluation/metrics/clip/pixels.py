@@ -17,7 +17,10 @@ Two ways pixels reach the image tower (:data:`IMAGE_PIPELINES`):
     difference), so image embeddings of this pipeline are cached under their own key
     (:func:`.embedding.embedding_cache_key`), never mixed with PIL ones.
 
-The EXIF orientation setting applies to both decoders (the GPU decoder's ``apply_exif_orientation``).
+The EXIF orientation setting applies to both decoders: the GPU decoder ignores the tag (torchvision
+applies ``apply_exif_orientation`` on the CPU only), so the loading thread reads the tag from the file's
+header and the decoded tensor is flipped or rotated as ``PIL.ImageOps.exif_transpose`` would
+(:func:`exif_transpose_tensor`).
 torch and torchvision are imported inside the functions.
 """
 
@@ -35,6 +38,8 @@ __all__ = [
     "DEFAULT_IMAGE_PIPELINE",
     "IMAGE_PIPELINES",
     "TensorPreprocess",
+    "exif_orientation",
+    "exif_transpose_tensor",
     "gpu_jpeg_decoding",
     "image_pipeline_check",
     "is_jpeg",
@@ -187,12 +192,43 @@ def _probe_gpu_decoder(device) -> bool:  # pragma: no cover - needs a GPU
         return False
 
 
-def decode_jpegs_on_device(data: list[bytes], device, orientation: str) -> list:  # pragma: no cover - GPU
-    """Decode JPEG bytes in one batched call of the GPU decoder; ``(3, h, w)`` uint8 tensors on ``device``."""
+def exif_orientation(data: bytes) -> int:
+    """The EXIF orientation tag (1–8) of an encoded image, read from its header without decoding the
+    pixels; 1 (as stored) when there is none or it is out of range."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        tag = image.getexif().get(0x0112, 1)
+    return tag if isinstance(tag, int) and 1 <= tag <= 8 else 1
+
+
+def exif_transpose_tensor(image, tag: int):
+    """A ``(c, h, w)`` image turned upright by EXIF orientation ``tag``, as ``PIL.ImageOps.exif_transpose``
+    turns it (the GPU decoder ignores the tag: ``torchvision.io.decode_jpeg`` applies it on the CPU only)."""
+    import torch
+
+    if tag == 2:  # mirrored
+        return image.flip(-1)
+    if tag == 3:  # upside down
+        return image.flip(-2, -1)
+    if tag == 4:  # mirrored upside down
+        return image.flip(-2)
+    if tag == 5:  # transposed (main diagonal)
+        return image.transpose(-2, -1)
+    if tag == 6:  # turned 90° clockwise to view (PIL: ROTATE_270)
+        return torch.rot90(image, -1, dims=(-2, -1))
+    if tag == 7:  # transversed (anti-diagonal)
+        return image.transpose(-2, -1).flip(-2, -1)
+    if tag == 8:  # turned 90° counter-clockwise to view (PIL: ROTATE_90)
+        return torch.rot90(image, 1, dims=(-2, -1))
+    return image
+
+
+def decode_jpegs_on_device(data: list[bytes], device) -> list:  # pragma: no cover - GPU
+    """Decode JPEG bytes in one batched call of the GPU decoder; ``(3, h, w)`` uint8 tensors on ``device``,
+    as stored (the caller applies the EXIF orientation: :func:`exif_transpose_tensor`)."""
     import torch
     from torchvision.io import ImageReadMode, decode_jpeg
 
     tensors = [torch.frombuffer(bytearray(d), dtype=torch.uint8) for d in data]
-    return decode_jpeg(
-        tensors, mode=ImageReadMode.RGB, device=device, apply_exif_orientation=orientation == "exif"
-    )
+    return decode_jpeg(tensors, mode=ImageReadMode.RGB, device=device)
