@@ -292,9 +292,11 @@ def gpu_profile(label, f) -> None:
         torch.cuda.synchronize()
     wall = time.perf_counter() - start
     events = prof.key_averages()
-    device_time = sum(getattr(e, "self_device_time_total", 0) for e in events) / 1e6
+    # The GPU's own events (kernels, copies): summing the CPU ops' device time too would count twice.
+    kernels = [e for e in events if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    device_time = sum(e.self_device_time_total for e in kernels) / 1e6
     top_cpu = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:4]
-    top_gpu = sorted(events, key=lambda e: getattr(e, "self_device_time_total", 0), reverse=True)[:4]
+    top_gpu = sorted(kernels, key=lambda e: e.self_device_time_total, reverse=True)[:4]
     print(
         f"{label}: wall {wall:.3f} s (profiled), GPU kernels {device_time:.3f} s = {100 * device_time / wall:.0f}% busy; "
         f"CPU top: {', '.join(e.key[:40] for e in top_cpu)}; GPU top: {', '.join(e.key[:40] for e in top_gpu)}"

@@ -20,7 +20,9 @@ LOG=${OUT:-/tmp}/gpu_check.log
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 [ -d .bench-data ] && export BENCH_SHARED_DATA="$PWD/.bench-data"
 
-if ! "$PY" -c "import open_clip" >/dev/null 2>&1; then
+# open_clip through the project's torchvision guard (evaluation/metrics/clip/compat.py), as the benchmarks import it.
+IMPORT="from evaluation.metrics.clip import ensure_torchvision_loadable as e; e(); import open_clip, torch, torchvision"
+if ! "$PY" -c "$IMPORT" >/dev/null 2>&1; then
     if ! ls "$WHEELS"/*.whl >/dev/null 2>&1; then
         echo "open_clip does not import here and $WHEELS holds no wheels: see docs/clip-on-gpu.md" >&2
         exit 2
@@ -54,7 +56,7 @@ step() {  # step SECONDS COMMAND...: run it under a time limit, say so when it i
 {
     echo "gpu_check: $(date -u), $(git rev-parse --short HEAD 2>/dev/null || echo 'no git'), device $DEVICE"
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-    "$PY" -c "import torch, torchvision, open_clip; print('torch', torch.__version__, 'torchvision', torchvision.__version__, 'open_clip', open_clip.__version__, 'cuda', torch.cuda.is_available())"
+    "$PY" -c "$IMPORT; print('torch', torch.__version__, 'torchvision', torchvision.__version__, 'open_clip', open_clip.__version__, 'cuda', torch.cuda.is_available())"
     step 100 "$PY" benchmarks/bench_clip.py --device "$DEVICE" --targets "${CLIP[@]}"
     step 80 "$PY" benchmarks/bench_clip.py --device "$DEVICE" --autocast bf16 --targets "${CLIP[@]}"
     step 100 "$PY" benchmarks/bench_finetune.py --device "$DEVICE" "${TUNE[@]}"
