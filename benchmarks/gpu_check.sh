@@ -11,7 +11,8 @@
 # downloaded there. Skipped when open_clip already imports. .bench-data/, when present (carried), is used
 # as the shared data folder: the XM3600 image sizes and the two real photos of ../shared/data.
 # The log is written to $OUT/gpu_check.log when OUT is set (the device tool's folder), else to
-# /tmp/gpu_check.log. SMOKE=1 runs the same steps tiny and on the CPU, to check the script itself.
+# /tmp/gpu_check.log. SMOKE=1 runs the same steps tiny and on the CPU, to check the script itself (with
+# 20 times the time limits; LIMIT_SCALE sets the factor).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=${1:-.whl}
@@ -32,8 +33,10 @@ if ! "$PY" -c "$IMPORT" >/dev/null 2>&1; then
     export PYTHONPATH=/tmp/gpu-check-site${PYTHONPATH:+:$PYTHONPATH}
 fi
 
+SCALE=${LIMIT_SCALE:-1}  # multiplies each step's time limit
 if [ "${SMOKE:-0}" = 1 ]; then
     DEVICE=cpu
+    SCALE=${LIMIT_SCALE:-20}
     CLIP=(--texts 32 --images 4 --repeat 1 --realistic-images 2 --threads --workers --long-median 0 --no-profile)
     TUNE=(--batch-size 4 --steps 1 --warmup 0)
 else
@@ -43,7 +46,7 @@ else
 fi
 
 step() {  # step SECONDS COMMAND...: run it under a time limit, say so when it is cut off
-    local limit=$1
+    local limit=$(($1 * SCALE))
     shift
     echo
     echo "\$ $* (limit ${limit} s, $(date -u +%T))"
