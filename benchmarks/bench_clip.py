@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_clip.py [--texts 384] [--images 96] [--repeat 2] [--device cpu|cuda]
         [--autocast bf16] [--realistic-images 32] [--threads 1 2] [--no-profile]
+        [--text-batch 0] [--image-batch 0] [--image-pipeline pil|tensor] [--targets]
 
 The model is the REAL architecture of the default ``xlm-roberta-base-ViT-B-32`` with random weights,
 built offline: transformers' ``XLMRobertaConfig`` written by hand with xlm-roberta-base's dimensions
@@ -19,7 +20,13 @@ on longer captions, to show how the ratio depends on caption length.
 Plain loop (the reference): batches of 64 in input order, padded to the full context, fp32, under
 ``torch.no_grad``, no reuse, no cache; images decoded and preprocessed serially, batches of 64.
 Ours: ``evaluation.metrics.clip.embed_texts`` / ``embed_images`` (length-sorted batches trimmed to their
-longest text, ``inference_mode``, each distinct text once, decoding threads a batch ahead).
+longest text, ``inference_mode``, each distinct text once, decoding threads a batch ahead), with the
+device's defaults (docs/clip-on-gpu.md): text batches of 64 on a CPU and 1024 on CUDA (``--text-batch``
+overrides), width buckets, pinned attention kernels and the bf16 weight copy on CUDA; images through
+the PIL pipeline on a CPU and the tensor pipeline (GPU JPEG decoding) on CUDA (``--image-pipeline``),
+in batches of 64 on a CPU and 256 on CUDA (``--image-batch``). On CUDA the run also compares the two
+image pipelines on the same images (embedding cosine, CLIPScore) and profiles the GPU's busy time;
+``--targets`` prints the issue's H100 targets beside the figures.
 Both sides alternate ``--repeat`` times on the same inputs; the best (quietest) run of each side is
 compared. CLIPScores (2.5 max(cos, 0), text i against image i mod n) must agree to 1e-5.
 
@@ -39,6 +46,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
+import os
 import platform
 import sys
 import tempfile
@@ -49,7 +57,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-SHAPES = ROOT.parent / "shared" / "data" / "xm3600-images" / "image_shapes.csv"
+# The shared data folder (../shared/data); BENCH_SHARED_DATA names a copy where ../shared is not beside the
+# checkout (a GPU machine gets the checkout only: benchmarks/gpu_check.sh).
+SHARED_DATA = Path(os.environ.get("BENCH_SHARED_DATA") or ROOT.parent / "shared" / "data")
+SHAPES = SHARED_DATA / "xm3600-images" / "image_shapes.csv"
 
 CONTEXT = 77
 PAD, BOS, EOS = 1, 0, 2
@@ -211,16 +222,85 @@ def plain_images(loaded, images):
     return torch.cat(out).numpy()
 
 
+SETTINGS = {"text_batch": None, "image_batch": 64, "image_pipeline": "pil"}
+
+
 def ours_texts(loaded, texts, cache=None):
     from evaluation.metrics.clip import embed_texts
 
-    return embed_texts(loaded, texts, batch_size=64, cache=cache)
+    return embed_texts(loaded, texts, batch_size=SETTINGS["text_batch"], cache=cache)
 
 
-def ours_images(loaded, images, threads=2):
+def ours_images(loaded, images, threads=2, pipeline=None):
     from evaluation.metrics.clip import embed_images
 
-    return embed_images(loaded, images, batch_size=64, orientation="stored", loader_threads=threads)
+    return embed_images(
+        loaded,
+        images,
+        batch_size=SETTINGS["image_batch"],
+        orientation="stored",
+        loader_threads=threads,
+        pipeline=pipeline or SETTINGS["image_pipeline"],
+    )
+
+
+def real_photos() -> list[bytes]:
+    """The repository's real photos (../shared/data/clipscore-example/images), for the pipeline comparison."""
+    folder = SHARED_DATA / "clipscore-example" / "images"
+    return [path.read_bytes() for path in sorted(folder.glob("*.jpg"))] if folder.is_dir() else []
+
+
+def compare_pipelines(loaded, images, text_emb) -> None:
+    """The tensor image pipeline against open_clip's PIL preprocessing on the same images: pixels (CPU decode
+    + tensor resize against PIL, model-independent), embeddings and CLIPScores (this run's weights)."""
+    from PIL import Image
+
+    from evaluation.metrics.clip.pixels import preprocess_tensor, tensor_preprocess_spec, uint8_chw
+
+    spec = tensor_preprocess_spec(loaded.preprocess)
+    worst = 0.0
+    for data in images:
+        image = Image.open(io.BytesIO(data)).convert("RGB")
+        tensor = preprocess_tensor([uint8_chw(image)], spec)[0]
+        worst = max(worst, float((tensor - loaded.preprocess(image)).abs().max()))
+    pil = ours_images(loaded, images, pipeline="pil")
+    tensor = ours_images(loaded, images, pipeline="tensor")
+    cosines = np.einsum("ij,ij->i", pil.astype(np.float64), tensor.astype(np.float64))
+    texts = (
+        text_emb[: len(images)]
+        if len(text_emb) >= len(images)
+        else text_emb[np.arange(len(images)) % len(text_emb)]
+    )
+    scores = np.abs(clipscores(texts, pil) - clipscores(texts, tensor))
+    where = "GPU JPEG decoder" if str(loaded.device).startswith("cuda") else "PIL decoding"
+    print(
+        f"tensor pipeline ({where}) vs PIL on {len(images)} images: pixels (CPU decode) max |diff| {worst:.4f} "
+        f"(one uint8 level = {1 / 255 / min(spec.std):.4f}); embedding 1 - cosine max {1 - cosines.min():.2e}, "
+        f"mean {1 - cosines.mean():.2e}; max |CLIPScore diff| {scores.max():.2e} (random weights)"
+    )
+
+
+def gpu_profile(label, f) -> None:
+    """GPU busy time against wall time, and the top CUDA kernels, of one call (torch.profiler)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        f()
+        torch.cuda.synchronize()
+    wall = time.perf_counter() - start
+    events = prof.key_averages()
+    # The GPU's own events (kernels, copies): summing the CPU ops' device time too would count twice.
+    kernels = [e for e in events if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    device_time = sum(e.self_device_time_total for e in kernels) / 1e6
+    top_cpu = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:4]
+    top_gpu = sorted(kernels, key=lambda e: e.self_device_time_total, reverse=True)[:4]
+    print(
+        f"{label}: wall {wall:.3f} s (profiled), GPU kernels {device_time:.3f} s = {100 * device_time / wall:.0f}% busy; "
+        f"CPU top: {', '.join(e.key[:40] for e in top_cpu)}; GPU top: {', '.join(e.key[:40] for e in top_gpu)}"
+    )
 
 
 def timed(f, *args, **kwargs):
@@ -258,7 +338,17 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--autocast", default="", choices=["", "bf16", "fp16"])
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--text-batch", type=int, default=0, help="texts per pass (0: the device's default)")
+    parser.add_argument("--image-batch", type=int, default=0, help="images per pass (0: 64 CPU, 256 CUDA)")
+    parser.add_argument("--image-pipeline", default="", choices=["", "pil", "tensor"])
+    parser.add_argument(
+        "--targets", action="store_true", help="print the issue's H100 targets beside the figures"
+    )
     args = parser.parse_args()
+    cuda = args.device.startswith("cuda")
+    SETTINGS["text_batch"] = args.text_batch or None
+    SETTINGS["image_batch"] = args.image_batch or (256 if cuda else 64)
+    SETTINGS["image_pipeline"] = args.image_pipeline or ("tensor" if cuda else "pil")
 
     import torch
 
@@ -266,7 +356,8 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     print(f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, ", end="")
-    print(f"{torch.get_num_threads()} threads by default, device {args.device}")
+    print(f"{torch.get_num_threads()} threads by default, device {args.device}", end="")
+    print(f" ({torch.cuda.get_device_name(0)})" if cuda else "")
     build_s, (model, preprocess, dim) = timed(build_model, args.device)
     print(
         f"model: xlm-roberta-base-ViT-B-32 architecture, random weights, built offline in {build_s:.1f} s; ",
@@ -305,11 +396,20 @@ def main() -> None:
         f"images: {len(images)} JPEGs of XM3600 sizes ({np.mean([len(b) for b in images]) / 1e3:.0f} kB mean)"
     )
 
-    # Warm-up (first-call allocations, lazy imports) on both sides, outside the timings.
-    plain_texts(loaded, texts[:8])
-    ours_texts(fast, texts[:8])
+    from evaluation.metrics.clip.device import text_batch_size
+
+    print(
+        f"ours: text batches of {text_batch_size(args.device, SETTINGS['text_batch'])}, image batches of "
+        f"{SETTINGS['image_batch']}, image pipeline {SETTINGS['image_pipeline']}, "
+        f"precision {args.autocast or 'fp32'}; plain loop: batches of 64 padded to 77, fp32"
+    )
+    # Warm-up (first-call allocations, lazy imports, the bf16 weight copy, each width bucket's kernels)
+    # on both sides, outside the timings.
+    plain_texts(loaded, texts[:64])
+    ours_texts(fast, texts if cuda else texts[:8])
     plain_images(loaded, images[:4])
-    ours_images(fast, images[:4])
+    ours_images(fast, images[: SETTINGS["image_batch"] if cuda else 4])
+    sync(args.device)
 
     print("\n== distinct texts and images (alternating, best of each side) ==")
     t_plain, t_ours, i_plain, i_ours = [], [], [], []
@@ -321,8 +421,10 @@ def main() -> None:
         sync(args.device)
         t_ours.append(dt)
         dt, plain_img = timed(plain_images, loaded, images)
+        sync(args.device)
         i_plain.append(dt)
         dt, ours_img = timed(ours_images, fast, images)
+        sync(args.device)
         i_ours.append(dt)
         print(
             f"round {r + 1}: texts plain {len(texts) / t_plain[-1]:.1f}/s, ours {len(texts) / t_ours[-1]:.1f}/s; "
@@ -339,10 +441,17 @@ def main() -> None:
         f"images/s:   plain {image_rate_plain:.1f}, ours {image_rate_ours:.1f}  -> {image_rate_ours / image_rate_plain:.2f}x"
     )
     tolerance = 1e-5 if not args.autocast else 1e-2
+    if SETTINGS["image_pipeline"] == "tensor":
+        # The tensor pipeline's pixels differ from PIL's (compared below): texts are held to the
+        # tolerance on their own, CLIPScores with ours' texts against the plain loop's images.
+        diff_scores = np.max(np.abs(clipscores(plain_emb, plain_img) - clipscores(ours_emb, plain_img)))
+        diff_emb = np.max(np.abs(plain_emb - ours_emb))
     verdict = "OK" if diff_scores <= tolerance else "FAIL"
     print(
         f"max |CLIPScore ours - plain| = {diff_scores:.2e} (embeddings {diff_emb:.2e}): {verdict} at {tolerance:g}"
     )
+    if cuda or args.image_pipeline == "tensor":
+        compare_pipelines(loaded, real_photos() + images[:64], plain_emb)
 
     if isinstance(tokenizer, RandomIdTokenizer) and args.long_median:
         long_tok = RandomIdTokenizer(args.long_median, seed=1)
@@ -397,7 +506,13 @@ def main() -> None:
         f"-> {p_best / o_best:.2f}x (max embedding diff {diff:.1e})"
     )
 
-    if not args.no_profile:
+    if not args.no_profile and cuda:
+        print("\n== where the time goes on the GPU (torch.profiler) ==")
+        sample = texts[:4096]
+        gpu_profile(f"plain loop, {len(sample)} texts", lambda: plain_texts(loaded, sample))
+        gpu_profile(f"ours, {len(sample)} texts", lambda: ours_texts(fast, sample))
+        gpu_profile(f"ours, {min(len(images), 256)} images", lambda: ours_images(fast, images[:256]))
+    elif not args.no_profile:
         from torch.profiler import ProfilerActivity, profile
 
         print("\n== where the time goes (torch.profiler, self CPU time, 128 distinct texts) ==")
@@ -424,6 +539,18 @@ def main() -> None:
     print(f"ours, 1 worker: {int(ours_texts_n):,} distinct texts + {XM_IMAGES:,} images = {hours(ours_s)}")
     for n in args.workers:
         print(f"ours, {n} workers (one machine like this each, shared cache): {hours(ours_s / n)}")
+    if args.targets:
+        precision = args.autocast or "fp32"
+        text_target = 60_000 if args.autocast == "bf16" else 10_000
+        print("\n== the issue's targets (one H100, these inputs) ==")
+        for label, value, target in (
+            (f"captions/s ({precision})", text_rate_ours, text_target),
+            ("images/s", image_rate_ours, 3_000),
+        ):
+            print(f"{label}: {value:,.0f} against >= {target:,}: {'met' if value >= target else 'NOT met'}")
+        print(
+            f"XM3600-scale projection, 1 worker: {ours_s:.1f} s against < 20 s: {'met' if ours_s < 20 else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

@@ -322,20 +322,26 @@ CLIP_FOIL_BOOTSTRAP = env.int("CLIP_FOIL_BOOTSTRAP", default=1000)
 # per worker process (0: torch's default, one per core); give each of N worker processes on a machine
 # cores/N. CLIP_IMAGE_LOADER_THREADS: threads decoding the next batch of images while the model works
 # on this one (0: decode in line). CLIP_TEXT_BATCH_SIZE: texts per forward pass (batches are formed by
-# length and padded to their longest text). CLIP_AUTOCAST: '' computes in fp32; 'bf16' or 'fp16' runs
+# length and padded to their longest text; 0: by device, 64 on a CPU, 1024 on CUDA). CLIP_AUTOCAST: '' computes in fp32; 'bf16' or 'fp16' runs
 # the forward passes in half precision (CUDA, and 'bf16' on CPUs with native bf16: AVX512_BF16 or AMX;
 # slower on CPUs without it); each worker
 # first checks on a sample that no CLIPScore moves by more than CLIP_AUTOCAST_TOLERANCE against fp32.
 CLIP_TORCH_THREADS = env.int("CLIP_TORCH_THREADS", default=0)
 CLIP_IMAGE_LOADER_THREADS = env.int("CLIP_IMAGE_LOADER_THREADS", default=2)
-CLIP_TEXT_BATCH_SIZE = env.int("CLIP_TEXT_BATCH_SIZE", default=64)
+CLIP_TEXT_BATCH_SIZE = env.int("CLIP_TEXT_BATCH_SIZE", default=0)
 CLIP_AUTOCAST = env.str("CLIP_AUTOCAST", default="")
 CLIP_AUTOCAST_TOLERANCE = env.float("CLIP_AUTOCAST_TOLERANCE", default=0.01)
 if CLIP_AUTOCAST not in ("", "bf16", "fp16"):
     raise ImproperlyConfigured(f"CLIP_AUTOCAST must be empty, bf16 or fp16, not {CLIP_AUTOCAST!r}")
-if CLIP_TORCH_THREADS < 0 or CLIP_IMAGE_LOADER_THREADS < 0 or CLIP_TEXT_BATCH_SIZE < 1:
+# CLIP_IMAGE_PIPELINE (docs/clip-on-gpu.md): 'pil' decodes and resizes with PIL as open_clip does;
+# 'tensor' decodes JPEGs on the GPU and resizes as tensor ops (for GPU workers; scores within the
+# documented tolerance of PIL's, recorded in the run's signature).
+CLIP_IMAGE_PIPELINE = env.str("CLIP_IMAGE_PIPELINE", default="pil")
+if CLIP_IMAGE_PIPELINE not in ("pil", "tensor"):
+    raise ImproperlyConfigured(f"CLIP_IMAGE_PIPELINE must be pil or tensor, not {CLIP_IMAGE_PIPELINE!r}")
+if CLIP_TORCH_THREADS < 0 or CLIP_IMAGE_LOADER_THREADS < 0 or CLIP_TEXT_BATCH_SIZE < 0:
     raise ImproperlyConfigured(
-        "CLIP_TORCH_THREADS and CLIP_IMAGE_LOADER_THREADS must be 0 or more, CLIP_TEXT_BATCH_SIZE 1 or more"
+        "CLIP_TORCH_THREADS, CLIP_IMAGE_LOADER_THREADS and CLIP_TEXT_BATCH_SIZE must be 0 or more"
     )
 # Captions per CLIP chunk of a metric run: the unit a worker takes, retries and resumes.
 METRIC_CLIP_CHUNK_SIZE = env.int("METRIC_CLIP_CHUNK_SIZE", default=256)

@@ -44,6 +44,7 @@ def clip_signature(
     prompt_prefix: str = "",
     orientation: str,
     autocast: str = "",
+    image_pipeline: str = "pil",
 ) -> str:
     """The signature of CLIPScore / RefCLIPScore numbers.
 
@@ -52,14 +53,16 @@ def clip_signature(
     were oriented before embedding (``exif`` or ``stored``, see ``evaluation.metrics.clip``). The prompt prefix is written
     as a JSON string (``|`` escaped), so any prefix, the empty one included, is unambiguous.
     ``autocast`` (``bf16``/``fp16``) adds ``|prec:<it>``; fp32 adds nothing, so signatures from
-    before the setting existed still match.
+    before the setting existed still match. ``image_pipeline`` ``tensor`` (JPEGs decoded on the GPU,
+    tensor resize; ``evaluation.metrics.clip.pixels``) adds ``|pixels:tensor``; ``pil`` adds nothing.
     """
     found = _CHECKPOINT_HASH.search(model_id or "")
     ckpt = f"sha256-{found.group(1)}" if found else "pending" if checkpoint else "none"
     prompt = json.dumps(prompt_prefix or "", ensure_ascii=False).replace("|", "\\u007c")
     return (
         f"clip:{model}|weights:{pretrained or 'none'}|ckpt:{ckpt}|prompt:{prompt}"
-        f"|orient:{orientation}{f'|prec:{autocast}' if autocast else ''}|impl:clip-{CLIP_IMPL_VERSION}"
+        f"|orient:{orientation}{f'|prec:{autocast}' if autocast else ''}"
+        f"{f'|pixels:{image_pipeline}' if image_pipeline != 'pil' else ''}|impl:clip-{CLIP_IMPL_VERSION}"
     )
 
 

@@ -182,6 +182,9 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         autocast=autocast,
         threads=settings.CLIP_TORCH_THREADS,
     )
+    # Runs from before the setting existed made their pixels with PIL.
+    image_pipeline = params.get("clip_image_pipeline", "pil")
+    loaded = loaded.with_image_pipeline(image_pipeline)
     candidates = _candidates(chunk)
     files = {
         pk: (key, content_hash, name)
@@ -225,7 +228,7 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
     references = _references(chunk) if Metric.REFCLIPSCORE in metrics else None
     if references is not None:
         texts += [text for image_id in chunk.image_ids for text in references[image_id]]
-    text_emb = embed_texts(loaded, texts, prefix, settings.CLIP_TEXT_BATCH_SIZE, cache=text_cache)
+    text_emb = embed_texts(loaded, texts, prefix, settings.CLIP_TEXT_BATCH_SIZE or None, cache=text_cache)
     cand_emb = text_emb[: len(candidates)]
     per_clip = clipscore(image_emb, cand_emb)
     columns = {Metric.CLIPSCORE.value: per_clip}
@@ -247,6 +250,7 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
         prompt_prefix=prefix,
         orientation=orientation,
         autocast=autocast,
+        image_pipeline=image_pipeline,
     )
     return ChunkResult(
         metrics=metrics,

@@ -284,6 +284,8 @@ def metric_run_plan(
         }
         if settings.CLIP_AUTOCAST:  # fp32 runs keep the parameters they always had
             plan.params["clip_autocast"] = settings.CLIP_AUTOCAST
+        if settings.CLIP_IMAGE_PIPELINE != "pil":  # likewise: PIL runs keep their parameters
+            plan.params["clip_image_pipeline"] = settings.CLIP_IMAGE_PIPELINE
         # Completed by the worker, which knows the checkpoint's hash (see chunks._compute_clip).
         clip_sig = clip_signature(
             model=plan.params["clip_model"],
@@ -292,6 +294,7 @@ def metric_run_plan(
             prompt_prefix=plan.params["clip_prompt_prefix"],
             orientation=orientation,
             autocast=settings.CLIP_AUTOCAST,
+            image_pipeline=settings.CLIP_IMAGE_PIPELINE,
         )
         plan.signatures |= dict.fromkeys(plan.clip_metrics, clip_sig)
     return plan

@@ -294,3 +294,43 @@ def test_images_are_split_once_each_by_a_stored_seed():
 def test_a_bad_setting_is_refused_by_name(change, message):
     with pytest.raises(ValueError, match=message):
         FineTuneConfig(**change).check()
+
+
+def test_losses_are_read_from_the_device_once_per_log_interval_not_per_step(tokenizer, tmp_path, monkeypatch):
+    """No per-step host synchronisation (docs/clip-on-gpu.md): a loss is turned into a Python number only
+    for the reports that carry losses (every ``log_every`` steps, at a checkpoint, at an epoch's end)."""
+    images = synthetic(24)
+    task = small_task(images)
+    config = FineTuneConfig(learning_rate=1e-3, batch_size=4, epochs=1, seed=3, checkpoint_every=100)
+    reads = []
+    original = torch.Tensor.__float__
+
+    def counted(self):
+        reads.append(self.numel())
+        return original(self)
+
+    monkeypatch.setattr(torch.Tensor, "__float__", counted)
+    reports = []
+    _, outcome = run(
+        tokenizer, tmp_path, images, config=config, on_progress=reports.append, log_every=3, **task
+    )
+    train = [r for r in reports if r["phase"] == "train"]
+    assert len(train) == outcome.steps > 6
+    # (A loss is None in a report when no batch of its kind ran since the last: the contrastive batches
+    # run out before the Pearson ones here.)
+    with_losses = [
+        r["step"] for r in train if r["loss_contrastive"] is not None or r["loss_pearson"] is not None
+    ]
+    assert with_losses == [s for s in range(1, outcome.steps + 1) if s % 3 == 0 or s == outcome.steps]
+    assert all(
+        r["loss_contrastive"] is None and r["loss_pearson"] is None
+        for r in train
+        if r["step"] not in with_losses
+    )
+    # Two losses per report, two epoch means, and nothing else read during training.
+    assert len(reads) <= 2 * len(with_losses) + 2
+    assert (
+        outcome.history[0]["loss_contrastive"] is not None and outcome.history[0]["loss_pearson"] is not None
+    )
+    with pytest.raises(ValueError, match="log_every must be at least 1"):
+        run(tokenizer, tmp_path / "bad", images, config=config, log_every=0, **task)

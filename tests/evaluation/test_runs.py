@@ -574,6 +574,37 @@ def test_image_orientation_is_recorded_and_keys_the_embedding_cache(
         create(setup, metrics=["CLIPScore"], image_orientation="sideways", enqueue=False)
 
 
+def test_the_tensor_image_pipeline_is_recorded_signed_and_cached_apart(
+    setup, tiny_clip, django_capture_on_commit_callbacks
+):
+    """CLIP_IMAGE_PIPELINE=tensor (docs/clip-on-gpu.md): the run records it, its signature says so, and its
+    image embeddings never mix with PIL ones; a PIL run keeps the parameters and signature it always had."""
+    pil = run_now(setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"])
+    assert pil.status == RunStatus.SUCCEEDED, pil.error
+    assert "clip_image_pipeline" not in pil.params
+    model_id = pil.timings["clip_model_id"]
+    with override_settings(CLIP_IMAGE_PIPELINE="tensor"):
+        tensor = run_now(setup, django_capture_on_commit_callbacks, metrics=["CLIPScore"])
+    assert tensor.status == RunStatus.SUCCEEDED, tensor.error
+    assert tensor.params["clip_image_pipeline"] == "tensor"
+    assert "|pixels:tensor|" in tensor.signatures["CLIPScore"]
+    assert "pixels:" not in pil.signatures["CLIPScore"]
+    assert tensor.timings["images_embedded"] == 4  # nothing read from the PIL entries
+    key = f"{model_id}|image_pipeline=tensor"
+    assert ClipEmbedding.objects.filter(model_id=key, kind="image").count() == 4
+    # On the CPU the tensor pipeline decodes with PIL and resizes as tensor ops: the scores agree closely.
+    for system in ("sys-a", "sys-b"):
+        by_pil, by_tensor = (
+            dict(
+                CaptionScore.objects.filter(run=run, system__name=system, metric="CLIPScore").values_list(
+                    "image_id", "value"
+                )
+            )
+            for run in (pil, tensor)
+        )
+        assert by_tensor == pytest.approx(by_pil, abs=2e-3)
+
+
 def test_clip_unavailable_fails_the_run_and_keeps_text_scores(
     setup, tiny_checkpoint, django_capture_on_commit_callbacks
 ):

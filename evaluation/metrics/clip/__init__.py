@@ -5,6 +5,7 @@ is loaded or used, so importing this package is cheap.
 """
 
 from .compat import ensure_torchvision_loadable
+from .device import text_batch_size
 from .embedding import (
     DEFAULT_IMAGE_ORIENTATION,
     IMAGE_LOADER_THREADS,
@@ -29,6 +30,7 @@ from .loading import (
     load_clip,
     register_model_config,
 )
+from .pixels import DEFAULT_IMAGE_PIPELINE, IMAGE_PIPELINES, image_pipeline_check
 from .runtime import (
     AUTOCAST_CHOICES,
     AUTOCAST_TOLERANCE,
@@ -55,6 +57,7 @@ __all__ = [
     "AUTOCAST_TOLERANCE",
     "AutocastCheck",
     "DEFAULT_IMAGE_ORIENTATION",
+    "DEFAULT_IMAGE_PIPELINE",
     "DEFAULT_MODEL",
     "DEFAULT_PRETRAINED",
     "DEFAULT_PROMPT_PREFIX",
@@ -63,6 +66,7 @@ __all__ = [
     "ClipUnavailable",
     "IMAGE_LOADER_THREADS",
     "IMAGE_ORIENTATIONS",
+    "IMAGE_PIPELINES",
     "TEXT_BATCH_SIZE",
     "DirectoryEmbeddingCache",
     "EmbeddingCache",
@@ -82,6 +86,7 @@ __all__ = [
     "ensure_torchvision_loadable",
     "harmonic_mean",
     "image_orientation_check",
+    "image_pipeline_check",
     "image_rgb",
     "load_clip",
     "ref_similarity",
@@ -89,6 +94,7 @@ __all__ = [
     "register_model_config",
     "score_clip",
     "set_torch_threads",
+    "text_batch_size",
     "text_hash",
     "text_trimming",
 ]

@@ -41,8 +41,22 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 from PIL import Image, ImageOps
 
+from .device import attention_backends, device_type
 from .hashing import content_hash, is_content_hash
-from .runtime import inference
+from .pixels import (
+    DEFAULT_IMAGE_PIPELINE,
+    decode_jpegs_on_device,
+    encoded_bytes,
+    exif_orientation,
+    exif_transpose_tensor,
+    gpu_jpeg_decoding,
+    image_pipeline_check,
+    is_jpeg,
+    preprocess_tensor,
+    tensor_preprocess_spec,
+    uint8_chw,
+)
+from .runtime import inference, inference_model
 
 if TYPE_CHECKING:
     from .loading import LoadedClip
@@ -61,6 +75,7 @@ __all__ = [
     "embed_images",
     "embedding_cache_key",
     "image_orientation_check",
+    "image_pipeline_of",
     "image_rgb",
     "normalised_rows",
 ]
@@ -84,14 +99,19 @@ def image_orientation_check(orientation: object) -> str:
     return str(orientation)
 
 
-def embedding_cache_key(model_id: str, orientation: str = DEFAULT_IMAGE_ORIENTATION) -> str:
-    """The model key image embeddings are cached under: the weights and preprocessing, orientation included.
+def embedding_cache_key(
+    model_id: str, orientation: str = DEFAULT_IMAGE_ORIENTATION, pipeline: str = DEFAULT_IMAGE_PIPELINE
+) -> str:
+    """The model key image embeddings are cached under: the weights and preprocessing, orientation and
+    image pipeline included.
 
     ``"exif"`` keeps the plain ``model_id``: every embedding cached before the orientation became a
-    setting was computed that way, so it stays valid. ``"stored"`` gets its own key.
+    setting was computed that way, so it stays valid. ``"stored"`` gets its own key; so does the
+    ``"tensor"`` image pipeline (:mod:`.pixels`), whose pixels differ slightly from PIL's.
     """
     image_orientation_check(orientation)
-    return model_id if orientation == "exif" else f"{model_id}|image_orientation={orientation}"
+    key = model_id if orientation == "exif" else f"{model_id}|image_orientation={orientation}"
+    return key if image_pipeline_check(pipeline) == "pil" else f"{key}|image_pipeline={pipeline}"
 
 
 def _oriented(image: Image.Image, orientation: str) -> Image.Image:
@@ -120,6 +140,53 @@ def _pixels(loaded: LoadedClip, source: ImageInput | Callable[[], ImageInput], o
     return loaded.preprocess(image_rgb(image, orientation))
 
 
+def image_pipeline_of(loaded: LoadedClip, pipeline: str | None = None) -> str:
+    """The image pipeline a call runs: ``pipeline`` (default ``loaded.image_pipeline``), except that
+    ``"tensor"`` falls back to ``"pil"`` for a transform it cannot reproduce (see :mod:`.pixels`)."""
+    chosen = image_pipeline_check(pipeline or loaded.image_pipeline)
+    if chosen == "tensor" and tensor_preprocess_spec(loaded.preprocess) is None:
+        return "pil"
+    return chosen
+
+
+def _tensor_source(source: ImageInput | Callable[[], ImageInput], orientation: str, gpu_jpeg: bool):
+    """On a loading thread: ``(JPEG bytes, EXIF orientation tag to apply)`` for the GPU decoder, or the
+    image decoded by PIL as uint8 (3, h, w)."""
+    image = source() if callable(source) else source
+    data = encoded_bytes(image)
+    if gpu_jpeg and data is not None and is_jpeg(data):
+        return data, exif_orientation(data) if orientation == "exif" else 1
+    return uint8_chw(image_rgb(data if data is not None else image, orientation))
+
+
+def _tensor_batch(loaded: LoadedClip, items: list, orientation: str, spec, gpu_jpeg: bool):
+    """Decode a batch's JPEG bytes on the device in one call and preprocess the whole batch there."""
+    import torch
+
+    device = loaded.device
+    decoded = list(items)
+    jpegs = [i for i, item in enumerate(items) if isinstance(item, tuple)]
+    if jpegs:
+        try:
+            on_device = decode_jpegs_on_device([items[i][0] for i in jpegs], device)
+            on_device = [exif_transpose_tensor(t, items[i][1]) for i, t in zip(jpegs, on_device)]
+        except RuntimeError:  # a JPEG the GPU decoder refuses (e.g. CMYK): PIL decodes it, or names the fault
+            on_device = [uint8_chw(image_rgb(items[i][0], orientation)) for i in jpegs]
+        for i, tensor in zip(jpegs, on_device):
+            decoded[i] = tensor
+    for i, tensor in enumerate(decoded):
+        if isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu":
+            decoded[i] = _to_device(tensor, device)
+    return preprocess_tensor(decoded, spec)
+
+
+def _to_device(tensor, device):
+    """``tensor`` on ``device``: from the CPU through pinned memory and a non-blocking copy on CUDA."""
+    if device_type(device) == "cuda" and tensor.device.type == "cpu":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
 def pixel_batches(
     loaded: LoadedClip,
     sources: Sequence[ImageInput | Callable[[], ImageInput]],
@@ -127,27 +194,46 @@ def pixel_batches(
     *,
     orientation: str = DEFAULT_IMAGE_ORIENTATION,
     loader_threads: int = IMAGE_LOADER_THREADS,
+    pipeline: str | None = None,
 ) -> Iterator[tuple[int, object]]:
     """``(start, pixels)`` per batch of ``sources`` (images, or loaders returning one), preprocessed.
 
     With ``loader_threads > 0`` the next batch is decoded by a thread pool while the caller
     works on this one: at most two batches are in memory. An error of a loader is raised when
-    its batch is reached, and the pool is shut down with the generator.
+    its batch is reached, and the pool is shut down with the generator. ``pipeline``: ``"pil"``
+    or ``"tensor"`` (:mod:`.pixels`; default ``loaded.image_pipeline``); the tensor pipeline's
+    pixels are on the model's device already.
     """
     import torch
+
+    if image_pipeline_of(loaded, pipeline) == "tensor":
+        spec = tensor_preprocess_spec(loaded.preprocess)
+        gpu_jpeg = gpu_jpeg_decoding(loaded.device)
+
+        def prepare(source):
+            return _tensor_source(source, orientation, gpu_jpeg)
+
+        def finish(items):
+            return _tensor_batch(loaded, items, orientation, spec, gpu_jpeg)
+    else:
+
+        def prepare(source):
+            return _pixels(loaded, source, orientation)
+
+        finish = torch.stack
 
     starts = range(0, len(sources), batch_size)
     if loader_threads <= 0:
         for start in starts:
             batch = sources[start : start + batch_size]
-            yield start, torch.stack([_pixels(loaded, source, orientation) for source in batch])
+            yield start, finish([prepare(source) for source in batch])
         return
     pool = ThreadPoolExecutor(max_workers=loader_threads, thread_name_prefix="clip-images")
     try:
 
         def submit(start: int):
             batch = sources[start : start + batch_size]
-            return start, [pool.submit(_pixels, loaded, source, orientation) for source in batch]
+            return start, [pool.submit(prepare, source) for source in batch]
 
         upcoming = iter(starts)
         queued: deque = deque()
@@ -156,13 +242,19 @@ def pixel_batches(
                 queued.append(submit(start))
         while queued:
             start, futures = queued.popleft()
-            pixels = torch.stack([future.result() for future in futures])
+            pixels = finish([future.result() for future in futures])
             following = next(upcoming, None)
             if following is not None:
                 queued.append(submit(following))
             yield start, pixels
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _embed_pixels(loaded: LoadedClip, pixels) -> np.ndarray:
+    """Normalised image embeddings of a preprocessed batch (the reduced-precision copy for autocast on CUDA)."""
+    with inference(loaded), attention_backends(loaded.device):
+        return normalised_rows(inference_model(loaded).encode_image(_to_device(pixels, loaded.device)))
 
 
 def embed_images(
@@ -172,23 +264,22 @@ def embed_images(
     *,
     orientation: str = DEFAULT_IMAGE_ORIENTATION,
     loader_threads: int = IMAGE_LOADER_THREADS,
+    pipeline: str | None = None,
 ) -> np.ndarray:
     """Embed images (PIL images, file paths or encoded bytes) in batches; returns ``(n, d)`` float32.
 
     ``orientation``: ``"exif"`` or ``"stored"`` (see the module docstring). ``loader_threads``:
-    decoding threads that prepare the next batch while this one is embedded (0: none)."""
+    decoding threads that prepare the next batch while this one is embedded (0: none).
+    ``pipeline``: ``"pil"`` or ``"tensor"`` (:mod:`.pixels`; default ``loaded.image_pipeline``)."""
     if batch_size < 1:
         raise ValueError("batch_size must be positive")
     image_orientation_check(orientation)
     out = np.zeros((len(images), loaded.embed_dim), dtype=np.float32)
     batches = pixel_batches(
-        loaded, images, batch_size, orientation=orientation, loader_threads=loader_threads
+        loaded, images, batch_size, orientation=orientation, loader_threads=loader_threads, pipeline=pipeline
     )
     for start, pixels in batches:
-        with inference(loaded):
-            out[start : start + len(pixels)] = normalised_rows(
-                loaded.model.encode_image(pixels.to(loaded.device))
-            )
+        out[start : start + len(pixels)] = _embed_pixels(loaded, pixels)
     return out
 
 
@@ -303,11 +394,13 @@ def embed_images_cached(
     *,
     orientation: str = DEFAULT_IMAGE_ORIENTATION,
     loader_threads: int = IMAGE_LOADER_THREADS,
+    pipeline: str | None = None,
 ) -> np.ndarray:
     """Embeddings for ``(content_hash, loader)`` items, computing only those missing from ``cache``.
 
     The cache is read and written under :func:`embedding_cache_key` of ``loaded.embedding_key``
-    (the weights, and the autocast precision if any) and ``orientation``, so an embedding of the
+    (the weights, and the autocast precision if any), ``orientation`` and the image pipeline
+    (``pipeline``, default ``loaded.image_pipeline``), so an embedding of the
     upright image never serves a run that wants the pixels as stored, nor the reverse.
 
     A loader is called only for a hash the cache lacks, once per distinct hash; the next batch
@@ -327,7 +420,8 @@ def embed_images_cached(
         loaders.setdefault(h, loader)
     unique = list(loaders)
 
-    key = embedding_cache_key(loaded.embedding_key, orientation)
+    pipeline = image_pipeline_of(loaded, pipeline)
+    key = embedding_cache_key(loaded.embedding_key, orientation, pipeline)
     found = {
         h: np.asarray(v, dtype=np.float32)
         for h, v in cache.get_many(key, unique).items()
@@ -341,12 +435,12 @@ def embed_images_cached(
             batch_size,
             orientation=orientation,
             loader_threads=loader_threads,
+            pipeline=pipeline,
         )
     else:
         batches = iter(())
     for start, pixels in batches:
-        with inference(loaded):
-            vectors = normalised_rows(loaded.model.encode_image(pixels.to(loaded.device)))
+        vectors = _embed_pixels(loaded, pixels)
         computed = dict(zip(missing[start : start + len(vectors)], vectors))
         cache.put_many(key, computed)
         found.update(computed)

@@ -30,6 +30,7 @@ from typing import Any
 
 from .compat import ensure_torchvision_loadable
 from .hashing import content_hash
+from .pixels import image_pipeline_check
 from .runtime import autocast_choice_check
 
 __all__ = [
@@ -63,7 +64,8 @@ class LoadedClip:
     weights, ``"<model>:sha256-<hex>"`` for a checkpoint file, ``"<model>:<tag>:sha256-<hex>"``
     for a checkpoint file of a tag. ``autocast`` (``""``, ``"bf16"``, ``"fp16"``; see
     :mod:`.runtime`) is the precision the forward passes run in; :meth:`with_autocast` gives the
-    same model in another precision. Cached embeddings are keyed by :attr:`embedding_key`.
+    same model in another precision. ``image_pipeline`` (``"pil"``, ``"tensor"``; see :mod:`.pixels`)
+    is how image pixels are made; :meth:`with_image_pipeline` switches it. Cached embeddings are keyed by :attr:`embedding_key`.
     """
 
     model: Any  # open_clip CLIP / CustomTextCLIP, in eval mode, on ``device``
@@ -76,6 +78,7 @@ class LoadedClip:
     checkpoint_path: str | None
     embed_dim: int
     autocast: str = ""
+    image_pipeline: str = "pil"  # "pil" or "tensor": how image pixels are made (see .pixels)
 
     @property
     def embedding_key(self) -> str:
@@ -86,6 +89,11 @@ class LoadedClip:
     def with_autocast(self, autocast: str) -> LoadedClip:
         """This model (the same weights in memory) computing in ``autocast``; ValueError for an unknown one."""
         return dataclasses.replace(self, autocast=autocast_choice_check(autocast))
+
+    def with_image_pipeline(self, pipeline: str) -> LoadedClip:
+        """This model making its image pixels by ``pipeline`` (``"pil"`` or ``"tensor"``, see :mod:`.pixels`);
+        ValueError for another."""
+        return dataclasses.replace(self, image_pipeline=image_pipeline_check(pipeline))
 
 
 def _import_open_clip():

@@ -38,6 +38,7 @@ __all__ = [
     "autocast_check",
     "autocast_choice_check",
     "inference",
+    "inference_model",
     "set_torch_threads",
 ]
 
@@ -78,10 +79,30 @@ def inference(loaded: LoadedClip) -> Iterator[None]:
         if not loaded.autocast:
             yield
             return
-        dtype = torch.bfloat16 if loaded.autocast == "bf16" else torch.float16
         device_type = torch.device(loaded.device).type
-        with torch.autocast(device_type=device_type, dtype=dtype):
+        with torch.autocast(device_type=device_type, dtype=autocast_dtype(loaded.autocast)):
             yield
+
+
+def autocast_dtype(autocast: str):
+    """The torch dtype of an autocast choice (``"bf16"``, ``"fp16"``); None for fp32 (``""``)."""
+    import torch
+
+    return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(autocast)
+
+
+def inference_model(loaded: LoadedClip, *, cast_weights: bool | None = None):
+    """The module the forward passes of ``loaded`` run on: ``loaded.model``, or for an autocast run on
+    CUDA its copy with the weights held in the autocast dtype (:func:`.device.reduced_precision_model`),
+    so autocast no longer casts every weight on every call. ``cast_weights`` defaults to "autocast on
+    CUDA" (tests force it on a CPU)."""
+    from .device import device_type, reduced_precision_model
+
+    if cast_weights is None:
+        cast_weights = bool(loaded.autocast) and device_type(loaded.device) == "cuda"
+    if not cast_weights or not loaded.autocast:
+        return loaded.model
+    return reduced_precision_model(loaded.model, autocast_dtype(loaded.autocast))
 
 
 @dataclass(frozen=True)
@@ -127,7 +148,7 @@ def autocast_check(
 
     def embeddings(model: LoadedClip) -> tuple[np.ndarray, np.ndarray]:
         with inference(model):
-            images = model.model.encode_image(image_pixels.to(model.device))
+            images = inference_model(model).encode_image(image_pixels.to(model.device))
             images = F.normalize(images.float(), dim=-1).cpu().numpy().astype(np.float64)
         return images, embed_texts(model, texts).astype(np.float64)
 

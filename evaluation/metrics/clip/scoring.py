@@ -51,7 +51,7 @@ from .embedding import (
     embed_images_cached,
     image_orientation_check,
 )
-from .texts import TEXT_BATCH_SIZE, embed_texts
+from .texts import embed_texts
 
 if TYPE_CHECKING:
     from .loading import LoadedClip
@@ -178,7 +178,7 @@ def score_clip(
     text_cache: ImageEmbeddingCache | None = None,
     w: float = DEFAULT_W,
     image_batch_size: int = 32,
-    text_batch_size: int = TEXT_BATCH_SIZE,
+    text_batch_size: int | None = None,
     image_orientation: str = DEFAULT_IMAGE_ORIENTATION,
 ) -> ClipScoreReport:
     """Score ``candidates[key]`` against ``images[key]`` (and ``references[key]`` if given).
@@ -189,7 +189,8 @@ def score_clip(
     once, through ``text_cache`` when given (keyed by the model and the text's sha256).
     ``prompt_prefix`` is prepended to candidates and references alike.
     ``image_orientation``: ``"exif"`` (upright, as annotators see it) or ``"stored"`` (as the
-    reference CLIPScore code reads the file); see :mod:`.embedding`.
+    reference CLIPScore code reads the file); see :mod:`.embedding`. ``text_batch_size``: None takes
+    the device's (:func:`.device.text_batch_size`). The image pipeline is ``loaded.image_pipeline``.
     Raises ValueError when a key lacks an image or references, when there are no candidates, or
     for an unknown orientation.
     """

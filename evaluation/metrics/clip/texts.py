@@ -36,13 +36,15 @@ torch is imported inside the functions, so importing this module stays cheap.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .embedding import ImageEmbeddingCache, apply_prompt_prefix, normalised_rows
+from .device import TEXT_BATCH_SIZES, text_batch_size
+from .embedding import ImageEmbeddingCache, apply_prompt_prefix
 from .hashing import content_hash
-from .runtime import inference
+from .runtime import inference, inference_model
 
 if TYPE_CHECKING:
     from .loading import LoadedClip
@@ -56,13 +58,16 @@ __all__ = [
     "text_trimming",
 ]
 
-TEXT_BATCH_SIZE = 64
+TEXT_BATCH_SIZE = TEXT_BATCH_SIZES["cpu"]  # the CPU default; see .device.text_batch_size
 # What one forward pass costs beyond its token positions, in token positions: layer launches, small
 # matrices the CPU multiplies less efficiently. Measured on the default architecture (2 CPU cores):
 # about 50 ms per batch against 1.1 ms per token position, i.e. about 40 positions.
 BATCH_OVERHEAD_TOKENS = 40
-# Texts tokenised at a time: bounds the full-context token matrix (77 int64 per text) in memory.
+# Texts tokenised at a time by one tokenizer call.
 _TOKENIZE_BLOCK = 2048
+# Batches per slice: a slice is tokenised (on a thread, ahead), embedded, fetched and, with a cache,
+# stored as one unit; its full-context token matrix (77 int64 per text) bounds the memory.
+_SLICE_BATCHES = 16
 _TRIMMED_HF_POOLERS = ("MeanPooler", "ClsPooler", "ClsLastHiddenStatePooler")
 _TRIMMED_CLIP_POOLS = ("argmax", "eos", "first")
 
@@ -132,20 +137,18 @@ def _encode_clip_causal(model, tokens):
 
 
 def _tokenized(loaded: LoadedClip, texts: Sequence[str], trimming: str):
-    """Token rows of ``texts``, each cut to the columns its embedding depends on, and their lengths."""
-    rows, lengths = [], []
+    """The full-context token matrix of ``texts`` and, per row, the columns its embedding depends on.
+
+    Past its length a row holds only the tokenizer's padding, which the trimmed towers never read
+    (module doc), so any batch may take the leading columns of its rows as they are."""
+    import torch
+
+    blocks, lengths = [], []
     for start in range(0, len(texts), _TOKENIZE_BLOCK):
         tokens = loaded.tokenizer(list(texts[start : start + _TOKENIZE_BLOCK]))
-        block_lengths = _lengths(loaded.model, trimming, tokens)
-        lengths.extend(block_lengths.tolist())
-        rows.extend(row[:length] for row, length in zip(tokens, block_lengths.tolist()))
-    return rows, np.asarray(lengths, dtype=np.int64)
-
-
-def _pad_id(loaded: LoadedClip, trimming: str) -> int:
-    # Filler after a row's end: never read (hf-mask: it is the pad id the mask looks for;
-    # clip-causal: it comes after the pooled token).
-    return int(loaded.model.text.config.pad_token_id) if trimming == "hf-mask" else 0
+        lengths.append(_lengths(loaded.model, trimming, tokens).numpy())
+        blocks.append(tokens)
+    return torch.cat(blocks), np.concatenate(lengths).astype(np.int64)
 
 
 def length_batches(
@@ -177,29 +180,76 @@ def length_batches(
     return batches[::-1]
 
 
+def _embed_tokens(
+    loaded: LoadedClip, tokens, lengths: np.ndarray, batch_size: int, trimming: str
+) -> np.ndarray:
+    """Embeddings of the token rows, batched by length (:func:`length_batches`), in row order.
+
+    The rows are sorted longest first and sent to the device in one copy (pinned, non-blocking on
+    CUDA); each batch is a slice of them cut to its width (on CUDA rounded up to a width bucket,
+    :mod:`.device`); the normalised features stay on the device until the end, where they are
+    fetched in one copy: one host synchronisation per call, not one per batch.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from .device import attention_backends, bucket_widths, device_type, width_buckets
+
+    device = loaded.device
+    buckets = width_buckets(device)
+    widths = bucket_widths(lengths, buckets, tokens.shape[1]) if buckets else lengths
+    # Longest first: the first batch is the largest, so memory peaks at once rather than at the end.
+    order = np.argsort(-widths, kind="stable")
+    widths = widths[order]
+    ordered = tokens[torch.from_numpy(order)]
+    if device_type(device) == "cuda":
+        ordered = ordered.pin_memory().to(device, non_blocking=True)
+    model = inference_model(loaded)
+    pieces = []
+    with inference(loaded), attention_backends(device):
+        for start, end in length_batches(widths, batch_size):
+            batch = ordered[start:end, : int(widths[start])].contiguous()
+            if trimming == "clip-causal":
+                features = _encode_clip_causal(model, batch)
+            else:
+                features = model.encode_text(batch)
+            pieces.append(F.normalize(features.float(), dim=-1))
+        fetched = torch.cat(pieces).cpu().numpy().astype(np.float32, copy=False)
+    out = np.empty_like(fetched)
+    out[order] = fetched
+    return out
+
+
+def _compute_slices(loaded: LoadedClip, texts: Sequence[str], batch_size: int):
+    """``(start, embeddings)`` per slice of ``texts`` (all distinct) of ``batch_size * _SLICE_BATCHES``
+    texts, each slice batched by length within itself. The next slice is tokenised on a thread while
+    this one is embedded, so tokenising overlaps the forward passes."""
+    trimming = text_trimming(loaded.model)
+    step = batch_size * _SLICE_BATCHES
+    starts = list(range(0, len(texts), step))
+    if len(starts) <= 1:
+        for start in starts:
+            tokens, lengths = _tokenized(loaded, texts[start : start + step], trimming)
+            yield start, _embed_tokens(loaded, tokens, lengths, batch_size, trimming)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="clip-tokenize") as pool:
+
+        def submit(start: int):
+            return pool.submit(_tokenized, loaded, texts[start : start + step], trimming)
+
+        upcoming = submit(starts[0])
+        for i, start in enumerate(starts):
+            tokens, lengths = upcoming.result()
+            if i + 1 < len(starts):
+                upcoming = submit(starts[i + 1])
+            yield start, _embed_tokens(loaded, tokens, lengths, batch_size, trimming)
+
+
 def _compute(loaded: LoadedClip, texts: Sequence[str], batch_size: int) -> np.ndarray:
     """Embeddings of ``texts`` (all distinct), in their order; the batching of the module doc."""
-    import torch
-
-    trimming = text_trimming(loaded.model)
-    rows, lengths = _tokenized(loaded, texts, trimming)
-    # Longest first: the first batch is the largest, so memory peaks at once rather than at the end.
-    order = np.argsort(-lengths, kind="stable")
-    pad = _pad_id(loaded, trimming)
     out = np.empty((len(texts), loaded.embed_dim), dtype=np.float32)
-    with inference(loaded):
-        for start, end in length_batches(lengths[order], batch_size):
-            batch = order[start:end]
-            width = int(lengths[batch].max())
-            tokens = torch.full((len(batch), width), pad, dtype=torch.long)
-            for i, index in enumerate(batch):
-                tokens[i, : lengths[index]] = rows[index]
-            tokens = tokens.to(loaded.device)
-            if trimming == "clip-causal":
-                features = _encode_clip_causal(loaded.model, tokens)
-            else:
-                features = loaded.model.encode_text(tokens)
-            out[batch] = normalised_rows(features)
+    for start, vectors in _compute_slices(loaded, texts, batch_size):
+        out[start : start + len(vectors)] = vectors
     return out
 
 
@@ -207,7 +257,7 @@ def embed_texts(
     loaded: LoadedClip,
     texts: Sequence[str],
     prompt_prefix: str = "",
-    batch_size: int = TEXT_BATCH_SIZE,
+    batch_size: int | None = None,
     *,
     cache: ImageEmbeddingCache | None = None,
 ) -> np.ndarray:
@@ -216,11 +266,11 @@ def embed_texts(
     Each distinct text is embedded once; with ``cache`` only the texts it lacks are, under
     ``loaded.embedding_key`` and :func:`text_hash`, stored one batch at a time (an interrupted
     call keeps what it computed). Texts longer than the model's context are truncated by its
-    tokenizer. Returns ``(len(texts), d)`` L2-normalised float32 in input order. Raises ValueError
-    for a batch size below 1.
+    tokenizer. ``batch_size``: texts per forward pass; None (or 0) takes the device's default
+    (:func:`.device.text_batch_size`: 64 on a CPU, 1024 on CUDA). Returns ``(len(texts), d)``
+    L2-normalised float32 in input order. Raises ValueError for a negative batch size.
     """
-    if batch_size < 1:
-        raise ValueError("batch_size must be positive")
+    batch_size = text_batch_size(loaded.device, batch_size)
     prefixed = [apply_prompt_prefix(t, prompt_prefix) for t in texts]
     if not prefixed:
         return np.zeros((0, loaded.embed_dim), dtype=np.float32)
@@ -236,12 +286,9 @@ def embed_texts(
             if vector is not None and np.shape(vector) == (loaded.embed_dim,):
                 found[text] = np.asarray(vector, dtype=np.float32)
         missing = [text for text in distinct if text not in found]
-        # Stored in slices, so that an interrupted call loses at most one slice of work; each slice
-        # is still batched by length within itself.
-        step = batch_size * 16
-        for start in range(0, len(missing), step):
-            part = missing[start : start + step]
-            vectors = _compute(loaded, part, batch_size)
+        # Stored a slice at a time, so that an interrupted call loses at most one slice of work.
+        for start, vectors in _compute_slices(loaded, missing, batch_size):
+            part = missing[start : start + len(vectors)]
             cache.put_many(loaded.embedding_key, {hashes[t]: v for t, v in zip(part, vectors)})
             found.update(zip(part, vectors))
     return np.stack([found[text] for text in prefixed])
