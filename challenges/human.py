@@ -13,10 +13,20 @@ from django.utils.translation import gettext as _
 
 from annotation.models import CaptioningSystem, Language, SystemCaption
 from annotation.services.campaigns import campaign_open, sxs_campaign_create
-from challenges.models import HumanComparison, Phase, Split, Submission, SubmissionCaption, SubmissionScore
+from challenges.models import (
+    BenchmarkLanguage,
+    HumanComparison,
+    Phase,
+    Split,
+    Submission,
+    SubmissionCaption,
+    SubmissionScore,
+)
 from core.errors import NotFound, ValidationFailed
 from core.jobs.models import JobStatus
 from evaluation.human.selectors import sxs_results
+from evaluation.models import TEXT_METRICS
+from evaluation.runs.plan import metric_run_create
 
 HUMAN_N_BOOT = 1000
 
@@ -77,7 +87,9 @@ def human_evaluation_create(
     Entries: ``submission_ids`` (scored entries of the phase), or the ``top_n`` per language. Languages:
     ``language_codes`` or every language the entries share. The better-ranked entry of a pair is the base
     system m1. In one transaction: a campaign that cannot be made (no image files, a sample too large)
-    raises ValidationFailed and nothing is created. Pairs compared already are skipped (idempotent)."""
+    raises ValidationFailed and nothing is created. Pairs compared already are skipped (idempotent).
+    Each language with new campaigns also gets a metric run of the phase's text metrics over its
+    entries (queued on commit), so that the trust table can use these campaigns when they finish."""
     phase = Phase.objects.select_related("benchmark").filter(pk=phase_id).first()
     if phase is None:
         raise NotFound(_("No such phase."))
@@ -130,7 +142,29 @@ def human_evaluation_create(
                         phase=phase, language=language, entry_a=a, entry_b=b, campaign=campaign
                     )
                 )
+        for language in languages:
+            if any(c.language_id == language.pk for c in created):
+                _entries_metric_run(phase, language, chosen[language.pk])
     return created
+
+
+def _entries_metric_run(phase: Phase, language: Language, entries: list[Submission]) -> None:
+    """A metric run of the phase's text metrics over the compared entries' captions in ``language``,
+    against the benchmark's references, so that the meta-evaluation (correlations, the trust table)
+    can pair the new campaigns' judgments with metric scores once they finish. Queued on commit."""
+    reference = BenchmarkLanguage.objects.get(benchmark=phase.benchmark, language=language)
+    metrics = [m for m in phase.metrics if m in TEXT_METRICS]
+    if not metrics:
+        return
+    metric_run_create(
+        name=f"{phase.benchmark.name} · {phase.name} · {language.code} · entries {', '.join(str(e.pk) for e in entries)}"[
+            :200
+        ],
+        language_code=language.code,
+        system_names=[entry_system(e, language).name for e in entries],
+        reference_set_id=reference.reference_set_id,
+        metrics=metrics,
+    )
 
 
 @dataclass

@@ -11,6 +11,9 @@ from challenges.human import human_evaluation_create, human_ranking
 from challenges.models import HumanComparison
 from challenges.services import submission_create
 from core.errors import ValidationFailed
+from core.jobs.models import JobStatus
+from evaluation.models import MetricRun
+from evaluation.research.comparisons import comparisons_from_db
 from tests import factories as f
 from tests.challenges.conftest import coco
 
@@ -60,6 +63,13 @@ def test_top_entries_go_to_side_by_side_and_come_back_as_a_ranking(bench, pm_cli
         reverse("challenges:leaderboard", args=[bench["test"].pk]) + "?language=de"
     ).content.decode()
     assert "Human ranking" in page and "-100.0" in page
+    # The entries were scored by a metric run too, so the meta-evaluation pairs the campaign's
+    # judgments with metric scores (correlations, the trust table).
+    run = MetricRun.objects.get(systems__name=campaign.base_system.name)
+    assert run.status == JobStatus.SUCCEEDED
+    assert set(run.systems.values_list("name", flat=True)) == {f"entry-{good.pk}", f"entry-{weak.pk}"}
+    found = comparisons_from_db(metric_run_ids=[run.pk], campaign_ids=[campaign.pk])
+    assert len(found) == 1 and len(found.items) == 8
 
 
 def test_one_entry_is_not_enough(bench):
