@@ -11,8 +11,15 @@ class EvaluationConfig(AppConfig):
 
         campaign_panels_register()
 
-        # Stored reports: the default report is queued when a metric run succeeds.
+        # Stored reports: the default report is queued when a metric run succeeds ...
         from core.jobs.kinds import on_job_succeeded
         from evaluation.research.reports.stored import report_precompute_listener
 
         on_job_succeeded(report_precompute_listener)
+        # ... and when a side-by-side campaign closes.
+        from django.db.models.signals import post_save
+
+        from annotation.models import Campaign
+        from evaluation.research.reports.stored import report_precompute_on_campaign
+
+        post_save.connect(report_precompute_on_campaign, sender=Campaign, dispatch_uid="report-on-campaign")

@@ -124,6 +124,26 @@ def test_a_succeeded_metric_run_queues_the_default_report(
     delay.assert_called_once_with(entry.pk)
 
 
+def test_a_side_by_side_campaign_that_closes_queues_the_default_report(
+    world, settings, django_capture_on_commit_callbacks
+):
+    from annotation.models import Campaign, CampaignKind, CampaignState
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    campaign = Campaign.objects.filter(kind=CampaignKind.SIDE_BY_SIDE).first()
+    with (
+        mock.patch("evaluation.research.reports.tasks.report_compute_task.delay") as delay,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        campaign.state = CampaignState.OPEN
+        campaign.save()
+        assert not ReportCache.objects.exists()  # not closed: nothing queued
+        campaign.state = CampaignState.CLOSED
+        campaign.save()
+    entry = ReportCache.objects.get(kind=REPORT)
+    delay.assert_called_once_with(entry.pk)
+
+
 def test_the_trust_api_is_computed_once_per_selection(world, researcher, client):
     client.force_login(researcher)
     with mock.patch(

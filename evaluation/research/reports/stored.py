@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.db import transaction
+
 from evaluation.models import MetricRun, RunStatus
 from evaluation.research.comparisons import comparisons_from_db, metric_runs_for_report
 from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SEED001
@@ -197,3 +199,12 @@ def report_precompute_listener(kind_name: str, job_id: int) -> None:
     runs = default_run_ids()
     if runs:
         report_enqueue(REPORT, report_selection(metric_run_ids=runs))
+
+
+def report_precompute_on_campaign(sender, instance, **kwargs) -> None:
+    """A side-by-side campaign saved as closed (``post_save`` of ``annotation.Campaign``): queue the
+    site default's report once the save commits, as when a metric run succeeds."""
+    from annotation.models import CampaignKind, CampaignState
+
+    if instance.kind == CampaignKind.SIDE_BY_SIDE and instance.state == CampaignState.CLOSED:
+        transaction.on_commit(lambda: report_precompute_listener("metric_run", 0))
