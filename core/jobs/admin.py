@@ -68,7 +68,7 @@ class PlannedJobAdminMixin:
             self.message_user(
                 request,
                 f"{job.name} runs in the background on this server: its page shows its status and "
-                "progress (reload to follow it).",
+                "progress, and reloads itself until it ends.",
             )
 
     def save_related(self, request, form, formsets, change):
@@ -90,13 +90,26 @@ class PlannedJobAdminMixin:
             return HttpResponseRedirect(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
 
 
+# A job's page reloads itself this often while the job is pending, queued or running, so that its
+# status and progress move without the manager reloading (a meta refresh: no script).
+JOB_PAGE_REFRESH_SECONDS = 5
+
+
 class JobAdminMixin:
     """Columns and the Resume action of a stored job. Set ``job_kind``; ``job_resume_service``
-    (``resume(job_id=...) -> ResumeResult``) when the kind's resume says more than the engine's."""
+    (``resume(job_id=...) -> ResumeResult``) when the kind's resume says more than the engine's.
+    The page of an unfinished job reloads itself every :data:`JOB_PAGE_REFRESH_SECONDS`."""
 
     job_kind: JobKind = None  # type: ignore[assignment]
     job_resume_service: Callable | None = None
     actions = ["resume"]
+    change_form_template = "admin/job_change_form.html"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        job = self.get_object(request, object_id)
+        if job is not None and job.status in (JobStatus.PENDING, JobStatus.QUEUED, JobStatus.RUNNING):
+            extra_context = {**(extra_context or {}), "refresh_seconds": JOB_PAGE_REFRESH_SECONDS}
+        return super().change_view(request, object_id, form_url, extra_context)
     # Who started the job and when each step of its life happened: the tail of every kind's fields.
     LIFECYCLE_FIELDS = (
         "started_by",

@@ -238,3 +238,15 @@ def test_the_trust_table_marks_clip_cells_of_a_flagged_language():
     svg = trust_heatmap(table, "svg", clip_flags=["sw"]).decode()
     assert "CLIP-based scores unreliable here (sw)" in svg
     assert "unreliable" not in trust_heatmap(table, "svg").decode()
+
+
+def test_an_unfinished_jobs_page_reloads_itself_and_a_finished_ones_does_not(checked, researcher_client):
+    from core.jobs.models import JobStatus
+    from evaluation.models import MetricRun
+
+    run = checked["runs"]["sw"]
+    url = reverse("admin:evaluation_metricrun_change", args=[run.pk])
+    assert 'http-equiv="refresh"' not in researcher_client.get(url).content.decode()
+    MetricRun.objects.filter(pk=run.pk).update(status=JobStatus.RUNNING)
+    page = researcher_client.get(url).content.decode()
+    assert '<meta http-equiv="refresh" content="5">' in page
