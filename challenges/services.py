@@ -173,7 +173,7 @@ def _parse(phase: Phase, *, data: bytes, filename: str, language: str | None) ->
         )
     except SubmissionInvalid as exc:
         raise SubmissionRefused(
-            _("The file was refused (%(total)s problem(s)); nothing was counted against your limits.")
+            _("The file was refused (problems found: %(total)s); nothing was counted against your limits.")
             % {"total": exc.total},
             problems=exc.problems,
             total=exc.total,

@@ -28,13 +28,15 @@ def demo_clip_checks_load(*, reference_sets: list[str]) -> list[tuple[str, int, 
     ``(kind, check id, created)`` of each. Raises ValidationFailed when the demo's photos are missing."""
     from evaluation.demo.clip_probe_data import demo_foil_files, demo_zeroshot_files
 
-    checkpoint = clip_model_demo_register().checkpoint
-    model = {"model": TINY_CLIP_NAME, "pretrained": "", "checkpoint": checkpoint}
+    registered = clip_model_demo_register()
+    model = {"model": TINY_CLIP_NAME, "pretrained": "", "checkpoint": registered.checkpoint}
     out = []
     existing = RetrievalCheck.objects.filter(name=RETRIEVAL_NAME).order_by("pk").first()
     if existing is None:
-        plan = retrieval_check_plan(reference_sets=reference_sets, name=RETRIEVAL_NAME, **model)
-        plan.params["clip_model_config"] = TINY_CLIP_CONFIG
+        # The registered demo model, as a manager picks it (an internal architecture name is refused).
+        plan = retrieval_check_plan(
+            reference_sets=reference_sets, name=RETRIEVAL_NAME, clip_model_name=registered.name
+        )
         out.append(("retrieval", retrieval_check_store(plan=plan).pk, True))
     else:
         if existing.status != RunStatus.SUCCEEDED:
