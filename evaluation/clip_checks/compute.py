@@ -13,19 +13,24 @@ from __future__ import annotations
 
 from core.jobs.engine import JobDataError, timings_add
 from evaluation.clip_checks.measures import TIE_TOLERANCE, class_vectors, foil_measures, zeroshot_measures
-from evaluation.metrics.clip.trust import BASELINE_LANGUAGE, clip_model_key
+from evaluation.metrics.clip.trust import BASELINE_LANGUAGE
 from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.models import (
-    ChunkStatus,
     ClipProbe,
     ClipProbeCheck,
     ClipProbeChunk,
     ClipProbeChunkKind,
     EmbeddingKind,
 )
-from evaluation.retrieval.compute import _image_vectors, _Models, _text_vectors
-
-EMBEDDING_KINDS = (ClipProbeChunkKind.IMAGES, ClipProbeChunkKind.TEXTS)
+from evaluation.retrieval.compute import (  # noqa: F401 (chunk_label: the kind's, as retrieval's)
+    _image_vectors,
+    _Models,
+    _text_vectors,
+    chunk_label,
+    embeddings_first_ids,
+    last_chunk_waiting,
+    model_id_store,
+)
 
 
 def _rows(check: ClipProbeCheck, kind: str, language: str = "") -> list:
@@ -112,48 +117,20 @@ def check_finalise(check: ClipProbeCheck) -> None:
 
 def chunk_waiting(chunk: ClipProbeChunk) -> bool:
     """A score chunk waits until every embedding chunk of its check is done (it is sent then)."""
-    return chunk.kind == ClipProbeChunkKind.SCORE and (
-        ClipProbeChunk.objects.filter(probe_check_id=chunk.probe_check_id, kind__in=EMBEDDING_KINDS)
-        .exclude(status=ChunkStatus.DONE)
-        .exists()
-    )
+    return last_chunk_waiting(chunk, check_field="probe_check", last=ClipProbeChunkKind.SCORE)
 
 
 def ready_chunk_ids(check_id: int) -> list[int]:
     """Pending chunks that may run: embedding chunks, and score chunks once no embedding chunk is left."""
-    pending = ClipProbeChunk.objects.filter(probe_check_id=check_id, status=ChunkStatus.PENDING)
-    left = ClipProbeChunk.objects.filter(probe_check_id=check_id, kind__in=EMBEDDING_KINDS).exclude(
-        status=ChunkStatus.DONE
+    return embeddings_first_ids(
+        ClipProbeChunk, check_field="probe_check", check_id=check_id, last=ClipProbeChunkKind.SCORE
     )
-    if left.exists():
-        pending = pending.filter(kind__in=EMBEDDING_KINDS)
-    order = {ClipProbeChunkKind.IMAGES: 0, ClipProbeChunkKind.TEXTS: 1, ClipProbeChunkKind.SCORE: 2}
-    rows = sorted(
-        pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
-    )
-    return [pk for pk, *_ in rows]
-
-
-def chunk_label(chunk: ClipProbeChunk) -> str:
-    return f"{chunk.kind} chunk {chunk.index}" + (f" ({chunk.language})" if chunk.language else "")
 
 
 def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, seconds: float) -> None:
     """Record the chunk's outcome on the check (check and chunk rows locked). Raises JobDataError
     when the workers loaded different weights under the same settings."""
-    if check.model_id and check.model_id != outcome["model_id"]:
-        raise JobDataError(
-            f"the model changed during the check: {check.model_id} before, {outcome['model_id']} now; "
-            "start a new check"
-        )
-    check.model_id = outcome["model_id"]
-    params = check.params
-    check.model_key = clip_model_key(
-        model=params["clip_model"],
-        pretrained=params.get("clip_pretrained", ""),
-        checkpoint=params.get("clip_checkpoint", ""),
-        model_id=check.model_id,
-    )
+    model_id_store(check, outcome)
     if "result" in outcome:
         result = dict(outcome["result"])
         if "pairs" in result:

@@ -6,7 +6,8 @@ from django.db import models
 from django.db.models import F, Q
 
 from core.jobs.models import ChunkedJob, WorkUnit
-from evaluation.models.fields import started_by
+from core.models import one_of
+from evaluation.models.fields import clip_weights_label, started_by
 from evaluation.models.runs import ChunkStatus, RunStatus
 
 
@@ -45,8 +46,8 @@ class ClipProbeCheck(ChunkedJob):
             models.CheckConstraint(
                 condition=Q(chunks_done__lte=F("chunks_total")), name="clip_probe_check_progress"
             ),
-            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="clip_probe_check_status"),
-            models.CheckConstraint(condition=Q(probe__in=ClipProbe.values), name="clip_probe_check_probe"),
+            one_of("status", RunStatus, "clip_probe_check_status"),
+            one_of("probe", ClipProbe, "clip_probe_check_probe"),
         ]
         indexes = [models.Index(fields=["model_key", "probe", "status"], name="clip_probe_model_status")]
 
@@ -55,13 +56,7 @@ class ClipProbeCheck(ChunkedJob):
 
     @property
     def model_label(self) -> str:
-        params = self.params or {}
-        label = params.get("clip_model", "")
-        if params.get("clip_pretrained"):
-            label += f" ({params['clip_pretrained']})"
-        if params.get("clip_checkpoint"):
-            label += f" checkpoint {params['clip_checkpoint']}"
-        return label
+        return clip_weights_label(self.params)
 
 
 class ClipProbeChunkKind(models.TextChoices):
@@ -88,12 +83,8 @@ class ClipProbeChunk(WorkUnit):
             models.UniqueConstraint(
                 fields=["probe_check", "kind", "language", "index"], name="clip_probe_chunk_unique"
             ),
-            models.CheckConstraint(
-                condition=Q(status__in=ChunkStatus.values), name="clip_probe_chunk_status"
-            ),
-            models.CheckConstraint(
-                condition=Q(kind__in=ClipProbeChunkKind.values), name="clip_probe_chunk_kind"
-            ),
+            one_of("status", ChunkStatus, "clip_probe_chunk_status"),
+            one_of("kind", ClipProbeChunkKind, "clip_probe_chunk_kind"),
         ]
         indexes = [models.Index(fields=["probe_check", "status"], name="clip_probe_chunk_check_status")]
 

@@ -17,3 +17,14 @@ def starter(user):
     """The value of a ``started_by`` field for whoever asked: None for a command, a task or an anonymous
     request, so a job is never attributed to nobody's account."""
     return user if getattr(user, "is_authenticated", False) else None
+
+
+def clip_weights_label(params: dict | None) -> str:
+    """A check's CLIP model as set in its ``params``: "name (pretrained tag) checkpoint file"."""
+    params = params or {}
+    label = params.get("clip_model", "")
+    if params.get("clip_pretrained"):
+        label += f" ({params['clip_pretrained']})"
+    if params.get("clip_checkpoint"):
+        label += f" checkpoint {params['clip_checkpoint']}"
+    return label

@@ -11,7 +11,7 @@ from core.jobs.models import (
     WorkUnit,
 )
 from core.models import one_of
-from evaluation.models.fields import started_by
+from evaluation.models.fields import clip_weights_label, started_by
 from evaluation.models.runs import ChunkStatus, RunStatus
 from evaluation.models.sets import ReferenceSet
 
@@ -67,12 +67,7 @@ class RetrievalCheck(ChunkedJob):
         params = self.params or {}
         if params.get("clip_registered"):
             return f"{params['clip_registered']} (registered)"
-        label = params.get("clip_model", "")
-        if params.get("clip_pretrained"):
-            label += f" ({params['clip_pretrained']})"
-        if params.get("clip_checkpoint"):
-            label += f" checkpoint {params['clip_checkpoint']}"
-        return label
+        return clip_weights_label(params)
 
 
 class RetrievalChunkKind(models.TextChoices):

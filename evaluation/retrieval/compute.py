@@ -169,38 +169,42 @@ def chunk_compute(chunk: RetrievalChunk) -> dict:
 # --- What the engine calls ------------------------------------------------------------------------
 
 
-def chunk_waiting(chunk: RetrievalChunk) -> bool:
-    """A recall chunk waits until every embedding chunk of its check is done (it is sent then)."""
-    return chunk.kind == RetrievalChunkKind.RECALL and (
-        RetrievalChunk.objects.filter(retrieval_check_id=chunk.retrieval_check_id, kind__in=EMBEDDING_KINDS)
-        .exclude(status=ChunkStatus.DONE)
-        .exists()
+# The shape a retrieval check shares with zero-shot and foil checks: image and text embedding chunks,
+# then one chunk per language (``last``) that reads their vectors. These helpers serve both kinds.
+
+
+def _embeddings_left(model, check_field: str, check_id: int):
+    return model.objects.filter(**{f"{check_field}_id": check_id}, kind__in=EMBEDDING_KINDS).exclude(
+        status=ChunkStatus.DONE
     )
 
 
-def ready_chunk_ids(check_id: int) -> list[int]:
-    """Pending chunks that may run: embedding chunks, and recall chunks once no embedding chunk is left."""
-    pending = RetrievalChunk.objects.filter(retrieval_check_id=check_id, status=ChunkStatus.PENDING)
-    embeddings_left = RetrievalChunk.objects.filter(
-        retrieval_check_id=check_id, kind__in=EMBEDDING_KINDS
-    ).exclude(status=ChunkStatus.DONE)
-    if embeddings_left.exists():
+def last_chunk_waiting(chunk, *, check_field: str, last: str) -> bool:
+    """A ``last`` chunk waits until every embedding chunk of its check is done (it is sent then)."""
+    check_id = getattr(chunk, f"{check_field}_id")
+    return chunk.kind == last and _embeddings_left(type(chunk), check_field, check_id).exists()
+
+
+def embeddings_first_ids(model, *, check_field: str, check_id: int, last: str) -> list[int]:
+    """Pending chunks that may run: embedding chunks, and ``last`` chunks once no embedding chunk is left.
+    Images first: every language's ``last`` chunk needs them, and metric runs share them."""
+    pending = model.objects.filter(**{f"{check_field}_id": check_id}, status=ChunkStatus.PENDING)
+    if _embeddings_left(model, check_field, check_id).exists():
         pending = pending.filter(kind__in=EMBEDDING_KINDS)
-    # Images first: every language's recall needs them, and metric runs share them.
-    order = {RetrievalChunkKind.IMAGES: 0, RetrievalChunkKind.TEXTS: 1, RetrievalChunkKind.RECALL: 2}
+    order = {EMBEDDING_KINDS[0]: 0, EMBEDDING_KINDS[1]: 1, last: 2}
     rows = sorted(
         pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
     )
     return [pk for pk, *_ in rows]
 
 
-def chunk_label(chunk: RetrievalChunk) -> str:
+def chunk_label(chunk) -> str:
     return f"{chunk.kind} chunk {chunk.index}" + (f" ({chunk.language})" if chunk.language else "")
 
 
-def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
-    """Record the chunk's outcome on the check (the kind's ``store``: check and chunk rows locked).
-    Raises JobDataError when the workers loaded different weights under the same settings."""
+def model_id_store(check, outcome: dict) -> None:
+    """Record the model id the chunk's worker loaded, and the model key it gives, on the check (rows
+    locked). Raises JobDataError when the workers loaded different weights under the same settings."""
     if check.model_id and check.model_id != outcome["model_id"]:
         # Two workers loaded different weights under the same settings (a checkpoint replaced).
         raise JobDataError(
@@ -215,6 +219,24 @@ def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, sec
         checkpoint=params.get("clip_checkpoint", ""),
         model_id=check.model_id,
     )
+
+
+def chunk_waiting(chunk: RetrievalChunk) -> bool:
+    """A recall chunk waits until every embedding chunk of its check is done (it is sent then)."""
+    return last_chunk_waiting(chunk, check_field="retrieval_check", last=RetrievalChunkKind.RECALL)
+
+
+def ready_chunk_ids(check_id: int) -> list[int]:
+    """Pending chunks that may run: embedding chunks, and recall chunks once no embedding chunk is left."""
+    return embeddings_first_ids(
+        RetrievalChunk, check_field="retrieval_check", check_id=check_id, last=RetrievalChunkKind.RECALL
+    )
+
+
+def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
+    """Record the chunk's outcome on the check (the kind's ``store``: check and chunk rows locked).
+    Raises JobDataError when the workers loaded different weights under the same settings."""
+    model_id_store(check, outcome)
     if "result" in outcome:
         check.results = {**(check.results or {}), chunk.language: outcome["result"]}
     timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])
