@@ -23,12 +23,11 @@ from evaluation.models import (
     EmbeddingKind,
 )
 from evaluation.retrieval.compute import (  # noqa: F401 (chunk_label: the kind's, as retrieval's)
+    EmbeddingChunks,
     _image_vectors,
     _Models,
     _text_vectors,
     chunk_label,
-    embeddings_first_ids,
-    last_chunk_waiting,
     model_id_store,
 )
 
@@ -115,16 +114,9 @@ def check_finalise(check: ClipProbeCheck) -> None:
     check.results = results
 
 
-def chunk_waiting(chunk: ClipProbeChunk) -> bool:
-    """A score chunk waits until every embedding chunk of its check is done (it is sent then)."""
-    return last_chunk_waiting(chunk, check_field="probe_check", last=ClipProbeChunkKind.SCORE)
-
-
-def ready_chunk_ids(check_id: int) -> list[int]:
-    """Pending chunks that may run: embedding chunks, and score chunks once no embedding chunk is left."""
-    return embeddings_first_ids(
-        ClipProbeChunk, check_field="probe_check", check_id=check_id, last=ClipProbeChunkKind.SCORE
-    )
+PROBE_CHUNKS = EmbeddingChunks(ClipProbeChunk, "probe_check", ClipProbeChunkKind.SCORE)
+chunk_waiting = PROBE_CHUNKS.waiting  # a score chunk waits for the embedding chunks
+ready_chunk_ids = PROBE_CHUNKS.ready_ids
 
 
 def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, seconds: float) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from django.core.files.storage import default_storage
@@ -173,29 +174,38 @@ def chunk_compute(chunk: RetrievalChunk) -> dict:
 # then one chunk per language (``last``) that reads their vectors. These helpers serve both kinds.
 
 
-def _embeddings_left(model, check_field: str, check_id: int):
-    return model.objects.filter(**{f"{check_field}_id": check_id}, kind__in=EMBEDDING_KINDS).exclude(
-        status=ChunkStatus.DONE
-    )
+@dataclass(frozen=True)
+class EmbeddingChunks:
+    """The chunks of one such kind: ``model`` with its foreign key ``check_field`` to the check, and the
+    kind of its per-language chunk, ``last``."""
 
+    model: type
+    check_field: str
+    last: str
 
-def last_chunk_waiting(chunk, *, check_field: str, last: str) -> bool:
-    """A ``last`` chunk waits until every embedding chunk of its check is done (it is sent then)."""
-    check_id = getattr(chunk, f"{check_field}_id")
-    return chunk.kind == last and _embeddings_left(type(chunk), check_field, check_id).exists()
+    def _embeddings_left(self, check_id: int):
+        return self.model.objects.filter(
+            **{f"{self.check_field}_id": check_id}, kind__in=EMBEDDING_KINDS
+        ).exclude(status=ChunkStatus.DONE)
 
+    def waiting(self, chunk) -> bool:
+        """A ``last`` chunk waits until every embedding chunk of its check is done (it is sent then)."""
+        check_id = getattr(chunk, f"{self.check_field}_id")
+        return chunk.kind == self.last and self._embeddings_left(check_id).exists()
 
-def embeddings_first_ids(model, *, check_field: str, check_id: int, last: str) -> list[int]:
-    """Pending chunks that may run: embedding chunks, and ``last`` chunks once no embedding chunk is left.
-    Images first: every language's ``last`` chunk needs them, and metric runs share them."""
-    pending = model.objects.filter(**{f"{check_field}_id": check_id}, status=ChunkStatus.PENDING)
-    if _embeddings_left(model, check_field, check_id).exists():
-        pending = pending.filter(kind__in=EMBEDDING_KINDS)
-    order = {EMBEDDING_KINDS[0]: 0, EMBEDDING_KINDS[1]: 1, last: 2}
-    rows = sorted(
-        pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
-    )
-    return [pk for pk, *_ in rows]
+    def ready_ids(self, check_id: int) -> list[int]:
+        """Pending chunks that may run: embedding chunks, and ``last`` chunks once no embedding chunk is
+        left. Images first: every language's ``last`` chunk needs them, and metric runs share them."""
+        pending = self.model.objects.filter(
+            **{f"{self.check_field}_id": check_id}, status=ChunkStatus.PENDING
+        )
+        if self._embeddings_left(check_id).exists():
+            pending = pending.filter(kind__in=EMBEDDING_KINDS)
+        order = {EMBEDDING_KINDS[0]: 0, EMBEDDING_KINDS[1]: 1, self.last: 2}
+        rows = sorted(
+            pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
+        )
+        return [pk for pk, *_ in rows]
 
 
 def chunk_label(chunk) -> str:
@@ -221,16 +231,9 @@ def model_id_store(check, outcome: dict) -> None:
     )
 
 
-def chunk_waiting(chunk: RetrievalChunk) -> bool:
-    """A recall chunk waits until every embedding chunk of its check is done (it is sent then)."""
-    return last_chunk_waiting(chunk, check_field="retrieval_check", last=RetrievalChunkKind.RECALL)
-
-
-def ready_chunk_ids(check_id: int) -> list[int]:
-    """Pending chunks that may run: embedding chunks, and recall chunks once no embedding chunk is left."""
-    return embeddings_first_ids(
-        RetrievalChunk, check_field="retrieval_check", check_id=check_id, last=RetrievalChunkKind.RECALL
-    )
+RETRIEVAL_CHUNKS = EmbeddingChunks(RetrievalChunk, "retrieval_check", RetrievalChunkKind.RECALL)
+chunk_waiting = RETRIEVAL_CHUNKS.waiting  # a recall chunk waits for the embedding chunks
+ready_chunk_ids = RETRIEVAL_CHUNKS.ready_ids
 
 
 def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
