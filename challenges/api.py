@@ -138,19 +138,7 @@ class LeaderboardApi(APIView):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
         if not selectors.leaderboard_visible(request.user, phase):
             raise NotFound("No such leaderboard.")
-        try:
-            refs = int(request.query_params.get("refs", ""))
-        except ValueError:
-            refs = None
-        board = selectors.leaderboard(
-            phase=phase,
-            user=request.user,
-            language=request.query_params.get("language"),
-            metric=request.query_params.get("metric"),
-            reference_count=refs,
-            split=request.query_params.get("split"),
-            comparison=request.query_params.get("comparison") == "human",
-        )
+        board = selectors.leaderboard_asked(phase=phase, user=request.user, params=request.query_params)
         return Response(
             {
                 "phase": phase.pk,

@@ -154,19 +154,7 @@ def _board(request, phase_id):
     phase = selectors.phase_get(user=request.user, phase_id=phase_id)
     if not selectors.leaderboard_visible(request.user, phase):
         raise NotFound(_("No such leaderboard."))
-    try:
-        refs = int(request.GET.get("refs", ""))
-    except ValueError:
-        refs = None
-    return selectors.leaderboard(
-        phase=phase,
-        user=request.user,
-        language=request.GET.get("language"),
-        metric=request.GET.get("metric"),
-        reference_count=refs,
-        split=request.GET.get("split"),
-        comparison=request.GET.get("comparison") == "human",
-    )
+    return selectors.leaderboard_asked(phase=phase, user=request.user, params=request.GET)
 
 
 def leaderboard(request, phase_id):

@@ -33,6 +33,18 @@ class UnitResult:
     signatures: dict[str, str] = field(default_factory=dict)
     not_computed: dict[str, str] = field(default_factory=dict)
 
+    def split_score_add(
+        self, *, language: str, seed: int, key: tuple, values: list, value: float, signature: str
+    ):
+        """One row of ``scores`` for ``key`` = (reference count, held out, split, metric): ``value`` with the
+        interval of the mean of the split's per-image ``values`` (its bootstrap seeded by the phase)."""
+        count, held_out, split, metric = key
+        interval = mean_interval(
+            values, seed=seed, group=f"{language}|{count}|{int(held_out)}|{split}|{metric}"
+        )
+        low, high = interval if interval else (None, None)
+        self.scores.append((count, held_out, split, metric, value, low, high, len(values), signature))
+
 
 def _score(candidates, references, *, language, scheme, metrics):
     return score_texts(
@@ -189,24 +201,13 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
                 result.signatures[metric] = clip.signature
                 for split, ids in splits.items():
                     split_values = [per_image[i] for i in ids]
-                    interval = mean_interval(
-                        split_values,
+                    result.split_score_add(
+                        language=language.code,
                         seed=phase.split_seed,
-                        group=f"{language.code}|{count}|{int(held_out)}|{split}|{metric}",
-                    )
-                    low, high = interval if interval else (None, None)
-                    result.scores.append(
-                        (
-                            count,
-                            held_out,
-                            split,
-                            metric,
-                            sum(split_values) / len(split_values),
-                            low,
-                            high,
-                            len(ids),
-                            clip.signature,
-                        )
+                        key=(count, held_out, split, metric),
+                        values=split_values,
+                        value=sum(split_values) / len(split_values),
+                        signature=clip.signature,
                     )
         if not metrics:
             continue
@@ -232,24 +233,13 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
             )
             for metric, value in report.corpus.items():
                 per_image = full.per_caption[metric]
-                interval = mean_interval(
-                    [per_image[i] for i in ids],
+                result.split_score_add(
+                    language=language.code,
                     seed=phase.split_seed,
-                    group=f"{language.code}|{count}|{int(held_out)}|{split}|{metric}",
-                )
-                low, high = interval if interval else (None, None)
-                result.scores.append(
-                    (
-                        count,
-                        held_out,
-                        split,
-                        metric,
-                        float(value),
-                        low,
-                        high,
-                        len(ids),
-                        report.signature_of(metric),
-                    )
+                    key=(count, held_out, split, metric),
+                    values=[per_image[i] for i in ids],
+                    value=float(value),
+                    signature=report.signature_of(metric),
                 )
     return result
 
