@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from core.commands import UnitProgressCommand
-from core.errors import DomainError
-from evaluation.management.clip_arguments import add_clip_check_arguments, clip_check_options
-from evaluation.models import RetrievalCheck, RunStatus
+from evaluation.management.check_command import CheckCommand, add_clip_check_arguments, clip_check_options
+from evaluation.models import RetrievalCheck
 from evaluation.research.retrieval_tables import retrieval_json, retrieval_text
 from evaluation.retrieval.plan import (
     retrieval_check_plan,
@@ -30,7 +28,12 @@ from evaluation.retrieval.selectors import check_trust, retrieval_check_get
 from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 
 
-class Command(UnitProgressCommand):
+class Command(CheckCommand):
+    job_kind = RETRIEVAL_CHECK
+    noun = "Retrieval check"
+    check_get = staticmethod(retrieval_check_get)
+    check_resume = staticmethod(retrieval_check_resume)
+    check_store = staticmethod(retrieval_check_store)
     help = "Retrieval recall (R@1/5/10, both directions) of a CLIP model per language, and the languages it cannot be trusted in."
 
     def add_arguments(self, parser):
@@ -53,42 +56,17 @@ class Command(UnitProgressCommand):
         )
         add_clip_check_arguments(parser)
 
-    def handle(self, *args, **options):
-        self.verbosity = options["verbosity"]
-        try:
-            if options["show"]:
-                check = retrieval_check_get(check_id=options["show"])
-            elif options["resume"]:
-                check = retrieval_check_resume(check_id=options["resume"], enqueue=options["queue"]).job
-                if not options["queue"]:
-                    check = self.compute_here(RETRIEVAL_CHECK, check)
-            elif options["campaigns"] or options["reference_sets"]:
-                plan = retrieval_check_plan(
-                    campaigns=options["campaigns"],
-                    reference_sets=options["reference_sets"],
-                    clip_model_name=options["clip_model"],
-                    **clip_check_options(options),
-                )
-                check = retrieval_check_store(plan=plan, enqueue=options["queue"])
-                if not options["queue"]:
-                    check = self.compute_here(RETRIEVAL_CHECK, check)
-            else:
-                raise CommandError(
-                    "Name --campaigns or --reference-sets to check on (or --resume / --show ID)."
-                )
-        except DomainError as exc:
-            raise CommandError(exc.message) from None
-        check.refresh_from_db()
-        if options["queue"] and check.status != RunStatus.SUCCEEDED:
-            self.stdout.write(
-                f"Retrieval check #{check.pk} queued: {check.chunks_total} chunks for {', '.join(check.languages)}."
-            )
-            return
-        self._print(check, options["format"])
-        if check.status != RunStatus.SUCCEEDED:
-            raise CommandError(f"Retrieval check #{check.pk} {check.status}: {check.error or 'not finished'}")
+    def plan(self, options):
+        if not (options["campaigns"] or options["reference_sets"]):
+            raise CommandError("Name --campaigns or --reference-sets to check on (or --resume / --show ID).")
+        return retrieval_check_plan(
+            campaigns=options["campaigns"],
+            reference_sets=options["reference_sets"],
+            clip_model_name=options["clip_model"],
+            **clip_check_options(options),
+        )
 
-    def _print(self, check: RetrievalCheck, fmt: str) -> None:
+    def check_print(self, check: RetrievalCheck, fmt: str) -> None:
         trust = check_trust(check) if check.results else {}
         title = (
             f"Retrieval check #{check.pk} “{check.name}”: {check.model_label} (model id {check.model_id or 'not loaded yet'}), "

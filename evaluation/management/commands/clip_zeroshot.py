@@ -17,13 +17,10 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from core.commands import UnitProgressCommand
-from core.errors import DomainError
 from evaluation.clip_checks.plan import probe_check_resume, probe_check_store, zeroshot_check_plan
 from evaluation.clip_checks.selectors import probe_check_get
 from evaluation.clip_checks.tasks import CLIP_PROBE_CHECK
-from evaluation.management.clip_arguments import add_clip_check_arguments, clip_check_options
-from evaluation.models import RunStatus
+from evaluation.management.check_command import CheckCommand, add_clip_check_arguments, clip_check_options
 from evaluation.research.clip_trust_tables import (
     clip_trust_tables,
     clip_trust_text,
@@ -39,8 +36,13 @@ def read_file(path: str) -> tuple[str, bytes]:
         raise CommandError(f"Cannot read {path}: {exc.strerror}.") from None
 
 
-class ProbeCommand(UnitProgressCommand):
+class ProbeCommand(CheckCommand):
     """What the zero-shot and foil commands share: resume, show, the trust table, the progress bar."""
+
+    job_kind = CLIP_PROBE_CHECK
+    check_get = staticmethod(probe_check_get)
+    check_resume = staticmethod(probe_check_resume)
+    check_store = staticmethod(probe_check_store)
 
     def add_common(self, parser, source):
         source.add_argument("--resume", type=int, metavar="ID", help="finish check ID")
@@ -54,7 +56,6 @@ class ProbeCommand(UnitProgressCommand):
         return clip_check_options(options)
 
     def handle(self, *args, **options):
-        self.verbosity = options["verbosity"]
         if options["trust"]:
             tables = clip_trust_tables()
             if options["format"] == "json":
@@ -64,30 +65,10 @@ class ProbeCommand(UnitProgressCommand):
                     clip_trust_text(tables) or "No model has a finished check yet.\n", ending=""
                 )
             return
-        try:
-            if options["show"]:
-                check = probe_check_get(check_id=options["show"])
-            elif options["resume"]:
-                check = probe_check_resume(check_id=options["resume"], enqueue=options["queue"]).job
-                if not options["queue"]:
-                    check = self.compute_here(CLIP_PROBE_CHECK, check)
-            else:
-                check = probe_check_store(plan=self.plan(options), enqueue=options["queue"])
-                if not options["queue"]:
-                    check = self.compute_here(CLIP_PROBE_CHECK, check)
-        except DomainError as exc:
-            raise CommandError(exc.message) from None
-        check.refresh_from_db()
-        if options["queue"] and check.status != RunStatus.SUCCEEDED:
-            self.stdout.write(
-                f"Check #{check.pk} queued: {check.chunks_total} chunks for {', '.join(check.languages)}."
-            )
-            return
-        self.stdout.write(
-            probe_check_json(check) if options["format"] == "json" else probe_check_text(check), ending=""
-        )
-        if check.status != RunStatus.SUCCEEDED:
-            raise CommandError(f"Check #{check.pk} {check.status}: {check.error or 'not finished'}")
+        super().handle(*args, **options)
+
+    def check_print(self, check, fmt):
+        self.stdout.write(probe_check_json(check) if fmt == "json" else probe_check_text(check), ending="")
 
 
 class Command(ProbeCommand):
