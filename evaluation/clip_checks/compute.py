@@ -11,16 +11,16 @@ killed check resumes with every vector already stored and a label or caption is 
 
 from __future__ import annotations
 
+from functools import partial
+
 from core.jobs.engine import JobDataError, timings_add
 from evaluation.clip_checks.measures import TIE_TOLERANCE, class_vectors, foil_measures, zeroshot_measures
 from evaluation.metrics.clip.trust import BASELINE_LANGUAGE
-from evaluation.metrics.embeddings_cache import DbEmbeddingCache
 from evaluation.models import (
     ClipProbe,
     ClipProbeCheck,
     ClipProbeChunk,
     ClipProbeChunkKind,
-    EmbeddingKind,
 )
 from evaluation.retrieval.compute import (  # noqa: F401 (chunk_label: the kind's, as retrieval's)
     EmbeddingChunks,
@@ -28,6 +28,7 @@ from evaluation.retrieval.compute import (  # noqa: F401 (chunk_label: the kind'
     _Models,
     _text_vectors,
     chunk_label,
+    embeddings_compute,
     model_id_store,
 )
 
@@ -73,30 +74,23 @@ def _foils(check: ClipProbeCheck, language: str, models, image_cache, text_cache
         raise JobDataError(f"{language}: {exc}") from exc
 
 
+def _texts(probe: str, payload: list) -> list[str]:
+    if probe == ClipProbe.ZEROSHOT:
+        return [text for _, text in payload]
+    return [text for row in payload for text in (row[3], row[4])]
+
+
 def chunk_compute(chunk: ClipProbeChunk) -> dict:
     """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
     check = chunk.probe_check
-    models = _Models(check)
-    image_cache, text_cache = DbEmbeddingCache(EmbeddingKind.IMAGE), DbEmbeddingCache(EmbeddingKind.TEXT)
-    out: dict = {}
-    if chunk.kind == ClipProbeChunkKind.IMAGES:
-        ids = [row[0] if isinstance(row, list) else row for row in chunk.payload]
-        _image_vectors(models, ids, image_cache)
-    elif chunk.kind == ClipProbeChunkKind.TEXTS:
-        if check.probe == ClipProbe.ZEROSHOT:
-            texts = [text for _, text in chunk.payload]
-        else:
-            texts = [text for row in chunk.payload for text in (row[3], row[4])]
-        _text_vectors(models, texts, text_cache)
-    else:
-        measure = _zeroshot if check.probe == ClipProbe.ZEROSHOT else _foils
-        out["result"] = measure(check, chunk.language, models, image_cache, text_cache)
-    out["model_id"] = models.model_id
-    out["stats"] = {
-        "embeddings_computed": image_cache.stored + text_cache.stored,
-        "embeddings_cached": image_cache.hits + text_cache.hits,
-    }
-    return out
+    measure = _zeroshot if check.probe == ClipProbe.ZEROSHOT else _foils
+    return embeddings_compute(
+        check,
+        chunk,
+        images=lambda payload: [row[0] if isinstance(row, list) else row for row in payload],
+        texts=partial(_texts, check.probe),
+        measure=partial(measure, check, chunk.language),
+    )
 
 
 def check_finalise(check: ClipProbeCheck) -> None:

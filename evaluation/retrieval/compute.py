@@ -19,6 +19,7 @@ import io
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from django.core.files.storage import default_storage
@@ -138,33 +139,50 @@ def _language_pairs(check: RetrievalCheck, language: str) -> list[tuple[int, str
     return [(int(image_id), text) for chunk in chunks for image_id, text in chunk.payload]
 
 
-def chunk_compute(chunk: RetrievalChunk) -> dict:
-    """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
-    check = chunk.retrieval_check
+def embeddings_compute(check, chunk, *, images, texts, measure) -> dict:
+    """A CLIP check's chunk computed: an image chunk embeds ``images(payload)`` (image ids), a text chunk
+    ``texts(payload)``; the per-language chunk stores ``measure(models, image_cache, text_cache)`` as its
+    result. The outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
     models = _Models(check)
     image_cache, text_cache = DbEmbeddingCache(EmbeddingKind.IMAGE), DbEmbeddingCache(EmbeddingKind.TEXT)
     out: dict = {}
-    if chunk.kind == RetrievalChunkKind.IMAGES:
-        _image_vectors(models, chunk.payload, image_cache)
-    elif chunk.kind == RetrievalChunkKind.TEXTS:
-        _text_vectors(models, [text for _, text in chunk.payload], text_cache)
+    if chunk.kind == EMBEDDING_KINDS[0]:
+        _image_vectors(models, images(chunk.payload), image_cache)
+    elif chunk.kind == EMBEDDING_KINDS[1]:
+        _text_vectors(models, texts(chunk.payload), text_cache)
     else:
-        pairs = _language_pairs(check, chunk.language)
-        image_ids = sorted({image_id for image_id, _ in pairs})
-        row = {image_id: i for i, image_id in enumerate(image_ids)}
-        images = _image_vectors(models, image_ids, image_cache)
-        captions = _text_vectors(models, [text for _, text in pairs], text_cache)
-        try:
-            result = retrieval_recall(images, captions, [row[image_id] for image_id, _ in pairs])
-        except RetrievalDataError as exc:
-            raise JobDataError(f"{chunk.language}: {exc}") from exc
-        out["result"] = result.as_dict()
+        out["result"] = measure(models, image_cache, text_cache)
     out["model_id"] = models.model_id
     out["stats"] = {
         "embeddings_computed": image_cache.stored + text_cache.stored,
         "embeddings_cached": image_cache.hits + text_cache.hits,
     }
     return out
+
+
+def _recall(check: RetrievalCheck, language: str, models: _Models, image_cache, text_cache) -> dict:
+    pairs = _language_pairs(check, language)
+    image_ids = sorted({image_id for image_id, _ in pairs})
+    row = {image_id: i for i, image_id in enumerate(image_ids)}
+    images = _image_vectors(models, image_ids, image_cache)
+    captions = _text_vectors(models, [text for _, text in pairs], text_cache)
+    try:
+        result = retrieval_recall(images, captions, [row[image_id] for image_id, _ in pairs])
+    except RetrievalDataError as exc:
+        raise JobDataError(f"{language}: {exc}") from exc
+    return result.as_dict()
+
+
+def chunk_compute(chunk: RetrievalChunk) -> dict:
+    """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
+    check = chunk.retrieval_check
+    return embeddings_compute(
+        check,
+        chunk,
+        images=list,
+        texts=lambda payload: [text for _, text in payload],
+        measure=partial(_recall, check, chunk.language),
+    )
 
 
 # --- What the engine calls ------------------------------------------------------------------------
