@@ -7,8 +7,8 @@ from django.db.models import F, Q
 
 from core.jobs.models import ChunkedJob, WorkUnit
 from core.models import one_of
-from evaluation.models.fields import clip_weights_label, started_by
-from evaluation.models.runs import ChunkStatus, RunStatus
+from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.runs import RunStatus
 
 
 class ClipProbe(models.TextChoices):
@@ -79,13 +79,7 @@ class ClipProbeChunk(WorkUnit):
 
     class Meta:
         ordering = ["probe_check", "kind", "language", "index"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["probe_check", "kind", "language", "index"], name="clip_probe_chunk_unique"
-            ),
-            one_of("status", ChunkStatus, "clip_probe_chunk_status"),
-            one_of("kind", ClipProbeChunkKind, "clip_probe_chunk_kind"),
-        ]
+        constraints = embedding_chunk_constraints("probe_check", ClipProbeChunkKind, "clip_probe_chunk")
         indexes = [models.Index(fields=["probe_check", "status"], name="clip_probe_chunk_check_status")]
 
     def __str__(self) -> str:

@@ -28,3 +28,16 @@ def clip_weights_label(params: dict | None) -> str:
     if params.get("clip_checkpoint"):
         label += f" checkpoint {params['clip_checkpoint']}"
     return label
+
+
+def embedding_chunk_constraints(check_field: str, kinds: type[models.Choices], prefix: str) -> list:
+    """The constraints of a CLIP check's chunk model (retrieval, zero-shot and foil checks): one chunk per
+    check, kind, language and index; a known status and kind. Named ``<prefix>_unique|status|kind``."""
+    from core.models import one_of
+    from evaluation.models.runs import ChunkStatus
+
+    return [
+        models.UniqueConstraint(fields=[check_field, "kind", "language", "index"], name=f"{prefix}_unique"),
+        one_of("status", ChunkStatus, f"{prefix}_status"),
+        one_of("kind", kinds, f"{prefix}_kind"),
+    ]

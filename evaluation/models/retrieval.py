@@ -11,8 +11,8 @@ from core.jobs.models import (
     WorkUnit,
 )
 from core.models import one_of
-from evaluation.models.fields import clip_weights_label, started_by
-from evaluation.models.runs import ChunkStatus, RunStatus
+from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.runs import RunStatus
 from evaluation.models.sets import ReferenceSet
 
 
@@ -92,13 +92,7 @@ class RetrievalChunk(WorkUnit):
 
     class Meta:
         ordering = ["retrieval_check", "kind", "language", "index"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["retrieval_check", "kind", "language", "index"], name="retrieval_chunk_unique"
-            ),
-            one_of("status", ChunkStatus, "retrieval_chunk_status"),
-            one_of("kind", RetrievalChunkKind, "retrieval_chunk_kind"),
-        ]
+        constraints = embedding_chunk_constraints("retrieval_check", RetrievalChunkKind, "retrieval_chunk")
         indexes = [models.Index(fields=["retrieval_check", "status"], name="retrieval_chunk_check_status")]
 
     def __str__(self) -> str:
