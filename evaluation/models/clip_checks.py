@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import F, Q
 
-from core.jobs.models import ChunkedJob, WorkUnit
+from core.jobs.models import ChunkedJob
 from core.models import one_of
 from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.retrieval import EmbeddingChunk
 from evaluation.models.runs import RunStatus
 
 
@@ -65,7 +66,7 @@ class ClipProbeChunkKind(models.TextChoices):
     SCORE = "score", "measures of one language"
 
 
-class ClipProbeChunk(WorkUnit):
+class ClipProbeChunk(EmbeddingChunk):
     """One unit of a probe check. ``images``: image ids. ``texts``: one language's rows — zero-shot
     ``[class id, prompted label]``, foils ``[pair key, image id, phenomenon, caption, foil]``.
     ``score``: one language's measures from the cached embeddings, once every embedding chunk is done.
@@ -73,9 +74,6 @@ class ClipProbeChunk(WorkUnit):
 
     probe_check = models.ForeignKey(ClipProbeCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=ClipProbeChunkKind.choices)
-    language = models.CharField(max_length=16, blank=True)
-    index = models.PositiveIntegerField()
-    payload = models.JSONField(default=list)
 
     class Meta:
         ordering = ["probe_check", "kind", "language", "index"]

@@ -76,7 +76,19 @@ class RetrievalChunkKind(models.TextChoices):
     RECALL = "recall", "recall of one language"
 
 
-class RetrievalChunk(WorkUnit):
+class EmbeddingChunk(WorkUnit):
+    """What the chunk models of CLIP checks (retrieval, zero-shot and foil) share: a subclass adds the
+    foreign key to its check and its ``kind`` (image embeddings, text embeddings, one language's measure)."""
+
+    language = models.CharField(max_length=16, blank=True)
+    index = models.PositiveIntegerField()
+    payload = models.JSONField(default=list)
+
+    class Meta:
+        abstract = True
+
+
+class RetrievalChunk(EmbeddingChunk):
     """One unit of a retrieval check that a worker takes, retries and resumes.
 
     ``images``: image ids to embed (cached per model and file). ``texts``: ``[[image id, caption],
@@ -86,9 +98,6 @@ class RetrievalChunk(WorkUnit):
 
     retrieval_check = models.ForeignKey(RetrievalCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=RetrievalChunkKind.choices)
-    language = models.CharField(max_length=16, blank=True)
-    index = models.PositiveIntegerField()
-    payload = models.JSONField(default=list)
 
     class Meta:
         ordering = ["retrieval_check", "kind", "language", "index"]
