@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges import selectors
-from challenges.services import submission_create
+from challenges.services import submission_from_upload
 from core.errors import NotFound
 
 
@@ -107,23 +107,9 @@ class SubmissionCollectionApi(APIView):
     )
     def post(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
-        team = selectors.team_for(request.user, phase.benchmark)
         serializer = self.SubmissionUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        upload = data["file"]
-        submission = submission_create(
-            phase_id=phase.pk,
-            user=request.user,
-            team_id=team.pk if team else None,
-            data=upload.read(),
-            filename=upload.name,
-            language=data["language"],
-            method_name=data["method_name"],
-            description=data["description"],
-            paper_url=data["paper_url"],
-            code_url=data["code_url"],
-        )
+        submission = submission_from_upload(phase=phase, user=request.user, cleaned=serializer.validated_data)
         submission.refresh_from_db()  # its state as the queue left it (scored already where tasks run eagerly)
         return Response(_submission_out(submission, request.user), status=status.HTTP_201_CREATED)
 
@@ -145,19 +131,7 @@ class LeaderboardApi(APIView):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
         if not selectors.leaderboard_visible(request.user, phase):
             raise NotFound("No such leaderboard.")
-        try:
-            refs = int(request.query_params.get("refs", ""))
-        except ValueError:
-            refs = None
-        board = selectors.leaderboard(
-            phase=phase,
-            user=request.user,
-            language=request.query_params.get("language"),
-            metric=request.query_params.get("metric"),
-            reference_count=refs,
-            split=request.query_params.get("split"),
-            comparison=request.query_params.get("comparison") == "human",
-        )
+        board = selectors.leaderboard_asked(phase=phase, user=request.user, params=request.query_params)
         return Response(
             {
                 "phase": phase.pk,

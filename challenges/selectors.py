@@ -292,6 +292,24 @@ def leaderboard(
     )
 
 
+def leaderboard_asked(*, phase: Phase, user, params) -> Leaderboard:
+    """The leaderboard a page or an API request asks for in its query ``params`` (``language``, ``metric``,
+    ``refs``, ``split``, ``comparison=human``); a ``refs`` that is not a number means the default."""
+    try:
+        refs = int(params.get("refs", ""))
+    except ValueError:
+        refs = None
+    return leaderboard(
+        phase=phase,
+        user=user,
+        language=params.get("language"),
+        metric=params.get("metric"),
+        reference_count=refs,
+        split=params.get("split"),
+        comparison=params.get("comparison") == "human",
+    )
+
+
 def _per_image(
     entries, *, language, languages, metric, reference_count, held_out
 ) -> dict[int, dict[int, float]]:

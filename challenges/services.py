@@ -31,6 +31,7 @@ from challenges.models import (
 )
 from challenges.scoring.plan import scoring_plan
 from challenges.scoring.selectors import phase_image_keys
+from challenges.selectors import team_for
 from core.errors import Conflict, NotAllowed, NotFound, ValidationFailed
 
 
@@ -199,6 +200,25 @@ def _quota_check(phase: Phase, team: Team) -> None:
             _("Your team has %(n)s submission(s) still being scored; wait until they finish.")
             % {"n": phase.max_concurrent}
         )
+
+
+# What a submitter describes with the file, the same on the upload page's form and the API's serializer.
+SUBMISSION_FIELDS = ("language", "method_name", "description", "paper_url", "code_url")
+
+
+def submission_from_upload(*, phase, user, cleaned: dict) -> Submission:
+    """:func:`submission_create` for an upload to ``phase`` by ``user`` (for their team, if any):
+    ``cleaned`` holds the uploaded ``file`` and the :data:`SUBMISSION_FIELDS`. Raises as it."""
+    team = team_for(user, phase.benchmark)
+    upload = cleaned["file"]
+    return submission_create(
+        phase_id=phase.pk,
+        user=user,
+        team_id=team.pk if team else None,
+        data=upload.read(),
+        filename=upload.name,
+        **{name: cleaned[name] for name in SUBMISSION_FIELDS},
+    )
 
 
 def submission_create(

@@ -28,7 +28,7 @@ from challenges.services import (
     api_token_rotate,
     invitation_accept,
     invitation_usable,
-    submission_create,
+    submission_from_upload,
     submission_select,
 )
 from core.csv_cells import csv_safe
@@ -91,24 +91,11 @@ def benchmark_detail(request, slug):
 @require_POST
 def submission_upload(request, phase_id):
     phase = selectors.phase_get(user=request.user, phase_id=phase_id)
-    team = selectors.team_for(request.user, phase.benchmark)
     form = SubmissionForm(request.POST, request.FILES)
     problems, total = [], 0
     if form.is_valid():
-        upload = form.cleaned_data["file"]
         try:
-            submission = submission_create(
-                phase_id=phase.pk,
-                user=request.user,
-                team_id=team.pk if team else None,
-                data=upload.read(),
-                filename=upload.name,
-                language=form.cleaned_data["language"],
-                method_name=form.cleaned_data["method_name"],
-                description=form.cleaned_data["description"],
-                paper_url=form.cleaned_data["paper_url"],
-                code_url=form.cleaned_data["code_url"],
-            )
+            submission = submission_from_upload(phase=phase, user=request.user, cleaned=form.cleaned_data)
         except SubmissionRefused as exc:
             form.add_error(None, exc.message)
             problems, total = exc.problems, exc.total
@@ -154,19 +141,7 @@ def _board(request, phase_id):
     phase = selectors.phase_get(user=request.user, phase_id=phase_id)
     if not selectors.leaderboard_visible(request.user, phase):
         raise NotFound(_("No such leaderboard."))
-    try:
-        refs = int(request.GET.get("refs", ""))
-    except ValueError:
-        refs = None
-    return selectors.leaderboard(
-        phase=phase,
-        user=request.user,
-        language=request.GET.get("language"),
-        metric=request.GET.get("metric"),
-        reference_count=refs,
-        split=request.GET.get("split"),
-        comparison=request.GET.get("comparison") == "human",
-    )
+    return selectors.leaderboard_asked(phase=phase, user=request.user, params=request.GET)
 
 
 def leaderboard(request, phase_id):

@@ -1,6 +1,7 @@
 """What management commands share: one service call in one transaction that ``--dry-run`` rolls back, with
 domain errors as CommandError (:func:`service_in_transaction`); and the demo loaders' base, refused on a
-real deployment (DEBUG off) unless forced."""
+real deployment (DEBUG off) unless forced; and :class:`UnitProgressCommand`, which computes a job's units in
+its own process with a progress bar."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from core.errors import DomainError
+from core.jobs.engine import unit_run
+from core.jobs.kinds import JobKind
 
 T = TypeVar("T")
 
@@ -75,3 +78,38 @@ class DemoLoadCommand(BaseCommand):
         if options["dry_run"]:
             self.stdout.write("Dry run: nothing was stored.")
         self.report(summary, options)
+
+
+class UnitProgressCommand(BaseCommand):
+    """A command that computes a job's ready units in this process, with a progress bar on stderr (a
+    subclass's ``handle`` sets ``self.verbosity``; verbosity 0 draws no bar)."""
+
+    bar_width = 30
+    verbosity = 1
+
+    def compute_here(self, kind: JobKind, job):
+        """Compute the ready units until none is left (units that wait for others come after them); stops
+        at a unit that fails. Returns ``job`` (not refreshed)."""
+        done_of = kind.job_model.objects.values_list("chunks_done", flat=True)
+        done = done_of.get(pk=job.pk)
+        while ids := kind.ready(job.pk):
+            for unit_id in ids:
+                unit = kind.unit_model.objects.get(pk=unit_id)
+                self.progress_bar(done, job.chunks_total, f"{unit.kind} {unit.language}".strip())
+                if unit_run(kind, unit_id=unit_id, send_next=False) == "failed":
+                    self.stderr.write("")
+                    return job
+                done = done_of.get(pk=job.pk)
+        self.progress_bar(done, job.chunks_total, "done")
+        self.stderr.write("")
+        return job
+
+    def progress_bar(self, done: int, total: int, what: str) -> None:
+        if self.verbosity < 1:
+            return
+        filled = self.bar_width * done // max(total, 1)
+        self.stderr.write(
+            f"\r[{'#' * filled}{'.' * (self.bar_width - filled)}] {done}/{total} chunks  {what:<16}",
+            ending="",
+        )
+        self.stderr.flush()

@@ -1,10 +1,11 @@
-"""Rows named by a person (codes, names typed in a form or on a command line), found all at once."""
+"""Rows named by a person (codes, names typed in a form or on a command line), found all at once; and one
+row by its id, or NotFound."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from core.errors import ValidationFailed
+from core.errors import NotFound, ValidationFailed
 
 
 def each_named(
@@ -21,3 +22,11 @@ def each_named(
     if missing:
         raise ValidationFailed(unknown(missing))
     return [found[name] for name in wanted]
+
+
+def row_by_id(queryset, pk: int, what: str):
+    """The row ``pk`` of ``queryset``; NotFound "There is no {what} #{pk}." when it holds none."""
+    try:
+        return queryset.get(pk=pk)
+    except queryset.model.DoesNotExist:
+        raise NotFound(f"There is no {what} #{pk}.") from None

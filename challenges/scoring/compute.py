@@ -25,13 +25,46 @@ from evaluation.runs.compute import meteor_config
 
 @dataclass
 class UnitResult:
-    # (reference count, split, metric, value, low, high, images, signature)
-    scores: list[tuple[int, str, str, float, float | None, float | None, int, str]] = field(
-        default_factory=list
-    )
-    image_scores: list[tuple[int, str, list[int], list[float]]] = field(default_factory=list)
+    """What scoring one language gives, as the fields of its rows: ``scores`` of SubmissionScore (count,
+    held out, split, metric, value, interval, images, signature), ``image_scores`` of ImageScores."""
+
+    language: str  # the language's code
+    seed: int  # the phase's split seed: the intervals' bootstrap
+    scores: list[dict] = field(default_factory=list)
+    image_scores: list[dict] = field(default_factory=list)
     signatures: dict[str, str] = field(default_factory=dict)
     not_computed: dict[str, str] = field(default_factory=dict)
+
+    def split_score_add(self, key: tuple, values: list, value: float, signature: str) -> None:
+        """One row of ``scores`` for ``key`` = (reference count, held out, split, metric): ``value`` with the
+        interval of the mean of the split's per-image ``values``."""
+        count, held_out, split, metric = key
+        group = f"{self.language}|{count}|{int(held_out)}|{split}|{metric}"
+        low, high = mean_interval(values, seed=self.seed, group=group) or (None, None)
+        self.scores.append(
+            {
+                "reference_count": count,
+                "held_out": held_out,
+                "split": split,
+                "metric": metric,
+                "value": value,
+                "low": low,
+                "high": high,
+                "n_images": len(values),
+                "signature": signature,
+            }
+        )
+
+    def image_scores_add(self, count: int, held_out: bool, metric: str, image_ids: list, values: list):
+        self.image_scores.append(
+            {
+                "reference_count": count,
+                "held_out": held_out,
+                "metric": metric,
+                "image_ids": image_ids,
+                "values": values,
+            }
+        )
 
 
 def _score(candidates, references, *, language, scheme, metrics):
@@ -164,7 +197,7 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
         public = public_images(image_ids, seed=phase.split_seed, share=phase.public_share)
         splits[Split.PUBLIC] = [i for i in image_ids if i in public]
         splits[Split.PRIVATE] = [i for i in image_ids if i not in public]
-    result = UnitResult()
+    result = UnitResult(language=language.code, seed=phase.split_seed)
     variants: list[tuple[int, bool, dict[int, list[str]]]] = []
     if not submission.is_human:
         for count in phase.reference_counts:
@@ -185,28 +218,13 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
             by_metric = clip.scores(clip_metrics, refs)
             for metric, per_image in by_metric.items():
                 values = [per_image[i] for i in image_ids]
-                result.image_scores.append((count, held_out, metric, image_ids, values))
+                result.image_scores_add(count, held_out, metric, image_ids, values)
                 result.signatures[metric] = clip.signature
                 for split, ids in splits.items():
                     split_values = [per_image[i] for i in ids]
-                    interval = mean_interval(
-                        split_values,
-                        seed=phase.split_seed,
-                        group=f"{language.code}|{count}|{int(held_out)}|{split}|{metric}",
-                    )
-                    low, high = interval if interval else (None, None)
-                    result.scores.append(
-                        (
-                            count,
-                            held_out,
-                            split,
-                            metric,
-                            sum(split_values) / len(split_values),
-                            low,
-                            high,
-                            len(ids),
-                            clip.signature,
-                        )
+                    mean = sum(split_values) / len(split_values)
+                    result.split_score_add(
+                        (count, held_out, split, metric), split_values, mean, clip.signature
                     )
         if not metrics:
             continue
@@ -214,8 +232,8 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
         result.not_computed.update(full.not_computed)
         for metric in full.metrics:
             per_image = full.per_caption[metric]
-            result.image_scores.append(
-                (count, held_out, metric, image_ids, [float(per_image[i]) for i in image_ids])
+            result.image_scores_add(
+                count, held_out, metric, image_ids, [float(per_image[i]) for i in image_ids]
             )
             result.signatures[metric] = full.signature_of(metric)
         for split, ids in splits.items():
@@ -232,24 +250,9 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
             )
             for metric, value in report.corpus.items():
                 per_image = full.per_caption[metric]
-                interval = mean_interval(
-                    [per_image[i] for i in ids],
-                    seed=phase.split_seed,
-                    group=f"{language.code}|{count}|{int(held_out)}|{split}|{metric}",
-                )
-                low, high = interval if interval else (None, None)
-                result.scores.append(
-                    (
-                        count,
-                        held_out,
-                        split,
-                        metric,
-                        float(value),
-                        low,
-                        high,
-                        len(ids),
-                        report.signature_of(metric),
-                    )
+                values = [per_image[i] for i in ids]
+                result.split_score_add(
+                    (count, held_out, split, metric), values, float(value), report.signature_of(metric)
                 )
     return result
 
@@ -262,38 +265,9 @@ def unit_store(submission: Submission, unit: ScoringUnit, result: UnitResult, se
     """Replace the language's scores with ``result`` (submission and unit rows locked by the engine)."""
     SubmissionScore.objects.filter(submission=submission, language_id=unit.language_id).delete()
     ImageScores.objects.filter(submission=submission, language_id=unit.language_id).delete()
-    SubmissionScore.objects.bulk_create(
-        [
-            SubmissionScore(
-                submission=submission,
-                language_id=unit.language_id,
-                reference_count=count,
-                held_out=held_out,
-                split=split,
-                metric=metric,
-                value=value,
-                low=low,
-                high=high,
-                n_images=n,
-                signature=signature,
-            )
-            for count, held_out, split, metric, value, low, high, n, signature in result.scores
-        ]
-    )
-    ImageScores.objects.bulk_create(
-        [
-            ImageScores(
-                submission=submission,
-                language_id=unit.language_id,
-                reference_count=count,
-                held_out=held_out,
-                metric=metric,
-                image_ids=ids,
-                values=values,
-            )
-            for count, held_out, metric, ids, values in result.image_scores
-        ]
-    )
+    language = {"submission": submission, "language_id": unit.language_id}
+    SubmissionScore.objects.bulk_create([SubmissionScore(**language, **row) for row in result.scores])
+    ImageScores.objects.bulk_create([ImageScores(**language, **row) for row in result.image_scores])
     timings_add(submission, "scoring_seconds", seconds)
     signatures = dict(submission.signatures or {})
     signatures[unit.language.code] = {

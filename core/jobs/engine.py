@@ -35,7 +35,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from core.errors import JobsUnavailable, NotFound
-from core.jobs.kinds import JobKind, kinds, succeeded_listeners
+from core.jobs.kinds import JobKind, kind_get, kinds, succeeded_listeners
 from core.jobs.local import local_runner_active, local_submit
 from core.jobs.models import JobStatus
 from core.versions import package_versions
@@ -363,6 +363,26 @@ class ResumeResult:
     job: Any
     requeued: int
     running: int
+
+
+def send_when_ready(kind_name: str, *, last: str):
+    """An ``after_store`` hook for a kind whose ``last`` units (``unit.kind``) wait for its other units.
+
+    After one of the others is stored, the ``last`` units that stopped waiting go to the workers on
+    commit; storing a ``last`` unit sends nothing.
+    """
+
+    def after_store(job, unit) -> None:
+        if unit.kind == last:
+            return
+        kind = kind_get(kind_name)
+        waiting = set(kind.units_of(job.pk).filter(kind=last).values_list("pk", flat=True))
+        ready = [pk for pk in kind.ready(job.pk) if pk in waiting]
+        if ready:
+            job_id = job.pk
+            transaction.on_commit(lambda: units_send(kind, job_id, ready))
+
+    return after_store
 
 
 def job_resume(kind: JobKind, *, job_id: int, enqueue: bool = True) -> ResumeResult:

@@ -12,6 +12,7 @@ from annotation.admin.imports import MultipleFileField
 from core.admin import StyledModelAdmin
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
+from evaluation.admin.clip_model_form import ClipCheckModelFields
 from evaluation.clip_checks.files import DEFAULT_MIN_VOTES
 from evaluation.clip_checks.plan import foil_check_plan, probe_check_store, zeroshot_check_plan
 from evaluation.clip_checks.selectors import probe_check_queryset, probe_ratio
@@ -24,7 +25,7 @@ def _upload(file) -> tuple[str, bytes]:
     return file.name, file.read()
 
 
-class ClipProbeCheckStartForm(forms.ModelForm):
+class ClipProbeCheckStartForm(ClipCheckModelFields, forms.ModelForm):
     """Start a check from files: the service's own validation, so every problem shows on the form."""
 
     name = forms.CharField(required=False, help_text="Empty: the model and the data it is checked on.")
@@ -62,12 +63,6 @@ class ClipProbeCheckStartForm(forms.ModelForm):
         "other languages are judged against English.",
     )
     model = forms.CharField(required=False, help_text="open_clip model name; empty: the CLIP_MODEL setting.")
-    pretrained = forms.CharField(
-        required=False, help_text="Pretrained tag; empty with an empty model: the setting."
-    )
-    checkpoint = forms.CharField(
-        required=False, help_text="A checkpoint file on the workers, instead of a tag."
-    )
 
     class Meta:
         model = ClipProbeCheck
@@ -77,14 +72,7 @@ class ClipProbeCheckStartForm(forms.ModelForm):
         data = super().clean()
         if self.errors:
             return data
-        model = data.get("model") or None
-        common = {
-            "languages": (data.get("language_codes") or "").replace(",", " ").split(),
-            "name": data.get("name") or "",
-            "model": model,
-            "pretrained": data.get("pretrained") or (None if model is None else ""),
-            "checkpoint": data.get("checkpoint") or (None if model is None else ""),
-        }
+        common = self.clip_check_arguments(data)
         try:
             if data["probe"] == ClipProbe.ZEROSHOT:
                 if not data.get("labels") or not data.get("labelled_images"):

@@ -17,6 +17,7 @@ from core.admin import StyledModelAdmin
 from core.converters import IdConverter
 from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
+from evaluation.admin.clip_model_form import ClipCheckModelFields
 from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
@@ -29,7 +30,7 @@ from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
 
-class RetrievalCheckStartForm(forms.ModelForm):
+class RetrievalCheckStartForm(ClipCheckModelFields, forms.ModelForm):
     """Start a check: the service's own validation, so every problem shows on the form."""
 
     name = forms.CharField(
@@ -67,12 +68,6 @@ class RetrievalCheckStartForm(forms.ModelForm):
         required=False,
         help_text="An open_clip architecture, only without a registered model; empty: the CLIP_MODEL setting.",
     )
-    pretrained = forms.CharField(
-        required=False, help_text="Pretrained tag; empty with an empty model: the setting."
-    )
-    checkpoint = forms.CharField(
-        required=False, help_text="A checkpoint file on the workers, instead of a tag."
-    )
 
     class Meta:
         model = RetrievalCheck
@@ -82,17 +77,12 @@ class RetrievalCheckStartForm(forms.ModelForm):
         data = super().clean()
         if self.errors:
             return data
-        model = data.get("model") or None
         try:
             self.plan = retrieval_check_plan(
                 campaigns=[str(c.pk) for c in data.get("campaigns") or []],
                 reference_sets=[str(r.pk) for r in data.get("reference_sets") or []],
-                languages=(data.get("language_codes") or "").replace(",", " ").split(),
-                name=data.get("name") or "",
-                model=model,
-                pretrained=data.get("pretrained") or (None if model is None else ""),
-                checkpoint=data.get("checkpoint") or (None if model is None else ""),
                 clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
+                **self.clip_check_arguments(data),
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None

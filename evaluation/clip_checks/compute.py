@@ -11,21 +11,26 @@ killed check resumes with every vector already stored and a label or caption is 
 
 from __future__ import annotations
 
+from functools import partial
+
 from core.jobs.engine import JobDataError, timings_add
 from evaluation.clip_checks.measures import TIE_TOLERANCE, class_vectors, foil_measures, zeroshot_measures
-from evaluation.metrics.clip.trust import BASELINE_LANGUAGE, clip_model_key
-from evaluation.metrics.embeddings_cache import DbEmbeddingCache
+from evaluation.metrics.clip.trust import BASELINE_LANGUAGE
 from evaluation.models import (
-    ChunkStatus,
     ClipProbe,
     ClipProbeCheck,
     ClipProbeChunk,
     ClipProbeChunkKind,
-    EmbeddingKind,
 )
-from evaluation.retrieval.compute import _image_vectors, _Models, _text_vectors
-
-EMBEDDING_KINDS = (ClipProbeChunkKind.IMAGES, ClipProbeChunkKind.TEXTS)
+from evaluation.retrieval.compute import (  # noqa: F401 (chunk_label: the kind's, as retrieval's)
+    EmbeddingChunks,
+    _image_vectors,
+    _Models,
+    _text_vectors,
+    chunk_label,
+    embeddings_compute,
+    model_id_store,
+)
 
 
 def _rows(check: ClipProbeCheck, kind: str, language: str = "") -> list:
@@ -69,30 +74,23 @@ def _foils(check: ClipProbeCheck, language: str, models, image_cache, text_cache
         raise JobDataError(f"{language}: {exc}") from exc
 
 
+def _texts(probe: str, payload: list) -> list[str]:
+    if probe == ClipProbe.ZEROSHOT:
+        return [text for _, text in payload]
+    return [text for row in payload for text in (row[3], row[4])]
+
+
 def chunk_compute(chunk: ClipProbeChunk) -> dict:
     """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
     check = chunk.probe_check
-    models = _Models(check)
-    image_cache, text_cache = DbEmbeddingCache(EmbeddingKind.IMAGE), DbEmbeddingCache(EmbeddingKind.TEXT)
-    out: dict = {}
-    if chunk.kind == ClipProbeChunkKind.IMAGES:
-        ids = [row[0] if isinstance(row, list) else row for row in chunk.payload]
-        _image_vectors(models, ids, image_cache)
-    elif chunk.kind == ClipProbeChunkKind.TEXTS:
-        if check.probe == ClipProbe.ZEROSHOT:
-            texts = [text for _, text in chunk.payload]
-        else:
-            texts = [text for row in chunk.payload for text in (row[3], row[4])]
-        _text_vectors(models, texts, text_cache)
-    else:
-        measure = _zeroshot if check.probe == ClipProbe.ZEROSHOT else _foils
-        out["result"] = measure(check, chunk.language, models, image_cache, text_cache)
-    out["model_id"] = models.model_id
-    out["stats"] = {
-        "embeddings_computed": image_cache.stored + text_cache.stored,
-        "embeddings_cached": image_cache.hits + text_cache.hits,
-    }
-    return out
+    measure = _zeroshot if check.probe == ClipProbe.ZEROSHOT else _foils
+    return embeddings_compute(
+        check,
+        chunk,
+        images=lambda payload: [row[0] if isinstance(row, list) else row for row in payload],
+        texts=partial(_texts, check.probe),
+        measure=partial(measure, check, chunk.language),
+    )
 
 
 def check_finalise(check: ClipProbeCheck) -> None:
@@ -110,50 +108,15 @@ def check_finalise(check: ClipProbeCheck) -> None:
     check.results = results
 
 
-def chunk_waiting(chunk: ClipProbeChunk) -> bool:
-    """A score chunk waits until every embedding chunk of its check is done (it is sent then)."""
-    return chunk.kind == ClipProbeChunkKind.SCORE and (
-        ClipProbeChunk.objects.filter(probe_check_id=chunk.probe_check_id, kind__in=EMBEDDING_KINDS)
-        .exclude(status=ChunkStatus.DONE)
-        .exists()
-    )
-
-
-def ready_chunk_ids(check_id: int) -> list[int]:
-    """Pending chunks that may run: embedding chunks, and score chunks once no embedding chunk is left."""
-    pending = ClipProbeChunk.objects.filter(probe_check_id=check_id, status=ChunkStatus.PENDING)
-    left = ClipProbeChunk.objects.filter(probe_check_id=check_id, kind__in=EMBEDDING_KINDS).exclude(
-        status=ChunkStatus.DONE
-    )
-    if left.exists():
-        pending = pending.filter(kind__in=EMBEDDING_KINDS)
-    order = {ClipProbeChunkKind.IMAGES: 0, ClipProbeChunkKind.TEXTS: 1, ClipProbeChunkKind.SCORE: 2}
-    rows = sorted(
-        pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
-    )
-    return [pk for pk, *_ in rows]
-
-
-def chunk_label(chunk: ClipProbeChunk) -> str:
-    return f"{chunk.kind} chunk {chunk.index}" + (f" ({chunk.language})" if chunk.language else "")
+PROBE_CHUNKS = EmbeddingChunks(ClipProbeChunk, "probe_check", ClipProbeChunkKind.SCORE)
+chunk_waiting = PROBE_CHUNKS.waiting  # a score chunk waits for the embedding chunks
+ready_chunk_ids = PROBE_CHUNKS.ready_ids
 
 
 def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, seconds: float) -> None:
     """Record the chunk's outcome on the check (check and chunk rows locked). Raises JobDataError
     when the workers loaded different weights under the same settings."""
-    if check.model_id and check.model_id != outcome["model_id"]:
-        raise JobDataError(
-            f"the model changed during the check: {check.model_id} before, {outcome['model_id']} now; "
-            "start a new check"
-        )
-    check.model_id = outcome["model_id"]
-    params = check.params
-    check.model_key = clip_model_key(
-        model=params["clip_model"],
-        pretrained=params.get("clip_pretrained", ""),
-        checkpoint=params.get("clip_checkpoint", ""),
-        model_id=check.model_id,
-    )
+    model_id_store(check, outcome)
     if "result" in outcome:
         result = dict(outcome["result"])
         if "pairs" in result:

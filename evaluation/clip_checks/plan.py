@@ -30,9 +30,10 @@ from evaluation.clip_checks.files import (
 )
 from evaluation.clip_checks.tasks import CLIP_PROBE_CHECK
 from evaluation.metrics.clip.embedding import image_orientation_check
-from evaluation.metrics.clip.trust import BASELINE_LANGUAGE, clip_model_key
+from evaluation.metrics.clip.trust import BASELINE_LANGUAGE
 from evaluation.models import ClipProbe, ClipProbeCheck, ClipProbeChunk, ClipProbeChunkKind
 from evaluation.models.fields import starter
+from evaluation.retrieval.plan import embedding_chunks, planned_model_key
 
 KEYS_SHOWN = 5
 PLAIN_LABEL = "{}"
@@ -306,35 +307,20 @@ def probe_check_store(*, plan: ProbePlan, user=None, enqueue: bool = True) -> Cl
             languages=plan.languages,
             params=params,
             data=plan.data,
-            model_key=clip_model_key(
-                model=params["clip_model"],
-                pretrained=params["clip_pretrained"],
-                checkpoint=params["clip_checkpoint"],
-            ),
+            model_key=planned_model_key(params),
             created_by=starter(user),
         )
         rows = plan.images if plan.probe == ClipProbe.ZEROSHOT else [row[0] for row in plan.images]
-        chunks = [
-            ClipProbeChunk(
-                probe_check=check, kind=ClipProbeChunkKind.IMAGES, index=i, payload=rows[s : s + size]
-            )
-            for i, s in enumerate(range(0, len(rows), size))
-        ]
-        for code, texts in plan.texts.items():
-            chunks += [
-                ClipProbeChunk(
-                    probe_check=check,
-                    kind=ClipProbeChunkKind.TEXTS,
-                    language=code,
-                    index=i,
-                    payload=texts[s : s + size],
-                )
-                for i, s in enumerate(range(0, len(texts), size))
-            ]
-        chunks += [
-            ClipProbeChunk(probe_check=check, kind=ClipProbeChunkKind.SCORE, language=code, index=0)
-            for code in plan.languages
-        ]
+        chunks = embedding_chunks(
+            ClipProbeChunk,
+            check_field="probe_check",
+            check=check,
+            images=rows,
+            texts=plan.texts,
+            last=ClipProbeChunkKind.SCORE,
+            size=size,
+            languages=plan.languages,
+        )
         job_units_store(CLIP_PROBE_CHECK, job=check, units=chunks, enqueue=enqueue)
     return check
 

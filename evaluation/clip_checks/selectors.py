@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db.models import QuerySet
 
-from core.errors import NotFound, ValidationFailed
+from core.errors import ValidationFailed
+from core.lookups import row_by_id
 from evaluation.clip_checks.measures import foil_compare
 from evaluation.metrics.clip.trust import ProbeRatio
 from evaluation.models import ClipProbe, ClipProbeCheck, RunStatus
@@ -20,10 +21,7 @@ def probe_check_queryset() -> QuerySet[ClipProbeCheck]:
 
 
 def probe_check_get(*, check_id: int) -> ClipProbeCheck:
-    try:
-        return probe_check_queryset().get(pk=check_id)
-    except ClipProbeCheck.DoesNotExist:
-        raise NotFound(f"There is no zero-shot or foil check #{check_id}.") from None
+    return row_by_id(probe_check_queryset(), check_id, "zero-shot or foil check")
 
 
 def latest_probe_checks(model_key: str, probe: str) -> dict[str, ClipProbeCheck]:

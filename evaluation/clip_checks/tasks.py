@@ -6,9 +6,7 @@ the last of them is stored.
 
 from __future__ import annotations
 
-from django.db import transaction
-
-from core.jobs.engine import units_send
+from core.jobs.engine import send_when_ready
 from core.jobs.kinds import JobKind, register
 from core.jobs.tasks import unit_task
 from evaluation.clip_checks.compute import (
@@ -21,22 +19,6 @@ from evaluation.clip_checks.compute import (
 )
 from evaluation.metrics.clip import ClipUnavailable
 from evaluation.models import ClipProbeCheck, ClipProbeChunk, ClipProbeChunkKind
-
-
-def _send_scores(check: ClipProbeCheck, chunk: ClipProbeChunk) -> None:
-    # After an embedding chunk: the score chunks that stopped waiting go to the workers on commit.
-    if chunk.kind == ClipProbeChunkKind.SCORE:
-        return
-    scores = set(
-        ClipProbeChunk.objects.filter(probe_check_id=check.pk, kind=ClipProbeChunkKind.SCORE).values_list(
-            "pk", flat=True
-        )
-    )
-    ready = [pk for pk in ready_chunk_ids(check.pk) if pk in scores]
-    if ready:
-        check_id = check.pk
-        transaction.on_commit(lambda: units_send(CLIP_PROBE_CHECK, check_id, ready))
-
 
 CLIP_PROBE_CHECK = register(
     JobKind(
@@ -51,7 +33,7 @@ CLIP_PROBE_CHECK = register(
         finalise=check_finalise,
         ready=ready_chunk_ids,
         waiting=chunk_waiting,
-        after_store=_send_scores,
+        after_store=send_when_ready("clip_probe_check", last=ClipProbeChunkKind.SCORE),
         unit_label=chunk_label,
         unit_noun="chunk",
         id_detail="check_id",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from core.errors import NotFound
+from core.lookups import row_by_id
 from evaluation.models import ClipFineTune, ClipModel
 
 
@@ -13,10 +13,7 @@ def fine_tune_queryset() -> QuerySet[ClipFineTune]:
 
 
 def fine_tune_get(*, run_id: int) -> ClipFineTune:
-    try:
-        return fine_tune_queryset().get(pk=run_id)
-    except ClipFineTune.DoesNotExist:
-        raise NotFound(f"There is no fine-tuning run #{run_id}.") from None
+    return row_by_id(fine_tune_queryset(), run_id, "fine-tuning run")
 
 
 def clip_model_queryset() -> QuerySet[ClipModel]:
@@ -24,10 +21,7 @@ def clip_model_queryset() -> QuerySet[ClipModel]:
 
 
 def clip_model_detail(*, model_id: int) -> ClipModel:
-    try:
-        return clip_model_queryset().get(pk=model_id)
-    except ClipModel.DoesNotExist:
-        raise NotFound(f"There is no registered CLIP model #{model_id}.") from None
+    return row_by_id(clip_model_queryset(), model_id, "registered CLIP model")
 
 
 def split_of(run: ClipFineTune) -> dict[int, str]:

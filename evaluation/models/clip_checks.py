@@ -5,9 +5,11 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import F, Q
 
-from core.jobs.models import ChunkedJob, WorkUnit
-from evaluation.models.fields import started_by
-from evaluation.models.runs import ChunkStatus, RunStatus
+from core.jobs.models import ChunkedJob
+from core.models import one_of
+from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.retrieval import EmbeddingChunk
+from evaluation.models.runs import RunStatus
 
 
 class ClipProbe(models.TextChoices):
@@ -45,8 +47,8 @@ class ClipProbeCheck(ChunkedJob):
             models.CheckConstraint(
                 condition=Q(chunks_done__lte=F("chunks_total")), name="clip_probe_check_progress"
             ),
-            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="clip_probe_check_status"),
-            models.CheckConstraint(condition=Q(probe__in=ClipProbe.values), name="clip_probe_check_probe"),
+            one_of("status", RunStatus, "clip_probe_check_status"),
+            one_of("probe", ClipProbe, "clip_probe_check_probe"),
         ]
         indexes = [models.Index(fields=["model_key", "probe", "status"], name="clip_probe_model_status")]
 
@@ -55,13 +57,7 @@ class ClipProbeCheck(ChunkedJob):
 
     @property
     def model_label(self) -> str:
-        params = self.params or {}
-        label = params.get("clip_model", "")
-        if params.get("clip_pretrained"):
-            label += f" ({params['clip_pretrained']})"
-        if params.get("clip_checkpoint"):
-            label += f" checkpoint {params['clip_checkpoint']}"
-        return label
+        return clip_weights_label(self.params)
 
 
 class ClipProbeChunkKind(models.TextChoices):
@@ -70,7 +66,7 @@ class ClipProbeChunkKind(models.TextChoices):
     SCORE = "score", "measures of one language"
 
 
-class ClipProbeChunk(WorkUnit):
+class ClipProbeChunk(EmbeddingChunk):
     """One unit of a probe check. ``images``: image ids. ``texts``: one language's rows — zero-shot
     ``[class id, prompted label]``, foils ``[pair key, image id, phenomenon, caption, foil]``.
     ``score``: one language's measures from the cached embeddings, once every embedding chunk is done.
@@ -78,23 +74,10 @@ class ClipProbeChunk(WorkUnit):
 
     probe_check = models.ForeignKey(ClipProbeCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=ClipProbeChunkKind.choices)
-    language = models.CharField(max_length=16, blank=True)
-    index = models.PositiveIntegerField()
-    payload = models.JSONField(default=list)
 
     class Meta:
         ordering = ["probe_check", "kind", "language", "index"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["probe_check", "kind", "language", "index"], name="clip_probe_chunk_unique"
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=ChunkStatus.values), name="clip_probe_chunk_status"
-            ),
-            models.CheckConstraint(
-                condition=Q(kind__in=ClipProbeChunkKind.values), name="clip_probe_chunk_kind"
-            ),
-        ]
+        constraints = embedding_chunk_constraints("probe_check", ClipProbeChunkKind, "clip_probe_chunk")
         indexes = [models.Index(fields=["probe_check", "status"], name="clip_probe_chunk_check_status")]
 
     def __str__(self) -> str:

@@ -17,3 +17,27 @@ def starter(user):
     """The value of a ``started_by`` field for whoever asked: None for a command, a task or an anonymous
     request, so a job is never attributed to nobody's account."""
     return user if getattr(user, "is_authenticated", False) else None
+
+
+def clip_weights_label(params: dict | None) -> str:
+    """A check's CLIP model as set in its ``params``: "name (pretrained tag) checkpoint file"."""
+    params = params or {}
+    label = params.get("clip_model", "")
+    if params.get("clip_pretrained"):
+        label += f" ({params['clip_pretrained']})"
+    if params.get("clip_checkpoint"):
+        label += f" checkpoint {params['clip_checkpoint']}"
+    return label
+
+
+def embedding_chunk_constraints(check_field: str, kinds: type[models.Choices], prefix: str) -> list:
+    """The constraints of a CLIP check's chunk model (retrieval, zero-shot and foil checks): one chunk per
+    check, kind, language and index; a known status and kind. Named ``<prefix>_unique|status|kind``."""
+    from core.models import one_of
+    from evaluation.models.runs import ChunkStatus
+
+    return [
+        models.UniqueConstraint(fields=[check_field, "kind", "language", "index"], name=f"{prefix}_unique"),
+        one_of("status", ChunkStatus, f"{prefix}_status"),
+        one_of("kind", kinds, f"{prefix}_kind"),
+    ]

@@ -11,8 +11,8 @@ from core.jobs.models import (
     WorkUnit,
 )
 from core.models import one_of
-from evaluation.models.fields import started_by
-from evaluation.models.runs import ChunkStatus, RunStatus
+from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.runs import RunStatus
 from evaluation.models.sets import ReferenceSet
 
 
@@ -67,12 +67,7 @@ class RetrievalCheck(ChunkedJob):
         params = self.params or {}
         if params.get("clip_registered"):
             return f"{params['clip_registered']} (registered)"
-        label = params.get("clip_model", "")
-        if params.get("clip_pretrained"):
-            label += f" ({params['clip_pretrained']})"
-        if params.get("clip_checkpoint"):
-            label += f" checkpoint {params['clip_checkpoint']}"
-        return label
+        return clip_weights_label(params)
 
 
 class RetrievalChunkKind(models.TextChoices):
@@ -81,7 +76,19 @@ class RetrievalChunkKind(models.TextChoices):
     RECALL = "recall", "recall of one language"
 
 
-class RetrievalChunk(WorkUnit):
+class EmbeddingChunk(WorkUnit):
+    """What the chunk models of CLIP checks (retrieval, zero-shot and foil) share: a subclass adds the
+    foreign key to its check and its ``kind`` (image embeddings, text embeddings, one language's measure)."""
+
+    language = models.CharField(max_length=16, blank=True)
+    index = models.PositiveIntegerField()
+    payload = models.JSONField(default=list)
+
+    class Meta:
+        abstract = True
+
+
+class RetrievalChunk(EmbeddingChunk):
     """One unit of a retrieval check that a worker takes, retries and resumes.
 
     ``images``: image ids to embed (cached per model and file). ``texts``: ``[[image id, caption],
@@ -91,19 +98,10 @@ class RetrievalChunk(WorkUnit):
 
     retrieval_check = models.ForeignKey(RetrievalCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=RetrievalChunkKind.choices)
-    language = models.CharField(max_length=16, blank=True)
-    index = models.PositiveIntegerField()
-    payload = models.JSONField(default=list)
 
     class Meta:
         ordering = ["retrieval_check", "kind", "language", "index"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["retrieval_check", "kind", "language", "index"], name="retrieval_chunk_unique"
-            ),
-            one_of("status", ChunkStatus, "retrieval_chunk_status"),
-            one_of("kind", RetrievalChunkKind, "retrieval_chunk_kind"),
-        ]
+        constraints = embedding_chunk_constraints("retrieval_check", RetrievalChunkKind, "retrieval_chunk")
         indexes = [models.Index(fields=["retrieval_check", "status"], name="retrieval_chunk_check_status")]
 
     def __str__(self) -> str:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from django.core.files.storage import default_storage
@@ -137,27 +139,19 @@ def _language_pairs(check: RetrievalCheck, language: str) -> list[tuple[int, str
     return [(int(image_id), text) for chunk in chunks for image_id, text in chunk.payload]
 
 
-def chunk_compute(chunk: RetrievalChunk) -> dict:
-    """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
-    check = chunk.retrieval_check
+def embeddings_compute(check, chunk, *, images, texts, measure) -> dict:
+    """A CLIP check's chunk computed: an image chunk embeds ``images(payload)`` (image ids), a text chunk
+    ``texts(payload)``; the per-language chunk stores ``measure(models, image_cache, text_cache)`` as its
+    result. The outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
     models = _Models(check)
     image_cache, text_cache = DbEmbeddingCache(EmbeddingKind.IMAGE), DbEmbeddingCache(EmbeddingKind.TEXT)
     out: dict = {}
-    if chunk.kind == RetrievalChunkKind.IMAGES:
-        _image_vectors(models, chunk.payload, image_cache)
-    elif chunk.kind == RetrievalChunkKind.TEXTS:
-        _text_vectors(models, [text for _, text in chunk.payload], text_cache)
+    if chunk.kind == EMBEDDING_KINDS[0]:
+        _image_vectors(models, images(chunk.payload), image_cache)
+    elif chunk.kind == EMBEDDING_KINDS[1]:
+        _text_vectors(models, texts(chunk.payload), text_cache)
     else:
-        pairs = _language_pairs(check, chunk.language)
-        image_ids = sorted({image_id for image_id, _ in pairs})
-        row = {image_id: i for i, image_id in enumerate(image_ids)}
-        images = _image_vectors(models, image_ids, image_cache)
-        captions = _text_vectors(models, [text for _, text in pairs], text_cache)
-        try:
-            result = retrieval_recall(images, captions, [row[image_id] for image_id, _ in pairs])
-        except RetrievalDataError as exc:
-            raise JobDataError(f"{chunk.language}: {exc}") from exc
-        out["result"] = result.as_dict()
+        out["result"] = measure(models, image_cache, text_cache)
     out["model_id"] = models.model_id
     out["stats"] = {
         "embeddings_computed": image_cache.stored + text_cache.stored,
@@ -166,41 +160,79 @@ def chunk_compute(chunk: RetrievalChunk) -> dict:
     return out
 
 
+def _recall(check: RetrievalCheck, language: str, models: _Models, image_cache, text_cache) -> dict:
+    pairs = _language_pairs(check, language)
+    image_ids = sorted({image_id for image_id, _ in pairs})
+    row = {image_id: i for i, image_id in enumerate(image_ids)}
+    images = _image_vectors(models, image_ids, image_cache)
+    captions = _text_vectors(models, [text for _, text in pairs], text_cache)
+    try:
+        result = retrieval_recall(images, captions, [row[image_id] for image_id, _ in pairs])
+    except RetrievalDataError as exc:
+        raise JobDataError(f"{language}: {exc}") from exc
+    return result.as_dict()
+
+
+def chunk_compute(chunk: RetrievalChunk) -> dict:
+    """The chunk's outcome: ``{"model_id", "stats", "result"?}``; raises JobDataError / ClipUnavailable."""
+    check = chunk.retrieval_check
+    return embeddings_compute(
+        check,
+        chunk,
+        images=list,
+        texts=lambda payload: [text for _, text in payload],
+        measure=partial(_recall, check, chunk.language),
+    )
+
+
 # --- What the engine calls ------------------------------------------------------------------------
 
 
-def chunk_waiting(chunk: RetrievalChunk) -> bool:
-    """A recall chunk waits until every embedding chunk of its check is done (it is sent then)."""
-    return chunk.kind == RetrievalChunkKind.RECALL and (
-        RetrievalChunk.objects.filter(retrieval_check_id=chunk.retrieval_check_id, kind__in=EMBEDDING_KINDS)
-        .exclude(status=ChunkStatus.DONE)
-        .exists()
-    )
+# The shape a retrieval check shares with zero-shot and foil checks: image and text embedding chunks,
+# then one chunk per language (``last``) that reads their vectors. These helpers serve both kinds.
 
 
-def ready_chunk_ids(check_id: int) -> list[int]:
-    """Pending chunks that may run: embedding chunks, and recall chunks once no embedding chunk is left."""
-    pending = RetrievalChunk.objects.filter(retrieval_check_id=check_id, status=ChunkStatus.PENDING)
-    embeddings_left = RetrievalChunk.objects.filter(
-        retrieval_check_id=check_id, kind__in=EMBEDDING_KINDS
-    ).exclude(status=ChunkStatus.DONE)
-    if embeddings_left.exists():
-        pending = pending.filter(kind__in=EMBEDDING_KINDS)
-    # Images first: every language's recall needs them, and metric runs share them.
-    order = {RetrievalChunkKind.IMAGES: 0, RetrievalChunkKind.TEXTS: 1, RetrievalChunkKind.RECALL: 2}
-    rows = sorted(
-        pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
-    )
-    return [pk for pk, *_ in rows]
+@dataclass(frozen=True)
+class EmbeddingChunks:
+    """The chunks of one such kind: ``model`` with its foreign key ``check_field`` to the check, and the
+    kind of its per-language chunk, ``last``."""
+
+    model: type
+    check_field: str
+    last: str
+
+    def _embeddings_left(self, check_id: int):
+        return self.model.objects.filter(
+            **{f"{self.check_field}_id": check_id}, kind__in=EMBEDDING_KINDS
+        ).exclude(status=ChunkStatus.DONE)
+
+    def waiting(self, chunk) -> bool:
+        """A ``last`` chunk waits until every embedding chunk of its check is done (it is sent then)."""
+        check_id = getattr(chunk, f"{self.check_field}_id")
+        return chunk.kind == self.last and self._embeddings_left(check_id).exists()
+
+    def ready_ids(self, check_id: int) -> list[int]:
+        """Pending chunks that may run: embedding chunks, and ``last`` chunks once no embedding chunk is
+        left. Images first: every language's ``last`` chunk needs them, and metric runs share them."""
+        pending = self.model.objects.filter(
+            **{f"{self.check_field}_id": check_id}, status=ChunkStatus.PENDING
+        )
+        if self._embeddings_left(check_id).exists():
+            pending = pending.filter(kind__in=EMBEDDING_KINDS)
+        order = {EMBEDDING_KINDS[0]: 0, EMBEDDING_KINDS[1]: 1, self.last: 2}
+        rows = sorted(
+            pending.values_list("pk", "kind", "language", "index"), key=lambda r: (order[r[1]], r[2], r[3])
+        )
+        return [pk for pk, *_ in rows]
 
 
-def chunk_label(chunk: RetrievalChunk) -> str:
+def chunk_label(chunk) -> str:
     return f"{chunk.kind} chunk {chunk.index}" + (f" ({chunk.language})" if chunk.language else "")
 
 
-def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
-    """Record the chunk's outcome on the check (the kind's ``store``: check and chunk rows locked).
-    Raises JobDataError when the workers loaded different weights under the same settings."""
+def model_id_store(check, outcome: dict) -> None:
+    """Record the model id the chunk's worker loaded, and the model key it gives, on the check (rows
+    locked). Raises JobDataError when the workers loaded different weights under the same settings."""
     if check.model_id and check.model_id != outcome["model_id"]:
         # Two workers loaded different weights under the same settings (a checkpoint replaced).
         raise JobDataError(
@@ -215,6 +247,17 @@ def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, sec
         checkpoint=params.get("clip_checkpoint", ""),
         model_id=check.model_id,
     )
+
+
+RETRIEVAL_CHUNKS = EmbeddingChunks(RetrievalChunk, "retrieval_check", RetrievalChunkKind.RECALL)
+chunk_waiting = RETRIEVAL_CHUNKS.waiting  # a recall chunk waits for the embedding chunks
+ready_chunk_ids = RETRIEVAL_CHUNKS.ready_ids
+
+
+def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
+    """Record the chunk's outcome on the check (the kind's ``store``: check and chunk rows locked).
+    Raises JobDataError when the workers loaded different weights under the same settings."""
+    model_id_store(check, outcome)
     if "result" in outcome:
         check.results = {**(check.results or {}), chunk.language: outcome["result"]}
     timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])

@@ -274,6 +274,50 @@ def _check_architecture(model: str) -> None:
         )
 
 
+def planned_model_key(params: dict) -> str:
+    """The model key of a planned check's CLIP params (before a worker loads the model and knows its id)."""
+    return clip_model_key(
+        model=params["clip_model"],
+        pretrained=params["clip_pretrained"],
+        checkpoint=params["clip_checkpoint"],
+    )
+
+
+def embedding_chunks(
+    unit_model,
+    *,
+    check_field: str,
+    check,
+    images: list,
+    texts: dict[str, list],
+    last: str,
+    size: int,
+    languages: list[str] | None = None,
+) -> list:
+    """A CLIP check's chunks, unsaved (retrieval, zero-shot and foil checks alike): the image chunks first
+    (their embeddings are shared with metric runs), then each language's text chunks, then one ``last``
+    chunk per language of ``languages`` (default: those of ``texts``), created now and sent once every embedding chunk is done."""
+    chunks = [
+        unit_model(**{check_field: check}, kind="images", index=i, payload=images[start : start + size])
+        for i, start in enumerate(range(0, len(images), size))
+    ]
+    for code, rows in texts.items():
+        chunks += [
+            unit_model(
+                **{check_field: check},
+                kind="texts",
+                language=code,
+                index=i,
+                payload=rows[start : start + size],
+            )
+            for i, start in enumerate(range(0, len(rows), size))
+        ]
+    return chunks + [
+        unit_model(**{check_field: check}, kind=last, language=code, index=0)
+        for code in (texts if languages is None else languages)
+    ]
+
+
 def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -> RetrievalCheck:
     """Store a planned check and its embedding chunks; send them to the workers on commit.
 
@@ -290,39 +334,20 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
             source=plan.source,
             languages=plan.languages,
             params=params,
-            model_key=clip_model_key(
-                model=params["clip_model"],
-                pretrained=params["clip_pretrained"],
-                checkpoint=params["clip_checkpoint"],
-            ),
+            model_key=planned_model_key(params),
             created_by=starter(user),
         )
         check.campaigns.set(plan.campaigns)
         check.reference_sets.set(plan.reference_sets)
-        images = plan.image_ids
-        chunks = [
-            RetrievalChunk(
-                retrieval_check=check,
-                kind=RetrievalChunkKind.IMAGES,
-                index=i,
-                payload=images[start : start + size],
-            )
-            for i, start in enumerate(range(0, len(images), size))
-        ]
-        for code, pairs in plan.captions.items():
-            chunks += [
-                RetrievalChunk(
-                    retrieval_check=check,
-                    kind=RetrievalChunkKind.TEXTS,
-                    language=code,
-                    index=i,
-                    payload=[list(pair) for pair in pairs[start : start + size]],
-                )
-                for i, start in enumerate(range(0, len(pairs), size))
-            ]
-            chunks.append(
-                RetrievalChunk(retrieval_check=check, kind=RetrievalChunkKind.RECALL, language=code, index=0)
-            )
+        chunks = embedding_chunks(
+            RetrievalChunk,
+            check_field="retrieval_check",
+            check=check,
+            images=plan.image_ids,
+            texts={code: [list(pair) for pair in pairs] for code, pairs in plan.captions.items()},
+            last=RetrievalChunkKind.RECALL,
+            size=size,
+        )
         job_units_store(RETRIEVAL_CHECK, job=check, units=chunks, enqueue=enqueue)
     return check
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db.models import QuerySet
 
-from core.errors import NotFound
+from core.lookups import row_by_id
 from evaluation.clip_checks.selectors import probe_ratios
 from evaluation.metrics.clip.trust import (
     LanguageTrust,
@@ -24,10 +24,7 @@ def retrieval_check_queryset() -> QuerySet[RetrievalCheck]:
 
 
 def retrieval_check_get(*, check_id: int) -> RetrievalCheck:
-    try:
-        return retrieval_check_queryset().get(pk=check_id)
-    except RetrievalCheck.DoesNotExist:
-        raise NotFound(f"There is no retrieval check #{check_id}.") from None
+    return row_by_id(retrieval_check_queryset(), check_id, "retrieval check")
 
 
 def check_trust(check: RetrievalCheck) -> dict[str, LanguageTrust]:

@@ -6,9 +6,7 @@ the last of them is stored. The task keeps its name (``evaluation.tasks.compute_
 
 from __future__ import annotations
 
-from django.db import transaction
-
-from core.jobs.engine import units_send
+from core.jobs.engine import send_when_ready
 from core.jobs.kinds import JobKind, register
 from core.jobs.tasks import sweep_task, unit_task
 from evaluation.metrics.clip import ClipUnavailable
@@ -20,22 +18,6 @@ from evaluation.retrieval.compute import (
     chunk_waiting,
     ready_chunk_ids,
 )
-
-
-def _send_recall(check: RetrievalCheck, chunk: RetrievalChunk) -> None:
-    # After an embedding chunk: the recall chunks that stopped waiting go to the workers on commit.
-    if chunk.kind == RetrievalChunkKind.RECALL:
-        return
-    recall = set(
-        RetrievalChunk.objects.filter(
-            retrieval_check_id=check.pk, kind=RetrievalChunkKind.RECALL
-        ).values_list("pk", flat=True)
-    )
-    ready = [pk for pk in ready_chunk_ids(check.pk) if pk in recall]
-    if ready:
-        check_id = check.pk
-        transaction.on_commit(lambda: units_send(RETRIEVAL_CHECK, check_id, ready))
-
 
 RETRIEVAL_CHECK = register(
     JobKind(
@@ -49,7 +31,7 @@ RETRIEVAL_CHECK = register(
         store=chunk_store,
         ready=ready_chunk_ids,
         waiting=chunk_waiting,
-        after_store=_send_recall,
+        after_store=send_when_ready("retrieval_check", last=RetrievalChunkKind.RECALL),
         unit_label=chunk_label,
         unit_noun="chunk",
         id_detail="check_id",

@@ -11,7 +11,7 @@ from django.db.models import Prefetch, QuerySet
 from annotation.models import (
     SystemCaption,
 )
-from core.errors import NotFound
+from core.lookups import row_by_id
 from evaluation.human.selectors import reference_captions
 from evaluation.models import (
     ALL_METRICS,
@@ -82,10 +82,7 @@ def metric_run_queryset() -> QuerySet[MetricRun]:
 
 
 def metric_run_get(*, run_id: int) -> MetricRun:
-    try:
-        return metric_run_queryset().get(pk=run_id)
-    except MetricRun.DoesNotExist:
-        raise NotFound(f"There is no metric run #{run_id}.") from None
+    return row_by_id(metric_run_queryset(), run_id, "metric run")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from django.utils import translation
 from annotation.guideline_texts import scale_labels
 from annotation.interface import SCALE_LABELS
 from annotation.models import Campaign, Language
-from core.errors import ValidationFailed
-from core.lookups import each_named
+from core.errors import NotFound, ValidationFailed
+from core.lookups import each_named, row_by_id
 from core.models import one_of, optional_fk
 from core.scales import RATING, SXS
 from evaluation.human.quality import QualityRow
@@ -80,3 +80,13 @@ def test_the_guidelines_scale_labels_are_the_ones_the_buttons_show(language):
     assert set(labels) == {p.label for p in RATING} | {p.label for p in SXS}
     with translation.override(language):
         assert labels == {label: str(text) for label, text in SCALE_LABELS.items()}
+
+
+@pytest.mark.django_db
+def test_a_row_by_id_is_the_querysets_row_or_not_found_naming_what_and_which():
+    german = f.LanguageFactory(code="de")
+    assert row_by_id(Language.objects.all(), german.pk, "language") == german
+    with pytest.raises(NotFound, match=rf"^There is no language #{german.pk + 1000}\.$"):
+        row_by_id(Language.objects.all(), german.pk + 1000, "language")
+    with pytest.raises(NotFound):  # in the table, but not in the queryset
+        row_by_id(Language.objects.exclude(pk=german.pk), german.pk, "language")

@@ -14,13 +14,11 @@ R@1, R@5, R@10 and the mean recall per language, and marks the languages whose R
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from core.errors import DomainError
-from core.jobs.engine import unit_run
-from evaluation.models import RetrievalCheck, RetrievalChunk, RunStatus
+from evaluation.management.check_command import CheckCommand, add_clip_check_arguments, clip_check_options
+from evaluation.models import RetrievalCheck
 from evaluation.research.retrieval_tables import retrieval_json, retrieval_text
-from evaluation.retrieval.compute import ready_chunk_ids
 from evaluation.retrieval.plan import (
     retrieval_check_plan,
     retrieval_check_resume,
@@ -29,10 +27,13 @@ from evaluation.retrieval.plan import (
 from evaluation.retrieval.selectors import check_trust, retrieval_check_get
 from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 
-BAR = 30
 
-
-class Command(BaseCommand):
+class Command(CheckCommand):
+    job_kind = RETRIEVAL_CHECK
+    noun = "Retrieval check"
+    check_get = staticmethod(retrieval_check_get)
+    check_resume = staticmethod(retrieval_check_resume)
+    check_store = staticmethod(retrieval_check_store)
     help = "Retrieval recall (R@1/5/10, both directions) of a CLIP model per language, and the languages it cannot be trusted in."
 
     def add_arguments(self, parser):
@@ -48,88 +49,24 @@ class Command(BaseCommand):
         )
         source.add_argument("--resume", type=int, metavar="ID", help="finish check ID")
         source.add_argument("--show", type=int, metavar="ID", help="print check ID")
-        parser.add_argument("--languages", nargs="+", metavar="CODE", help="only these languages")
         parser.add_argument(
             "--clip-model",
             metavar="NAME",
             help="a registered CLIP model (as metric runs; e.g. demo-tiny-clip)",
         )
-        parser.add_argument("--model", help="open_clip model name (default: the CLIP_MODEL setting)")
-        parser.add_argument(
-            "--pretrained", help="pretrained tag (default: CLIP_PRETRAINED for the default model)"
+        add_clip_check_arguments(parser)
+
+    def plan(self, options):
+        if not (options["campaigns"] or options["reference_sets"]):
+            raise CommandError("Name --campaigns or --reference-sets to check on (or --resume / --show ID).")
+        return retrieval_check_plan(
+            campaigns=options["campaigns"],
+            reference_sets=options["reference_sets"],
+            clip_model_name=options["clip_model"],
+            **clip_check_options(options),
         )
-        parser.add_argument("--checkpoint", help="a checkpoint file instead of a pretrained tag")
-        parser.add_argument("--name", default="", help="a name for the check")
-        parser.add_argument("--format", choices=["text", "json"], default="text")
-        parser.add_argument(
-            "--queue", action="store_true", help="hand the check to the Celery workers and return"
-        )
 
-    def handle(self, *args, **options):
-        self.verbosity = options["verbosity"]
-        try:
-            if options["show"]:
-                check = retrieval_check_get(check_id=options["show"])
-            elif options["resume"]:
-                check = retrieval_check_resume(check_id=options["resume"], enqueue=options["queue"]).job
-                if not options["queue"]:
-                    check = self._compute(check)
-            elif options["campaigns"] or options["reference_sets"]:
-                plan = retrieval_check_plan(
-                    campaigns=options["campaigns"],
-                    reference_sets=options["reference_sets"],
-                    languages=options["languages"],
-                    name=options["name"],
-                    model=options["model"],
-                    pretrained=options["pretrained"],
-                    checkpoint=options["checkpoint"],
-                    clip_model_name=options["clip_model"],
-                )
-                check = retrieval_check_store(plan=plan, enqueue=options["queue"])
-                if not options["queue"]:
-                    check = self._compute(check)
-            else:
-                raise CommandError(
-                    "Name --campaigns or --reference-sets to check on (or --resume / --show ID)."
-                )
-        except DomainError as exc:
-            raise CommandError(exc.message) from None
-        check.refresh_from_db()
-        if options["queue"] and check.status != RunStatus.SUCCEEDED:
-            self.stdout.write(
-                f"Retrieval check #{check.pk} queued: {check.chunks_total} chunks for {', '.join(check.languages)}."
-            )
-            return
-        self._print(check, options["format"])
-        if check.status != RunStatus.SUCCEEDED:
-            raise CommandError(f"Retrieval check #{check.pk} {check.status}: {check.error or 'not finished'}")
-
-    def _compute(self, check: RetrievalCheck) -> RetrievalCheck:
-        """Compute the ready chunks in this process until none is left (recall after the embeddings)."""
-        done = RetrievalCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
-        while ids := ready_chunk_ids(check.pk):
-            for chunk_id in ids:
-                chunk = RetrievalChunk.objects.get(pk=chunk_id)
-                self._bar(done, check.chunks_total, f"{chunk.kind} {chunk.language}".strip())
-                outcome = unit_run(RETRIEVAL_CHECK, unit_id=chunk_id, send_next=False)
-                if outcome == "failed":
-                    self.stderr.write("")
-                    return check
-                done = RetrievalCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
-        self._bar(done, check.chunks_total, "done")
-        self.stderr.write("")
-        return check
-
-    def _bar(self, done: int, total: int, what: str) -> None:
-        if self.verbosity < 1:
-            return
-        filled = BAR * done // max(total, 1)
-        self.stderr.write(
-            f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} chunks  {what:<16}", ending=""
-        )
-        self.stderr.flush()
-
-    def _print(self, check: RetrievalCheck, fmt: str) -> None:
+    def check_print(self, check: RetrievalCheck, fmt: str) -> None:
         trust = check_trust(check) if check.results else {}
         title = (
             f"Retrieval check #{check.pk} “{check.name}”: {check.model_label} (model id {check.model_id or 'not loaded yet'}), "

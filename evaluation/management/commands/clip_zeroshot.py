@@ -15,23 +15,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from core.errors import DomainError
-from core.jobs.engine import unit_run
-from evaluation.clip_checks.compute import ready_chunk_ids
 from evaluation.clip_checks.plan import probe_check_resume, probe_check_store, zeroshot_check_plan
 from evaluation.clip_checks.selectors import probe_check_get
 from evaluation.clip_checks.tasks import CLIP_PROBE_CHECK
-from evaluation.models import ClipProbeCheck, ClipProbeChunk, RunStatus
+from evaluation.management.check_command import CheckCommand, add_clip_check_arguments, clip_check_options
 from evaluation.research.clip_trust_tables import (
     clip_trust_tables,
     clip_trust_text,
     probe_check_json,
     probe_check_text,
 )
-
-BAR = 30
 
 
 def read_file(path: str) -> tuple[str, bytes]:
@@ -41,8 +36,13 @@ def read_file(path: str) -> tuple[str, bytes]:
         raise CommandError(f"Cannot read {path}: {exc.strerror}.") from None
 
 
-class ProbeCommand(BaseCommand):
+class ProbeCommand(CheckCommand):
     """What the zero-shot and foil commands share: resume, show, the trust table, the progress bar."""
+
+    job_kind = CLIP_PROBE_CHECK
+    check_get = staticmethod(probe_check_get)
+    check_resume = staticmethod(probe_check_resume)
+    check_store = staticmethod(probe_check_store)
 
     def add_common(self, parser, source):
         source.add_argument("--resume", type=int, metavar="ID", help="finish check ID")
@@ -50,29 +50,12 @@ class ProbeCommand(BaseCommand):
         source.add_argument(
             "--trust", action="store_true", help="print the CLIP trust table of every checked model"
         )
-        parser.add_argument("--languages", nargs="+", metavar="CODE", help="only these languages")
-        parser.add_argument("--model", help="open_clip model name (default: the CLIP_MODEL setting)")
-        parser.add_argument(
-            "--pretrained", help="pretrained tag (default: CLIP_PRETRAINED for the default model)"
-        )
-        parser.add_argument("--checkpoint", help="a checkpoint file instead of a pretrained tag")
-        parser.add_argument("--name", default="", help="a name for the check")
-        parser.add_argument("--format", choices=["text", "json"], default="text")
-        parser.add_argument(
-            "--queue", action="store_true", help="hand the check to the Celery workers and return"
-        )
+        add_clip_check_arguments(parser)
 
     def model_args(self, options) -> dict:
-        return {
-            "languages": options["languages"],
-            "name": options["name"],
-            "model": options["model"],
-            "pretrained": options["pretrained"],
-            "checkpoint": options["checkpoint"],
-        }
+        return clip_check_options(options)
 
     def handle(self, *args, **options):
-        self.verbosity = options["verbosity"]
         if options["trust"]:
             tables = clip_trust_tables()
             if options["format"] == "json":
@@ -82,54 +65,10 @@ class ProbeCommand(BaseCommand):
                     clip_trust_text(tables) or "No model has a finished check yet.\n", ending=""
                 )
             return
-        try:
-            if options["show"]:
-                check = probe_check_get(check_id=options["show"])
-            elif options["resume"]:
-                check = probe_check_resume(check_id=options["resume"], enqueue=options["queue"]).job
-                if not options["queue"]:
-                    check = self._compute(check)
-            else:
-                check = probe_check_store(plan=self.plan(options), enqueue=options["queue"])
-                if not options["queue"]:
-                    check = self._compute(check)
-        except DomainError as exc:
-            raise CommandError(exc.message) from None
-        check.refresh_from_db()
-        if options["queue"] and check.status != RunStatus.SUCCEEDED:
-            self.stdout.write(
-                f"Check #{check.pk} queued: {check.chunks_total} chunks for {', '.join(check.languages)}."
-            )
-            return
-        self.stdout.write(
-            probe_check_json(check) if options["format"] == "json" else probe_check_text(check), ending=""
-        )
-        if check.status != RunStatus.SUCCEEDED:
-            raise CommandError(f"Check #{check.pk} {check.status}: {check.error or 'not finished'}")
+        super().handle(*args, **options)
 
-    def _compute(self, check: ClipProbeCheck) -> ClipProbeCheck:
-        """Compute the ready chunks in this process until none is left (scores after the embeddings)."""
-        done = ClipProbeCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
-        while ids := ready_chunk_ids(check.pk):
-            for chunk_id in ids:
-                chunk = ClipProbeChunk.objects.get(pk=chunk_id)
-                self._bar(done, check.chunks_total, f"{chunk.kind} {chunk.language}".strip())
-                if unit_run(CLIP_PROBE_CHECK, unit_id=chunk_id, send_next=False) == "failed":
-                    self.stderr.write("")
-                    return check
-                done = ClipProbeCheck.objects.values_list("chunks_done", flat=True).get(pk=check.pk)
-        self._bar(done, check.chunks_total, "done")
-        self.stderr.write("")
-        return check
-
-    def _bar(self, done: int, total: int, what: str) -> None:
-        if self.verbosity < 1:
-            return
-        filled = BAR * done // max(total, 1)
-        self.stderr.write(
-            f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} chunks  {what:<16}", ending=""
-        )
-        self.stderr.flush()
+    def check_print(self, check, fmt):
+        self.stdout.write(probe_check_json(check) if fmt == "json" else probe_check_text(check), ending="")
 
 
 class Command(ProbeCommand):

@@ -30,7 +30,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.selectors import campaigns_progress
-from core.errors import NotFound
+from core.lookups import row_by_id
 from evaluation.human.selectors import (
     caption_statistics_rows,
     rating_results,
@@ -39,14 +39,6 @@ from evaluation.human.selectors import (
 )
 from evaluation.models import CaptionScore, ImageSet, MetricRun, ReferenceSet
 from evaluation.runs.selectors import metric_run_queryset
-
-
-def _get(queryset: QuerySet, pk: int, what: str):
-    try:
-        return queryset.get(pk=pk)
-    except queryset.model.DoesNotExist:
-        raise NotFound(f"There is no {what} #{pk}.") from None
-
 
 # --- Languages, systems, reference and image sets ---------------------------------------------------
 
@@ -101,7 +93,7 @@ def campaign_detail(*, campaign_id: int) -> Campaign:
     :func:`evaluation.human.selectors.sxs_results`), ``verification`` (:func:`evaluation.human.selectors.rating_results`)
     and ``statistics`` (caption campaign: its Table 1 row), None where they do not apply.
     Raises NotFound."""
-    campaign = _get(campaign_list(), campaign_id, "campaign")
+    campaign = row_by_id(campaign_list(), campaign_id, "campaign")
     campaign.progress = campaigns_progress([campaign.pk])[campaign.pk]
     campaign.sxs = sxs_results(campaign) if campaign.kind == CampaignKind.SIDE_BY_SIDE else None
     campaign.verification = rating_results(campaign) if campaign.kind == CampaignKind.RATING else None
@@ -125,7 +117,7 @@ def written_caption_list() -> QuerySet[WrittenCaption]:
 
 
 def written_caption_get(*, caption_id: int) -> WrittenCaption:
-    return _get(written_caption_list(), caption_id, "written caption")
+    return row_by_id(written_caption_list(), caption_id, "written caption")
 
 
 def sxs_judgment_list() -> QuerySet[SxsJudgment]:
@@ -145,7 +137,7 @@ def sxs_judgment_list() -> QuerySet[SxsJudgment]:
 
 
 def sxs_judgment_get(*, judgment_id: int) -> SxsJudgment:
-    return _get(sxs_judgment_list(), judgment_id, "side-by-side judgment")
+    return row_by_id(sxs_judgment_list(), judgment_id, "side-by-side judgment")
 
 
 RATING_KINDS = {"verification": CampaignKind.RATING, "prompt": CampaignKind.CAPTION}
@@ -170,7 +162,7 @@ def rating_list() -> QuerySet[Rating]:
 
 
 def rating_get(*, rating_id: int) -> Rating:
-    return _get(rating_list(), rating_id, "rating")
+    return row_by_id(rating_list(), rating_id, "rating")
 
 
 # --- Metric runs -----------------------------------------------------------------------------------
@@ -181,7 +173,7 @@ def metric_run_list() -> QuerySet[MetricRun]:
 
 
 def metric_run_detail(*, run_id: int) -> MetricRun:
-    return _get(metric_run_queryset(), run_id, "metric run")
+    return row_by_id(metric_run_queryset(), run_id, "metric run")
 
 
 def caption_score_list(*, run: MetricRun) -> QuerySet[CaptionScore]:

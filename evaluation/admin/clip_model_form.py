@@ -1,0 +1,31 @@
+"""What the admin's start forms of CLIP checks share: the weights fields and how the form's data becomes
+the plan's model and language arguments (the same as the commands' options)."""
+
+from __future__ import annotations
+
+from django import forms
+
+
+class ClipCheckModelFields(forms.Form):
+    """Mixed into a check's start form, which declares its own ``language_codes`` and ``model`` (their help
+    differs by check)."""
+
+    pretrained = forms.CharField(
+        required=False, help_text="Pretrained tag; empty with an empty model: the setting."
+    )
+    checkpoint = forms.CharField(
+        required=False, help_text="A checkpoint file on the workers, instead of a tag."
+    )
+
+    @staticmethod
+    def clip_check_arguments(data: dict) -> dict:
+        """languages, name, model, pretrained and checkpoint for the plan; an empty model means the settings
+        (pretrained and checkpoint then ``None``, the settings' too)."""
+        model = data.get("model") or None
+        return {
+            "languages": (data.get("language_codes") or "").replace(",", " ").split(),
+            "name": data.get("name") or "",
+            "model": model,
+            "pretrained": data.get("pretrained") or (None if model is None else ""),
+            "checkpoint": data.get("checkpoint") or (None if model is None else ""),
+        }
