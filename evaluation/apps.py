@@ -13,6 +13,7 @@ class EvaluationConfig(AppConfig):
 
         # Stored reports: the default report is queued when a metric run succeeds ...
         from core.jobs.kinds import on_job_succeeded
+        from evaluation.research.reports import tasks as report_tasks  # noqa: F401 (sends queued reports)
         from evaluation.research.reports.stored import report_precompute_listener
 
         on_job_succeeded(report_precompute_listener)

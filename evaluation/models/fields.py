@@ -33,11 +33,11 @@ def clip_weights_label(params: dict | None) -> str:
 def embedding_chunk_constraints(check_field: str, kinds: type[models.Choices], prefix: str) -> list:
     """The constraints of a CLIP check's chunk model (retrieval, zero-shot and foil checks): one chunk per
     check, kind, language and index; a known status and kind. Named ``<prefix>_unique|status|kind``."""
+    from core.jobs.models import UnitStatus
     from core.models import one_of
-    from evaluation.models.runs import ChunkStatus
 
     return [
         models.UniqueConstraint(fields=[check_field, "kind", "language", "index"], name=f"{prefix}_unique"),
-        one_of("status", ChunkStatus, f"{prefix}_status"),
+        one_of("status", UnitStatus, f"{prefix}_status"),
         one_of("kind", kinds, f"{prefix}_kind"),
     ]

@@ -108,6 +108,22 @@ def content_key(kind: str, selection: dict) -> str:
 
 # --- computing ----------------------------------------------------------------------------------------
 
+# How a queued row reaches a worker: set by :mod:`.tasks` (the Celery task) when it is imported, which
+# the app's ``ready`` does in every process; this module never imports the task (no import circle).
+_SENDER: list[Callable[[int], None]] = []
+
+
+def task_sender(send: Callable[[int], None]) -> None:
+    """Register the function that sends a stored row's id to a worker."""
+    _SENDER[:] = [send]
+
+
+def _send(cache_id: int) -> None:
+    if not _SENDER:
+        raise RuntimeError("evaluation.research.reports.tasks was not imported: no task sends reports.")
+    _SENDER[0](cache_id)
+
+
 # kind -> function(selection, progress) -> the result to store; registered by the modules that own them.
 _COMPUTERS: dict[str, Callable[[dict, Callable[[str], None]], Any]] = {}
 # kind -> function(entry, result): what to prepare once the result is stored (e.g. the page's figures).
@@ -210,10 +226,8 @@ def report_enqueue(kind: str, selection: dict, *, key: str | None = None) -> Rep
             report_compute(cache_id=entry.pk)
             entry.refresh_from_db()
         else:
-            from evaluation.research.reports.tasks import report_compute_task
-
             entry_id = entry.pk
-            transaction.on_commit(lambda: report_compute_task.delay(entry_id))
+            transaction.on_commit(lambda: _send(entry_id))
     return entry
 
 

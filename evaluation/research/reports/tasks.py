@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from evaluation.research.reports import stored  # noqa: F401 — registers the report and API computers
-from evaluation.research.reports.cache import report_compute
+from evaluation.research.reports.cache import report_compute, task_sender
 
 
 @shared_task(
@@ -14,3 +13,7 @@ from evaluation.research.reports.cache import report_compute
 def report_compute_task(cache_id: int) -> None:
     """Compute one stored report by id; idempotent (a done row is left alone)."""
     report_compute(cache_id=cache_id)
+
+
+# Looked up at each send (not bound once), so that the task's ``delay`` is what runs.
+task_sender(lambda cache_id: report_compute_task.delay(cache_id))
