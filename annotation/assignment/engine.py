@@ -105,13 +105,14 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
         now = timezone.now()
         # Locked, so that a concurrent lease expiry cannot expire the batch between this read
         # and the renewal below (the annotator would be sent to an expired batch).
+        # The campaign is the one just read: not joined and built a second time.
         existing = (
-            Batch.objects.select_related("campaign")
-            .select_for_update(of=("self",))
+            Batch.objects.select_for_update()
             .filter(campaign=campaign, annotator=annotator, stage__in=OPEN_BATCH_STAGES)
             .first()
         )
         if existing is not None:
+            existing.campaign = campaign
             if existing.lease_expires_at < now:
                 _renew_lease(existing, now)
             return existing, False

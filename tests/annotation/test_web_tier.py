@@ -283,3 +283,40 @@ def test_a_save_reads_the_columns_it_uses_not_the_whole_campaign_and_language(
     assert '"annotation_campaign"."lease_minutes"' in sql
     if endpoint == "draft":
         assert '"annotation_captiondraft"."saves"' in sql and '"annotation_typingrecord"."flags"' in sql
+
+
+def test_a_submit_reads_no_image_row(client, german):
+    # A caption needs its image's id only (the item carries it): the submit's read of the batch's
+    # assignments joined the image table and built an Image per caption (issue 24, third pass).
+    from django.test.utils import CaptureQueriesContext
+
+    campaign = f.open_caption_campaign(images=8, batch_size=2, replication=2, language=german)
+    person = f.AnnotatorFactory(languages=[german])
+    client.force_login(person.user)
+    batch = _on_screen2(client, campaign)
+    texts, revisions = {}, {}
+    for i, a in enumerate(batch.assignments.order_by("position")):
+        texts[a.pk] = f"Ein Hund läuft am Strand entlang, Bild {i}"
+        revisions[a.pk] = _draft(client, batch, a, texts[a.pk], 0)
+    with CaptureQueriesContext(connection) as ctx:
+        r = _submit_as_shown(client, batch, texts, revisions)
+    assert r.status_code == 200, r.content
+    assert not [q["sql"] for q in ctx.captured_queries if '"annotation_image"' in q["sql"]]
+    stored = WrittenCaption.objects.filter(assignment__batch=batch).select_related("assignment__item")
+    assert {c.image_id for c in stored} == {c.assignment.item.image_id for c in stored}
+    assert {c.assignment_id: c.text for c in stored} == texts
+
+
+def test_asking_again_for_work_reads_the_campaign_once(annotator, campaign):
+    # The open batch is looked up after the campaign was read: it is not joined and read again.
+    from django.test.utils import CaptureQueriesContext
+
+    first, created = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    assert created
+    with CaptureQueriesContext(connection) as ctx:
+        again, created = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    assert (again.pk, created) == (first.pk, False)
+    assert again.campaign.pk == campaign.pk and again.campaign.language.pk == campaign.language_id
+    # A query that builds a campaign selects its columns (batch_size among them).
+    reads = [q["sql"] for q in ctx.captured_queries if '"annotation_campaign"."batch_size"' in q["sql"]]
+    assert len(reads) == 1, reads

@@ -308,10 +308,9 @@ def batch_submit(
             raise AlreadySubmitted(str(SUBMITTED_MESSAGE))
         if not _on_screen2(batch):
             raise Conflict(gettext("Finish rating on screen 1 first."))
+        # The image row is not read: a caption needs only its id (item.image_id).
         every = list(
-            batch.assignments.select_related(
-                "item__image", "item__prompt_caption", "draft", "typing"
-            ).order_by("position")
+            batch.assignments.select_related("item__prompt_caption", "draft", "typing").order_by("position")
         )
         # Rated control items are on screen 1 only: no caption is written for them.
         assignments = [a for a in every if not a.item.is_control]
@@ -363,7 +362,7 @@ def batch_submit(
         WrittenCaption.objects.bulk_create(
             WrittenCaption(
                 assignment=a,
-                image=a.item.image,
+                image_id=a.item.image_id,
                 language_id=campaign.language_id,
                 annotator=annotator,
                 campaign=campaign,
