@@ -110,6 +110,7 @@ class JobAdminMixin:
         if job is not None and job.status in (JobStatus.PENDING, JobStatus.QUEUED, JobStatus.RUNNING):
             extra_context = {**(extra_context or {}), "refresh_seconds": JOB_PAGE_REFRESH_SECONDS}
         return super().change_view(request, object_id, form_url, extra_context)
+
     # Who started the job and when each step of its life happened: the tail of every kind's fields.
     LIFECYCLE_FIELDS = (
         "started_by",
