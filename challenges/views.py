@@ -12,6 +12,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
@@ -60,7 +61,14 @@ def api_token(request):
 
 
 def benchmark_detail(request, slug):
-    benchmark = selectors.benchmark_get(user=request.user, slug=slug)
+    try:
+        benchmark = selectors.benchmark_get(user=request.user, slug=slug)
+    except NotFound:
+        # A benchmark's address is what its organisers hand out: someone not yet logged in is asked to
+        # log in rather than told it does not exist (a logged-in outsider still gets the 404).
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        raise
     team = selectors.team_for(request.user, benchmark)
     phases = []
     for phase in benchmark.phases.select_related("image_set").order_by("pk"):

@@ -273,3 +273,14 @@ def test_method_names_render_escaped_and_exports_neutralise_formulas(bench, memb
         reverse("challenges:leaderboard-csv", args=[bench["val"].pk]) + "?language=de"
     ).content.decode()
     assert ",'=HYPERLINK(1)<script>x</script>," in csv
+
+
+def test_a_visitor_not_logged_in_is_asked_to_log_in_for_a_benchmark_they_cannot_see(bench, member_client):
+    url = reverse("challenges:benchmark", args=[bench["benchmark"].slug])
+    response = Client().get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login")) and "next=" in response["Location"]
+    # Unknown slugs the same way: nothing tells an anonymous visitor which benchmarks exist.
+    assert Client().get(reverse("challenges:benchmark", args=["no-such"])).status_code == 302
+    # After logging in, a member sees it.
+    assert member_client.get(url).status_code == 200
