@@ -33,7 +33,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.campaigns import PROMPT_LANGUAGE, SEED_MAX, campaign_items_sync
-from annotation.services.campaigns.checks import same_text, system_of
+from annotation.services.campaigns.checks import same_text, shuffle_key, system_of
 from core.errors import NotFound, ValidationFailed
 
 MAX_CONTROLS_PER_BATCH = 10
@@ -99,12 +99,11 @@ def campaign_controls_add(
             )
             for kind in (ControlKind.MISMATCHED, ControlKind.REFERENCE)
         }
-        shuffle = random.SystemRandom()
         items = []
         if mismatched:
-            items += _mismatched(campaign, real, mismatched, have[ControlKind.MISMATCHED], rng, shuffle)
+            items += _mismatched(campaign, real, mismatched, have[ControlKind.MISMATCHED], rng)
         if reference:
-            items += _reference(campaign, real, reference, system, have[ControlKind.REFERENCE], rng, shuffle)
+            items += _reference(campaign, real, reference, system, have[ControlKind.REFERENCE], rng)
         Item.objects.bulk_create(items)
         campaign.controls_per_batch = controls_per_batch
         fields = ["controls_per_batch", "updated_at"]
@@ -118,7 +117,7 @@ def campaign_controls_add(
         return items
 
 
-def _mismatched(campaign, real, n, have, rng, shuffle) -> list[Item]:
+def _mismatched(campaign, real, n, have, rng) -> list[Item]:
     """Each chosen image gets the caption of another image whose text differs."""
     if campaign.kind == CampaignKind.CAPTION:
         texts = dict(
@@ -149,14 +148,14 @@ def _mismatched(campaign, real, n, have, rng, shuffle) -> list[Item]:
                 image_id=image_id,
                 is_control=True,
                 control_kind=ControlKind.MISMATCHED,
-                shuffle_key=shuffle.randrange(2**31),
+                shuffle_key=shuffle_key(),
                 **{caption_field: other_caption},
             )
         )
     return out
 
 
-def _reference(campaign, real, n, system, have, rng, shuffle) -> list[Item]:
+def _reference(campaign, real, n, system, have, rng) -> list[Item]:
     """Each chosen image gets the reference system's caption of it (English for screen 1, the
     campaign language for verification)."""
     code = PROMPT_LANGUAGE if campaign.kind == CampaignKind.CAPTION else campaign.language.code
@@ -178,7 +177,7 @@ def _reference(campaign, real, n, system, have, rng, shuffle) -> list[Item]:
             prompt_caption_id=references[image_id],
             is_control=True,
             control_kind=ControlKind.REFERENCE,
-            shuffle_key=shuffle.randrange(2**31),
+            shuffle_key=shuffle_key(),
         )
         for image_id in rng.sample(free, n)
     ]
