@@ -12,8 +12,6 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.utils import timezone
-from django.utils.formats import date_format
 from django.utils.text import Truncator
 
 from annotation.models import Campaign, CampaignKind, CaptioningSystem
@@ -28,7 +26,7 @@ from annotation.quality.reports import (
 )
 from annotation.quality.typing import typing_review
 from annotation.services.controls import MAX_CONTROLS_PER_BATCH, campaign_controls_add
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, date_column, run_service, sortable_column
 from core.errors import DomainError
 from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
@@ -265,13 +263,8 @@ class ImageReportAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     def reporter(self, obj):
         return f"{obj.annotator} ({obj.annotator.pseudonym})"
 
-    @admin.display(description="reason", ordering="reason")
-    def reason_code(self, obj):
-        return obj.reason
-
-    @admin.display(description="reported", ordering="created_at")
-    def reported(self, obj):
-        return date_format(timezone.localtime(obj.created_at), "SHORT_DATETIME_FORMAT")
+    reason_code = sortable_column("reason", "reason")
+    reported = date_column("created_at", "reported", "SHORT_DATETIME_FORMAT")
 
     @admin.display(description="counts", ordering="trusted")
     def counts(self, obj):
