@@ -82,16 +82,8 @@ def campaign_controls_view(modeladmin: admin.ModelAdmin, request, object_id: str
         data = form.cleaned_data
         try:
             with transaction.atomic():
-                items = campaign_controls_add(
-                    campaign_id=campaign.pk,
-                    mismatched=data["mismatched"],
-                    reference=data["reference"],
-                    reference_system=data["reference_system"],
-                    controls_per_batch=data["controls_per_batch"],
-                    control_pass_threshold=data["control_pass_threshold"],
-                    control_min_judgments=data["control_min_judgments"],
-                    seed=data.get("seed"),
-                )
+                # The form's fields are the service's arguments, by the same names.
+                items = campaign_controls_add(campaign_id=campaign.pk, **data)
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:

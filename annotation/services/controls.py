@@ -142,16 +142,7 @@ def _mismatched(campaign, real, n, have, rng) -> list[Item]:
             )
         _, other_caption, _ = rng.choice(others)
         caption_field = "prompt_caption_id" if campaign.kind == CampaignKind.CAPTION else "written_caption_id"
-        out.append(
-            Item(
-                campaign=campaign,
-                image_id=image_id,
-                is_control=True,
-                control_kind=ControlKind.MISMATCHED,
-                shuffle_key=shuffle_key(),
-                **{caption_field: other_caption},
-            )
-        )
+        out.append(_control(campaign, image_id, ControlKind.MISMATCHED, **{caption_field: other_caption}))
     return out
 
 
@@ -171,13 +162,19 @@ def _reference(campaign, real, n, system, have, rng) -> list[Item]:
             f"at most {len(free)} reference controls."
         )
     return [
-        Item(
-            campaign=campaign,
-            image_id=image_id,
-            prompt_caption_id=references[image_id],
-            is_control=True,
-            control_kind=ControlKind.REFERENCE,
-            shuffle_key=shuffle_key(),
-        )
+        _control(campaign, image_id, ControlKind.REFERENCE, prompt_caption_id=references[image_id])
         for image_id in rng.sample(free, n)
     ]
+
+
+def _control(campaign: Campaign, image_id: int, kind: ControlKind, **caption) -> Item:
+    """A rated control item (unsaved) of ``campaign`` on the image, showing the caption named in
+    ``caption`` (``prompt_caption_id`` or ``written_caption_id``)."""
+    return Item(
+        campaign=campaign,
+        image_id=image_id,
+        is_control=True,
+        control_kind=kind,
+        shuffle_key=shuffle_key(),
+        **caption,
+    )
