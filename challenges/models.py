@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Image, Language
 from core.jobs.models import ChunkedJob, JobStatus, UnitStatus, WorkUnit
-from core.models import TimeStamped
+from core.models import Named, TimeStamped
 from evaluation.models import ClipModel, ImageSet, Metric, ReferenceSet
 
 DEFAULT_METRICS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D", "METEOR"]
@@ -31,19 +31,13 @@ def default_reference_counts() -> list[int]:
     return [0]
 
 
-class Benchmark(TimeStamped):
+class Benchmark(Named):
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(
         blank=True, help_text="Instructions for the teams: the task, the file formats, the rules."
     )
     languages = models.ManyToManyField(Language, through="BenchmarkLanguage", related_name="benchmarks")
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class BenchmarkLanguage(TimeStamped):
@@ -147,16 +141,10 @@ class Phase(TimeStamped):
         return self.closed_at is not None
 
 
-class Team(TimeStamped):
+class Team(Named):
     name = models.CharField(max_length=100, unique=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="challenge_teams", blank=True)
     benchmarks = models.ManyToManyField(Benchmark, related_name="teams", blank=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class Invitation(TimeStamped):

@@ -16,6 +16,8 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils import timezone
+from django.utils.formats import date_format
 
 from core.errors import DomainError
 
@@ -37,13 +39,24 @@ def count_of(model, fk: str, **filters) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
-def count_column(annotation: str, description: str):
-    """A changelist column showing the per-row count ``annotation`` (made with :func:`count_of` in the
-    admin's queryset), sortable by it."""
+def sortable_column(attribute: str, description: str):
+    """A changelist column showing each row's ``attribute`` (a field, or a per-row count made with
+    :func:`count_of` in the admin's queryset) under the heading ``description``, sortable by it."""
 
-    @admin.display(description=description, ordering=annotation)
+    @admin.display(description=description, ordering=attribute)
     def column(modeladmin, obj):
-        return getattr(obj, annotation)
+        return getattr(obj, attribute)
+
+    return column
+
+
+def date_column(field: str, description: str, date_format_name: str):
+    """A changelist column showing the datetime ``field`` in the local time zone, as the Django date format
+    ``date_format_name`` writes it, sortable by it."""
+
+    @admin.display(description=description, ordering=field)
+    def column(modeladmin, obj):
+        return date_format(timezone.localtime(getattr(obj, field)), date_format_name)
 
     return column
 
@@ -51,7 +64,7 @@ def count_column(annotation: str, description: str):
 class CountedAdmin:
     """A changelist with per-row counts (mixed in before the ModelAdmin): ``counts`` maps each
     annotation to the arguments of :func:`count_of`, ``(model, fk)`` or ``(model, fk, filters)``;
-    show one with :func:`count_column`."""
+    show one with :func:`sortable_column`."""
 
     counts: dict[str, tuple] = {}
 

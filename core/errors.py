@@ -36,8 +36,7 @@ class DomainError(Exception):
 
 
 class ValidationFailed(DomainError):
-    status_code = 400
-    code = "invalid"
+    """The input breaks a rule: the base's status 400 and code "invalid"."""
 
 
 class NotFound(DomainError):

@@ -12,6 +12,18 @@ class TimeStamped(models.Model):
         abstract = True
 
 
+class Named(TimeStamped):
+    """A row known by its unique name: listed in name order and shown by it. The subclass declares
+    ``name`` (its length is its own)."""
+
+    class Meta:
+        abstract = True
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 def optional_fk(to, related_name: str, *, on_delete=models.PROTECT, **options) -> models.ForeignKey:
     """A reference a row may lack: NULL in the database, blank in forms; by default it protects what
     it names from deletion (``on_delete``). ``options``: ``help_text``, ``verbose_name`` and the like."""

@@ -19,7 +19,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.annotators import annotator_create, password_set_path
-from core.admin import StyledModelAdmin, count_column, count_of, service_form_view
+from core.admin import StyledModelAdmin, count_of, service_form_view, sortable_column
 
 
 class AnnotatorSkillInline(admin.TabularInline):
@@ -188,5 +188,5 @@ class AnnotatorAdmin(StagedImportAdminMixin, StyledModelAdmin):
     def languages(self, obj):
         return ", ".join(f"{s.language.code} ({s.level})" for s in obj.skills.all())
 
-    batches_submitted = count_column("n_batches", "batches submitted")
-    captions_written = count_column("n_captions", "captions written")
+    batches_submitted = sortable_column("n_batches", "batches submitted")
+    captions_written = sortable_column("n_captions", "captions written")

@@ -11,7 +11,7 @@ from annotation.models import (
     Batch,
     WrittenCaption,
 )
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, count_column, count_of
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, count_of, sortable_column
 
 
 class AssignmentInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -77,7 +77,7 @@ class BatchAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_images=count_of(Assignment, "batch"))
 
-    images = count_column("n_images", "images")
+    images = sortable_column("n_images", "images")
 
 
 @admin.register(WrittenCaption)

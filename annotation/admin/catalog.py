@@ -27,7 +27,7 @@ from annotation.models import (
 )
 from annotation.services.images import METADATA_FIELDS, image_place_derive, image_store, image_validate
 from annotation.services.languages import XM3600_LANGUAGES, languages_add
-from core.admin import ConditionFilter, CountedAdmin, StyledModelAdmin, count_column, run_service
+from core.admin import ConditionFilter, CountedAdmin, StyledModelAdmin, run_service, sortable_column
 from core.errors import ValidationFailed
 
 
@@ -104,9 +104,9 @@ class LanguageAdmin(CountedAdmin, StyledModelAdmin):
         "n_campaigns": (Campaign, "language"),
         "n_written": (WrittenCaption, "language"),
     }
-    annotators = count_column("n_annotators", "annotators")
-    campaigns = count_column("n_campaigns", "campaigns")
-    written_captions = count_column("n_written", "written captions")
+    annotators = sortable_column("n_annotators", "annotators")
+    campaigns = sortable_column("n_campaigns", "campaigns")
+    written_captions = sortable_column("n_written", "written captions")
 
 
 _NO_FILE = Q(file="") | Q(file__isnull=True)
@@ -381,7 +381,7 @@ class CaptioningSystemAdmin(CountedAdmin, StyledModelAdmin):
     readonly_fields = ["language_check_overrides"]
 
     counts = {"n_captions": (SystemCaption, "system"), "n_prompt": (Campaign, "prompt_system")}
-    captions = count_column("n_captions", "captions")
+    captions = sortable_column("n_captions", "captions")
 
     @admin.display(description="prompt system of", ordering="n_prompt")
     def prompt_campaigns(self, obj):

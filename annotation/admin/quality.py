@@ -12,8 +12,6 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.utils import timezone
-from django.utils.formats import date_format
 from django.utils.text import Truncator
 
 from annotation.models import Campaign, CampaignKind, CaptioningSystem
@@ -28,7 +26,7 @@ from annotation.quality.reports import (
 )
 from annotation.quality.typing import typing_review
 from annotation.services.controls import MAX_CONTROLS_PER_BATCH, campaign_controls_add
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service
+from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, date_column, run_service, sortable_column
 from core.errors import DomainError
 from core.scales import SXS_CONTROL_MIN_JUDGMENTS
 
@@ -84,16 +82,8 @@ def campaign_controls_view(modeladmin: admin.ModelAdmin, request, object_id: str
         data = form.cleaned_data
         try:
             with transaction.atomic():
-                items = campaign_controls_add(
-                    campaign_id=campaign.pk,
-                    mismatched=data["mismatched"],
-                    reference=data["reference"],
-                    reference_system=data["reference_system"],
-                    controls_per_batch=data["controls_per_batch"],
-                    control_pass_threshold=data["control_pass_threshold"],
-                    control_min_judgments=data["control_min_judgments"],
-                    seed=data.get("seed"),
-                )
+                # The form's fields are the service's arguments, by the same names.
+                items = campaign_controls_add(campaign_id=campaign.pk, **data)
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
@@ -265,13 +255,8 @@ class ImageReportAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     def reporter(self, obj):
         return f"{obj.annotator} ({obj.annotator.pseudonym})"
 
-    @admin.display(description="reason", ordering="reason")
-    def reason_code(self, obj):
-        return obj.reason
-
-    @admin.display(description="reported", ordering="created_at")
-    def reported(self, obj):
-        return date_format(timezone.localtime(obj.created_at), "SHORT_DATETIME_FORMAT")
+    reason_code = sortable_column("reason", "reason")
+    reported = date_column("created_at", "reported", "SHORT_DATETIME_FORMAT")
 
     @admin.display(description="counts", ordering="trusted")
     def counts(self, obj):

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from core import tokenisation
-from core.models import TimeStamped
+from core.models import Named, TimeStamped
 
 
 class TextDirection(models.TextChoices):
@@ -105,7 +105,7 @@ class Image(TimeStamped):
         return bool(self.file)
 
 
-class CaptioningSystem(TimeStamped):
+class CaptioningSystem(Named):
     name = models.CharField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     language_check_overrides = models.JSONField(
@@ -114,12 +114,6 @@ class CaptioningSystem(TimeStamped):
         help_text="Imports of captions that failed the script or language check, made anyway: each with the "
         "manager's reason, the counts per problem, the file and when.",
     )
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class SystemCaption(TimeStamped):

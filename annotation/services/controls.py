@@ -33,7 +33,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.services.campaigns import PROMPT_LANGUAGE, SEED_MAX, campaign_items_sync
-from annotation.services.campaigns.checks import same_text, system_of
+from annotation.services.campaigns.checks import same_text, shuffle_key, system_of
 from core.errors import NotFound, ValidationFailed
 
 MAX_CONTROLS_PER_BATCH = 10
@@ -99,12 +99,11 @@ def campaign_controls_add(
             )
             for kind in (ControlKind.MISMATCHED, ControlKind.REFERENCE)
         }
-        shuffle = random.SystemRandom()
         items = []
         if mismatched:
-            items += _mismatched(campaign, real, mismatched, have[ControlKind.MISMATCHED], rng, shuffle)
+            items += _mismatched(campaign, real, mismatched, have[ControlKind.MISMATCHED], rng)
         if reference:
-            items += _reference(campaign, real, reference, system, have[ControlKind.REFERENCE], rng, shuffle)
+            items += _reference(campaign, real, reference, system, have[ControlKind.REFERENCE], rng)
         Item.objects.bulk_create(items)
         campaign.controls_per_batch = controls_per_batch
         fields = ["controls_per_batch", "updated_at"]
@@ -118,7 +117,7 @@ def campaign_controls_add(
         return items
 
 
-def _mismatched(campaign, real, n, have, rng, shuffle) -> list[Item]:
+def _mismatched(campaign, real, n, have, rng) -> list[Item]:
     """Each chosen image gets the caption of another image whose text differs."""
     if campaign.kind == CampaignKind.CAPTION:
         texts = dict(
@@ -143,20 +142,11 @@ def _mismatched(campaign, real, n, have, rng, shuffle) -> list[Item]:
             )
         _, other_caption, _ = rng.choice(others)
         caption_field = "prompt_caption_id" if campaign.kind == CampaignKind.CAPTION else "written_caption_id"
-        out.append(
-            Item(
-                campaign=campaign,
-                image_id=image_id,
-                is_control=True,
-                control_kind=ControlKind.MISMATCHED,
-                shuffle_key=shuffle.randrange(2**31),
-                **{caption_field: other_caption},
-            )
-        )
+        out.append(_control(campaign, image_id, ControlKind.MISMATCHED, **{caption_field: other_caption}))
     return out
 
 
-def _reference(campaign, real, n, system, have, rng, shuffle) -> list[Item]:
+def _reference(campaign, real, n, system, have, rng) -> list[Item]:
     """Each chosen image gets the reference system's caption of it (English for screen 1, the
     campaign language for verification)."""
     code = PROMPT_LANGUAGE if campaign.kind == CampaignKind.CAPTION else campaign.language.code
@@ -172,13 +162,19 @@ def _reference(campaign, real, n, system, have, rng, shuffle) -> list[Item]:
             f"at most {len(free)} reference controls."
         )
     return [
-        Item(
-            campaign=campaign,
-            image_id=image_id,
-            prompt_caption_id=references[image_id],
-            is_control=True,
-            control_kind=ControlKind.REFERENCE,
-            shuffle_key=shuffle.randrange(2**31),
-        )
+        _control(campaign, image_id, ControlKind.REFERENCE, prompt_caption_id=references[image_id])
         for image_id in rng.sample(free, n)
     ]
+
+
+def _control(campaign: Campaign, image_id: int, kind: ControlKind, **caption) -> Item:
+    """A rated control item (unsaved) of ``campaign`` on the image, showing the caption named in
+    ``caption`` (``prompt_caption_id`` or ``written_caption_id``)."""
+    return Item(
+        campaign=campaign,
+        image_id=image_id,
+        is_control=True,
+        control_kind=kind,
+        shuffle_key=shuffle_key(),
+        **caption,
+    )

@@ -12,6 +12,8 @@ SEED_MAX = 2**63 - 1
 MAX_BATCH_SIZE = 100
 MAX_REPLICATION = 20
 
+_SYSTEM_RANDOM = random.SystemRandom()
+
 
 def campaign_settings_check(
     *, name: str, batch_size: int, replication: int, sample_size: int | None, seed: int | None
@@ -28,10 +30,16 @@ def campaign_settings_check(
     if sample_size is not None and sample_size < 1:
         raise ValidationFailed("The sample size must be at least 1 (or empty for every image).")
     if seed is None:
-        return random.SystemRandom().randrange(2**31)
+        return _SYSTEM_RANDOM.randrange(2**31)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
         raise ValidationFailed(f"The seed must be a whole number from 0 to {SEED_MAX}.")
     return seed
+
+
+def shuffle_key() -> int:
+    """A new item's shuffle key (where it stands in the order batches take items): drawn for each item from
+    the system's randomness, never from the campaign's seed, which reproduces the images and not their order."""
+    return _SYSTEM_RANDOM.randrange(2**31)
 
 
 def system_of(value: CaptioningSystem | str | int, role: str) -> CaptioningSystem:

@@ -22,6 +22,7 @@ from annotation.models import (
 from annotation.services.campaigns.checks import (
     campaign_settings_check,
     same_text,
+    shuffle_key,
     system_of,
 )
 from core.errors import NotFound, ValidationFailed
@@ -162,33 +163,24 @@ def sxs_campaign_create(
             control_pass_threshold=control_pass_threshold,
             control_min_judgments=control_min_judgments,
         )
-        shuffle = random.SystemRandom()
+
+        def pair(image_id: int, left: _PairCaption, right: _PairCaption, **flags) -> Item:
+            return Item(
+                campaign=campaign,
+                image_id=image_id,
+                caption_m1_id=left.caption_id,
+                caption_m2_id=right.caption_id,
+                shuffle_key=shuffle_key(),
+                **flags,
+            )
+
         items = []
         for image_id in chosen:
             a, b = captions[m1.pk][image_id], captions[m2.pk][image_id]
-            items.append(
-                Item(
-                    campaign=campaign,
-                    image_id=image_id,
-                    caption_m1_id=a.caption_id,
-                    caption_m2_id=b.caption_id,
-                    is_identical_pair=same_text(a.text, b.text),
-                    shuffle_key=shuffle.randrange(2**31),
-                )
-            )
+            items.append(pair(image_id, a, b, is_identical_pair=same_text(a.text, b.text)))
         for image_id in rng.sample(chosen, controls_identical):
             a = captions[m1.pk][image_id]
-            items.append(
-                Item(
-                    campaign=campaign,
-                    image_id=image_id,
-                    caption_m1_id=a.caption_id,
-                    caption_m2_id=a.caption_id,
-                    is_control=True,
-                    control_kind=ControlKind.IDENTICAL,
-                    shuffle_key=shuffle.randrange(2**31),
-                )
-            )
+            items.append(pair(image_id, a, a, is_control=True, control_kind=ControlKind.IDENTICAL))
         for image_id in rng.sample(chosen, controls_wrong_image):
             real = captions[m1.pk][image_id]
             others = [
@@ -199,17 +191,7 @@ def sxs_campaign_create(
             if not others:
                 raise ValidationFailed("A wrong-image control needs another image with a different caption.")
             wrong = captions[m2.pk][rng.choice(others)]
-            items.append(
-                Item(
-                    campaign=campaign,
-                    image_id=image_id,
-                    caption_m1_id=real.caption_id,
-                    caption_m2_id=wrong.caption_id,
-                    is_control=True,
-                    control_kind=ControlKind.WRONG_IMAGE,
-                    shuffle_key=shuffle.randrange(2**31),
-                )
-            )
+            items.append(pair(image_id, real, wrong, is_control=True, control_kind=ControlKind.WRONG_IMAGE))
         Item.objects.bulk_create(items)
         return campaign
 
@@ -278,13 +260,12 @@ def rating_campaign_create(
             replication=replication,
             lease_minutes=lease_minutes,
         )
-        shuffle = random.SystemRandom()
         Item.objects.bulk_create(
             Item(
                 campaign=campaign,
                 image_id=image_id,
                 written_caption_id=rng.choice(by_image[image_id]),
-                shuffle_key=shuffle.randrange(2**31),
+                shuffle_key=shuffle_key(),
             )
             for image_id in chosen
         )

@@ -3,8 +3,6 @@ gains its items when it opens (every image with a file and a prompt caption)."""
 
 from __future__ import annotations
 
-import random
-
 from django.db import transaction
 
 from annotation.importers.report import plural
@@ -21,6 +19,7 @@ from annotation.models import (
 from annotation.services.campaigns.checks import (
     PROMPT_LANGUAGE,
     campaign_settings_check,
+    shuffle_key,
     system_of,
 )
 from core.errors import Conflict, ValidationFailed
@@ -59,14 +58,13 @@ def _prompt_captions(system_id: int, image_ids: list[int] | None = None) -> dict
 def _caption_items_create(campaign: Campaign, captions: dict[int, int]) -> int:
     """One item per (image id -> prompt caption id), in that order, with a random shuffle key.
     Idempotent (unique (campaign, image)); returns how many were asked for."""
-    rng = random.SystemRandom()
     Item.objects.bulk_create(
         [
             Item(
                 campaign=campaign,
                 image_id=image_id,
                 prompt_caption_id=caption_id,
-                shuffle_key=rng.randrange(2**31),
+                shuffle_key=shuffle_key(),
             )
             for image_id, caption_id in captions.items()
         ],
