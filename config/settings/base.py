@@ -67,7 +67,8 @@ MIDDLEWARE = [
     # Jobs a request starts run on the local worker thread in the embedded default (core.jobs.local).
     "core.jobs.local.LocalJobsMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the header text built once per policy (core.middleware).
+    "core.middleware.CachedCSPMiddleware",
     # Last: a domain error a page's view lets through becomes its error page (core.errors).
     "core.errors.DomainErrorMiddleware",
 ]
