@@ -110,3 +110,31 @@ def test_an_expired_session_is_never_read(client, anna_with_password):
     store = SessionStore(key)
     assert store.load() == {} and store.session_key is None
     assert client.get("/work/").status_code == 302  # to the login page
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_threads_reading_users_at_once_each_get_their_own_user(german):
+    from django.db import connection
+
+    from tests import factories as f
+    from tests.annotation.parallel import fail_on_db_errors, run_threads
+
+    if connection.vendor != "postgresql":
+        pytest.skip("parallel connections are proven on PostgreSQL (set DATABASE_URL)")
+    # As gunicorn's threads do: each compiles on its own connection, then reads many users.
+    users = [f.AnnotatorFactory(languages=[german]).user for _ in range(8)]
+    wrong = []
+
+    def reader(offset):
+        def read():
+            for n in range(40):
+                user = users[(offset + n) % len(users)]
+                got = _USER_READ.read(pk=user.pk)
+                if (got.pk, got.username, got.annotator.user_id) != (user.pk, user.username, user.pk):
+                    wrong.append((user.pk, got.pk))
+
+        return read
+
+    fail_on_db_errors(run_threads([reader(i) for i in range(8)]))
+    assert wrong == []
