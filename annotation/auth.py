@@ -1,13 +1,22 @@
 """Authentication backend that loads a user's annotator profile with the user.
 
-Every annotator request needs both; loading them in one query saves one per request. Login's user
-lookup is retried once on a new connection when the database connection drops under it.
+Every annotator request needs both; loading them in one query saves one per request, and the query's
+SQL is built once per thread (core.compiled_reads), not on every request. The row is still read on
+every request, so a deactivated account or a changed password takes effect at the next request. Login's
+user lookup is retried once on a new connection when the database connection drops under it.
 """
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
+from core.compiled_reads import CompiledRead
 from core.login import retry_if_connection_dropped
+
+_USER_READ = CompiledRead(
+    get_user_model(),
+    lambda pk: get_user_model()._default_manager.select_related("annotator").filter(pk=pk),
+    {"pk": int},
+)
 
 
 class AnnotatorAwareBackend(ModelBackend):
@@ -29,9 +38,5 @@ class AnnotatorAwareBackend(ModelBackend):
         return None
 
     def get_user(self, user_id):
-        model = get_user_model()
-        try:
-            user = model._default_manager.select_related("annotator").get(pk=user_id)
-        except model.DoesNotExist:
-            return None
-        return user if self.user_can_authenticate(user) else None
+        user = _USER_READ.read(pk=user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None

@@ -13,8 +13,8 @@ Per tree:
    control items, one per batch) and ``--annotators`` annotators, with the ORM in bulk. Each
    annotator gets a session in the database as a login would leave it (PBKDF2 for hundreds of
    logins would take minutes); ``--login-form`` of them log in through the real form as a check.
-2. Starts ``gunicorn config.wsgi -w 4 -k gthread --threads 8`` on 127.0.0.1 with that tree's code
-   and the base settings (DEBUG off, Redis cache), and waits for every worker to answer.
+2. Starts gunicorn on 127.0.0.1 with that tree's code, its serving settings (``config/gunicorn.py``;
+   a tree without one: ``-w 4 -k gthread --threads 8``, as it was served) and the base settings (DEBUG off, Redis cache), and waits for every worker to answer.
 3. Phase 1, open loop: every annotator works with think time (``--think-scale``) as the pages do
    it: asks for a batch (POST, redirect, screen 1), rates every image (controls included), now and
    then reports an image (``--report-share``; its caption is then left empty, as screen 2 allows),
@@ -864,26 +864,67 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# The serving line of a tree without config/gunicorn.py (before issue 24's serving settings).
+LEGACY_SERVER_ARGS = ["-w", "4", "-k", "gthread", "--threads", "8", "--keep-alive", "10"]
+
+
+def server_args(tree: Path, workers: int, threads: int) -> list[str]:
+    """gunicorn's options for ``tree``: its own config/gunicorn.py (the documented deployment line)
+    where it has one, else the line it was served with before; ``--workers``/``--threads`` override."""
+    argv = (
+        ["-c", "config/gunicorn.py"]
+        if (tree / "config" / "gunicorn.py").exists()
+        else list(LEGACY_SERVER_ARGS)
+    )
+    if workers:
+        argv += ["-w", str(workers)]
+    if threads:
+        argv += ["-k", "gthread", "--threads", str(threads)]
+    return argv
+
+
+def describe_server(tree: Path, workers: int, threads: int, env: dict) -> tuple[str, int]:
+    """The serving line as gunicorn will run it (workers, threads), read from its own config."""
+    probe = subprocess.run(
+        [
+            str(VENV_BIN / "python"),
+            "-c",
+            "import sys; from gunicorn.app.wsgiapp import WSGIApplication as A; sys.argv = ['gunicorn', *sys.argv[1:]];"
+            " a = A(); c = a.cfg; print(c.workers, c.worker_class_str, c.threads, c.keepalive)",
+            *server_args(tree, workers, threads),
+            "config.wsgi",
+        ],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    try:
+        n, kind, threads_per, keepalive = probe.stdout.split()
+    except ValueError:
+        return "gunicorn (its settings could not be read)", 4
+    return f"-w {n} -k {kind} --threads {threads_per} --keep-alive {keepalive}", int(n)
+
+
 def start_server(
-    env: dict, port: int, log_path: Path, wsgi: str = "config.wsgi", tree: Path = ROOT
+    env: dict,
+    port: int,
+    log_path: Path,
+    wsgi: str = "config.wsgi",
+    tree: Path = ROOT,
+    workers: int = 0,
+    threads: int = 0,
+    expected_workers: int = 4,
 ) -> subprocess.Popen:
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(
         [
             str(VENV_BIN / "gunicorn"),
+            *server_args(tree, workers, threads),
             wsgi,
-            "-w",
-            "4",
-            "-k",
-            "gthread",
-            "--threads",
-            "8",
             "-b",
             f"127.0.0.1:{port}",
-            # Browsers keep connections open between clicks; gunicorn's default of 2 s would
-            # make most think-time pauses reconnect.
-            "--keep-alive",
-            "10",
             "--graceful-timeout",
             "5",
         ],
@@ -902,7 +943,7 @@ def start_server(
             conn.request("GET", "/healthz")
             if conn.getresponse().status == 200:
                 conn.close()
-                _settle(proc.pid, workers=4)
+                _settle(proc.pid, workers=expected_workers)
                 return proc
         except OSError:
             time.sleep(0.2)
@@ -1210,14 +1251,15 @@ def run_tree(args, label: str, tree: Path, scales: list[float]) -> dict:
         print(done.stdout.rstrip() or done.stderr[-3000:])
 
     port = args.port or free_port()
-    proc = start_server(env, port, workdir / "gunicorn.log", args.wsgi, tree)
+    serving, n_workers = describe_server(tree, args.workers, args.threads, env)
+    proc = start_server(
+        env, port, workdir / "gunicorn.log", args.wsgi, tree, args.workers, args.threads, n_workers
+    )
     global CPU_METER
     CPU_METER = CpuMeter(proc.pid, url)
     result = {"label": label, "opened": {}, "closed": None, "background": None}
     try:
-        print(
-            f"gunicorn {args.wsgi} -w 4 -k gthread --threads 8 on 127.0.0.1:{port} (DEBUG off, Redis cache)"
-        )
+        print(f"gunicorn {args.wsgi} {serving} on 127.0.0.1:{port} (DEBUG off, Redis cache)")
         browsers = [Browser(port, name) for name in setup["usernames"]]
         for browser, key in zip(browsers[args.login_form :], setup["sessions"][args.login_form :]):
             browser.adopt_session(key)
@@ -1468,6 +1510,12 @@ def main() -> int:
     parser.add_argument("--profile-batches", type=int, default=3)
     parser.add_argument(
         "--wsgi", default="config.wsgi", help="WSGI module to serve (A/B a change; PYTHONPATH is passed on)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=0, help="gunicorn processes (default: the tree's config/gunicorn.py)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="threads per gunicorn process (default: as --workers)"
     )
     parser.add_argument("--ref", help="another tree of the platform to measure first, as 'before'")
     parser.add_argument(

@@ -10,7 +10,9 @@ from django.core.checks import Error, Tags, register
 
 from core import deploy
 
-CSP_MIDDLEWARE = "csp.middleware.CSPMiddleware"
+# The platform's (django-csp's, with the header built once) or django-csp's own: either sends the policy.
+CSP_MIDDLEWARE = "core.middleware.CachedCSPMiddleware"
+CSP_MIDDLEWARES = (CSP_MIDDLEWARE, "csp.middleware.CSPMiddleware")
 
 
 @register(Tags.security, deploy=True)
@@ -18,7 +20,7 @@ def deploy_settings_check(app_configs=None, **kwargs) -> list[Error]:
     caches = settings.CACHES.get("default", {})
     csp = getattr(settings, "CONTENT_SECURITY_POLICY", None) or {}
     csp_problem = deploy.csp_problem(csp.get("DIRECTIVES"))
-    if not csp_problem and CSP_MIDDLEWARE not in settings.MIDDLEWARE:
+    if not csp_problem and not any(name in settings.MIDDLEWARE for name in CSP_MIDDLEWARES):
         csp_problem = f"CONTENT_SECURITY_POLICY is not sent: {CSP_MIDDLEWARE} is not in MIDDLEWARE."
     problems = {
         "captioneval.E001": deploy.secret_key_problem(

@@ -67,7 +67,8 @@ MIDDLEWARE = [
     # Jobs a request starts run on the local worker thread in the embedded default (core.jobs.local).
     "core.jobs.local.LocalJobsMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the header text built once per policy (core.middleware).
+    "core.middleware.CachedCSPMiddleware",
     # Last: a domain error a page's view lets through becomes its error page (core.errors).
     "core.errors.DomainErrorMiddleware",
 ]
@@ -274,6 +275,8 @@ except ValueError as exc:  # an empty or mistyped policy stops the start, naming
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=60 * 60 * 12)
+# Django's database sessions, with the read each request makes built once per thread (core.sessions).
+SESSION_ENGINE = "core.sessions"
 
 # --- Metrics ---------------------------------------------------------------------------
 # CLIPScore model: an open_clip model name with a pretrained tag, or a local checkpoint file

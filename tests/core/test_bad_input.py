@@ -155,3 +155,19 @@ def test_json_depth_ignores_brackets_in_strings():
     assert json_depth(b'{"a": "[[[[{{{{", "b": [1, [2]]}') == 3
     assert json_depth(b'"\\"[[["') == 0
     assert json_depth(deep(5).encode()) == 5
+
+
+def test_the_bracket_count_bound_lets_shallow_bodies_through_and_stops_deep_ones(settings):
+    from core.parsers import BoundedJSONParser
+
+    def parse(body: bytes):
+        import io
+
+        return BoundedJSONParser().parse(io.BytesIO(body))
+
+    # More brackets than the limit, all inside a string: the scan runs and finds depth 1.
+    assert parse(json.dumps({"text": "[" * 40}).encode()) == {"text": "[" * 40}
+    # Exactly the limit deep (no scan needed) parses; one more level is refused.
+    assert parse(deep(32).encode()) is not None
+    with pytest.raises(Exception, match="nested deeper than 32 levels"):
+        parse(deep(33).encode())
