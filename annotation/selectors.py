@@ -327,65 +327,74 @@ def batch_state(annotator: Annotator, batch_id: int) -> dict:
     }
 
 
-def _reported_images(batch: Batch) -> set[int]:
-    """Images of ``batch`` its annotator reported (the page marks them; screen 2 lets them stay empty)."""
+def _reported_images(batch: Batch, image_ids: list[int]) -> set[int]:
+    """Images among ``image_ids`` (the batch's) its annotator reported (the page marks them; screen 2
+    lets them stay empty)."""
     from annotation.quality.models import ImageReport
 
     return set(
         ImageReport.objects.filter(
-            annotator_id=batch.annotator_id,
-            campaign_id=batch.campaign_id,
-            image__items__assignments__batch=batch,
+            annotator_id=batch.annotator_id, campaign_id=batch.campaign_id, image_id__in=image_ids
         ).values_list("image_id", flat=True)
     )
 
 
+# The screens read plain values, not model instances: building an assignment, its item, image,
+# caption and rating (or draft and typing record) per image was most of a screen's own CPU, and the
+# page shows a handful of their columns. The image row is not read at all (its id is on the item).
+_TYPING_SHOWN = ("keystrokes", "paste_count", "pasted_chars", "first_key_ms", "last_key_ms")
+
+
 def screen1_rows(batch: Batch) -> list[dict]:
     """Screen 1: each image with the prompt system's English caption and the rating so far."""
-    reported = _reported_images(batch)
-    rows = []
-    for a in batch.assignments.select_related("item__image", "item__prompt_caption", "rating").order_by(
-        "position"
-    ):
-        rating = getattr(a, "rating", None)
-        rows.append(
-            {
-                "assignment_id": a.pk,
-                "position": a.position + 1,
-                "image_id": a.item.image_id,
-                "image": a.item.image,
-                "caption": a.item.prompt_caption.text if a.item.prompt_caption_id else "",
-                "value": rating.value if rating else "",
-                "reported": a.item.image_id in reported,
-            }
+    found = list(
+        batch.assignments.order_by("position").values_list(
+            "pk", "position", "item__image_id", "item__prompt_caption__text", "rating__value"
         )
-    return rows
+    )
+    reported = _reported_images(batch, [image_id for _pk, _pos, image_id, _text, _value in found])
+    return [
+        {
+            "assignment_id": pk,
+            "position": position + 1,
+            "image_id": image_id,
+            "caption": caption or "",
+            "value": value or "",
+            "reported": image_id in reported,
+        }
+        for pk, position, image_id, caption, value in found
+    ]
 
 
 def screen2_rows(batch: Batch) -> list[dict]:
     """Screen 2: each image with the draft so far and its typing figures so far (the page counts on
-    from them). Never carries the English caption. Rated control items are on screen 1 only."""
-    rows = []
-    reported = _reported_images(batch)
-    assignments = (
+    from them; None without a record). Never carries the English caption. Rated control items are
+    on screen 1 only."""
+    found = list(
         batch.assignments.filter(item__is_control=False)
-        .select_related("item__image", "draft", "typing")
         .order_by("position")
+        .values_list(
+            "pk",
+            "item__image_id",
+            "draft__text",
+            "draft__revision",
+            "typing__id",
+            *(f"typing__{name}" for name in _TYPING_SHOWN),
+        )
     )
-    for index, a in enumerate(assignments):
-        draft = getattr(a, "draft", None)
-        typing = getattr(a, "typing", None)
+    reported = _reported_images(batch, [row[1] for row in found])
+    rows = []
+    for index, (pk, image_id, text, revision, typing_id, *typing) in enumerate(found):
         rows.append(
             {
-                "assignment_id": a.pk,
+                "assignment_id": pk,
                 # Numbered on this screen (a control of screen 1 leaves no gap).
                 "position": index + 1,
-                "image_id": a.item.image_id,
-                "image": a.item.image,
-                "draft": draft.text if draft else "",
-                "revision": draft.revision if draft else 0,
-                "typing": typing,
-                "reported": a.item.image_id in reported,
+                "image_id": image_id,
+                "draft": text or "",
+                "revision": revision or 0,
+                "typing": dict(zip(_TYPING_SHOWN, typing, strict=True)) if typing_id is not None else None,
+                "reported": image_id in reported,
             }
         )
     return rows
