@@ -23,10 +23,13 @@ from tests.annotation.parallel import fail_on_db_errors, run_threads
 from tests.annotation.test_screens import open_writing, rate_all, start_batch
 
 # The most queries each request of the annotator path may make, in these tests (issue 24; before it:
-# rating 13, a draft with its typing record 14, the submit of 2 captions 20 and of 6 captions 36).
+# rating 13, a draft with its typing record 14, the submit of 2 captions 20 and of 6 captions 36;
+# a next batch with a rated control 18, as the load benchmark counts it).
 RATING_QUERIES = 6
 DRAFT_QUERIES = 7
 SUBMIT_QUERIES = 13
+NEXT_BATCH_QUERIES = 17
+SCREEN_QUERIES = 7
 
 
 @pytest.fixture
@@ -328,3 +331,78 @@ def test_asking_again_for_work_reads_the_campaign_once(annotator, campaign):
     # A query that builds a campaign selects its columns (batch_size among them).
     reads = [q["sql"] for q in ctx.captured_queries if '"annotation_campaign"."batch_size"' in q["sql"]]
     assert len(reads) == 1, reads
+
+
+def test_a_next_batch_with_a_control_reads_the_seen_images_once(
+    client, german, django_assert_max_num_queries
+):
+    # The images an annotator has seen were read twice per new batch (for the pool and for the
+    # controls), with the model's ordering inside the DISTINCT; the campaign's language was joined
+    # for a refusal's sentence only.
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.services.controls import campaign_controls_add
+
+    campaign = f.open_caption_campaign(images=12, batch_size=3, replication=2, language=german)
+    campaign_controls_add(campaign_id=campaign.pk, mismatched=4, controls_per_batch=1, seed=7)
+    person = f.AnnotatorFactory(languages=[german])
+    client.force_login(person.user)
+    shown = set()
+    for _ in range(2):  # the second batch has seen images to leave out
+        with CaptureQueriesContext(connection) as ctx, django_assert_max_num_queries(NEXT_BATCH_QUERIES):
+            batch = start_batch(client, campaign)
+        items = list(batch.assignments.select_related("item"))
+        assert len(items) == 4 and sum(a.item.is_control for a in items) == 1
+        images = {a.item.image_id for a in items}
+        assert len(images) == 4 and not images & shown  # no image twice, in a batch or across batches
+        shown |= images
+        seen_reads = [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("SELECT DISTINCT")]
+        assert len(seen_reads) == 1, seen_reads
+        assert '"annotation_batch"' not in seen_reads[0]  # no ordering column dragged into the DISTINCT
+        assert not [q["sql"] for q in ctx.captured_queries if '"annotation_language"' in q["sql"]]
+        for a in items:
+            work.rating_save(annotator=person, batch_id=batch.pk, assignment_id=a.pk, value="good")
+        work.writing_open(annotator=person, batch_id=batch.pk)
+        for a in items:
+            if not a.item.is_control:
+                work.draft_save(
+                    annotator=person,
+                    batch_id=batch.pk,
+                    assignment_id=a.pk,
+                    text="Ein Hund am Strand",
+                    base_revision=0,
+                )
+        work.batch_submit(annotator=person, batch_id=batch.pk, submit_key=f"key-{batch.pk:08d}")
+
+
+@pytest.mark.parametrize("screen", ["screen1", "screen2"])
+def test_a_screen_reads_its_rows_as_values_without_the_image_row(
+    annotator_client, campaign, screen, django_assert_max_num_queries
+):
+    # Screen 1 and 2 built an assignment, item, image, caption and rating or draft and typing record
+    # per image to show a few columns; the image row itself was read and never shown.
+    from django.test.utils import CaptureQueriesContext
+
+    batch = (
+        start_batch(annotator_client, campaign)
+        if screen == "screen1"
+        else _on_screen2(annotator_client, campaign)
+    )
+    a = batch.assignments.order_by("position").first()
+    if screen == "screen2":
+        _draft(annotator_client, batch, a, "Ein Hund <am> Strand", 0)
+    with CaptureQueriesContext(connection) as ctx, django_assert_max_num_queries(SCREEN_QUERIES):
+        r = annotator_client.get(reverse(f"annotation:{screen}", args=[batch.pk]))
+    assert r.status_code == 200
+    assert not [q["sql"] for q in ctx.captured_queries if '"annotation_image"' in q["sql"]]
+    page = r.content.decode()
+    assert reverse("annotation:image", args=[a.item.image_id]) in page
+    if screen == "screen1":
+        assert a.item.prompt_caption.text in page
+    else:
+        assert ">Ein Hund &lt;am&gt; Strand</textarea>" in page
+        assert (
+            'class="typing-keystrokes" value="30"' in page
+            and f'class="typing-first-key" value="{T0}"' in page
+        )
+        assert 'class="typing-keystrokes" value="0"' in page and 'class="typing-first-key" value=""' in page
