@@ -24,11 +24,12 @@ from tests.annotation.test_screens import open_writing, rate_all, start_batch
 
 # The most queries each request of the annotator path may make, in these tests (issue 24; before it:
 # rating 13, a draft with its typing record 14, the submit of 2 captions 20 and of 6 captions 36;
-# a next batch with a rated control 18, as the load benchmark counts it).
+# a next batch with a rated control 18, going on to screen 2 8, as the load benchmark counts them).
 RATING_QUERIES = 6
 DRAFT_QUERIES = 7
 SUBMIT_QUERIES = 13
 NEXT_BATCH_QUERIES = 17
+OPEN_WRITING_QUERIES = 7
 SCREEN_QUERIES = 7
 
 
@@ -406,3 +407,19 @@ def test_a_screen_reads_its_rows_as_values_without_the_image_row(
             and f'class="typing-first-key" value="{T0}"' in page
         )
         assert 'class="typing-keystrokes" value="0"' in page and 'class="typing-first-key" value=""' in page
+
+
+def test_going_on_to_screen_2_reads_the_ratings_once(
+    annotator_client, campaign, django_assert_max_num_queries
+):
+    # The switch read the unrated positions, then every assignment with its rating as objects.
+    batch = start_batch(annotator_client, campaign)
+    rate_all(annotator_client, batch)
+    shown = {str(a.pk): "good" for a in batch.assignments.all()}
+    with django_assert_max_num_queries(OPEN_WRITING_QUERIES):
+        r = annotator_client.post(
+            reverse("annotation:api_open_writing", args=[batch.pk]), {"shown": shown}, **JSON
+        )
+    assert r.status_code == 200, r.content
+    batch.refresh_from_db()
+    assert batch.writing_opened_at is not None and batch.stage == "writing"
