@@ -185,14 +185,16 @@ class _SaveRead:
                 ("typing", TypingRecord, _whole(TypingRecord)),
             ]
         tables = {relation: qn(model._meta.db_table) for relation, model, _ in parts}
-        self.parts = []  # (relation, model, attnames, converters per column)
+        self.parts = []  # (relation, model, attnames, (column, its converters) per column)
         columns = []
         for relation, model, attnames in parts:
             converters = []
             for attname in attnames:
                 field = next(f for f in model._meta.concrete_fields if f.attname == attname)
                 col = field.get_col(model._meta.db_table)
-                converters.append(connection.ops.get_db_converters(col) + field.get_db_converters(connection))
+                converters.append(
+                    (col, connection.ops.get_db_converters(col) + field.get_db_converters(connection))
+                )
                 columns.append(f"{tables[relation]}.{qn(field.column)}")
             self.parts.append((relation, model, attnames, converters))
         a, b, c, i = tables[""], tables["batch"], tables["batch__campaign"], tables["item"]
@@ -227,9 +229,9 @@ class _SaveRead:
         for relation, model, attnames, converters in self.parts:
             values = list(row[start : start + len(attnames)])
             start += len(attnames)
-            for index, chain in enumerate(converters):
+            for index, (col, chain) in enumerate(converters):
                 for converter in chain:
-                    values[index] = converter(values[index], None, connection)
+                    values[index] = converter(values[index], col, connection)
             objects[relation] = (
                 model.from_db(connection.alias, attnames, values) if values[0] is not None else None
             )
