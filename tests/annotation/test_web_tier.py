@@ -424,3 +424,51 @@ def test_going_on_to_screen_2_reads_the_ratings_once(
     assert r.status_code == 200, r.content
     batch.refresh_from_db()
     assert batch.writing_opened_at is not None and batch.stage == "writing"
+
+
+def test_the_save_read_answers_what_the_orm_answered(
+    annotator, other_annotator, campaign, django_assert_num_queries
+):
+    # The save's locked read is written by hand (one statement per connection, its row built with
+    # Model.from_db): the objects must behave as select_related + only() left them.
+    from annotation.models import CaptionDraft
+    from annotation.selectors import batch_and_assignment
+    from core.errors import NotFound
+
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    first, second = batch.assignments.select_related("item").order_by("position")[:2]
+    CaptionDraft.objects.create(assignment=second, text="Ein Hund", revision=2, saves=[[T0, 8]])
+    with django_assert_num_queries(1):
+        got_batch, a = batch_and_assignment(annotator, batch.pk, str(first.pk), writing=True)
+        # Everything a save reads is there, the absent draft and typing record included.
+        assert (a.pk, a.position, a.item.image_id, a.item.is_control) == (
+            first.pk,
+            first.position,
+            first.item.image_id,
+            False,
+        )
+        assert a.batch is got_batch and got_batch.pk == batch.pk and got_batch.stage == "rating"
+        assert got_batch.lease_expires_at == batch.lease_expires_at and got_batch.lease_expires_at.tzinfo
+        assert (got_batch.campaign.kind, got_batch.campaign.lease_minutes) == (
+            "caption",
+            campaign.lease_minutes,
+        )
+        assert getattr(a, "draft", None) is None and getattr(a, "typing", None) is None
+    with django_assert_num_queries(1):
+        assert got_batch.submit_key == batch.submit_key  # a column not read loads as a deferred one
+    _, b = batch_and_assignment(annotator, batch.pk, second.pk, writing=True)
+    assert (b.draft.text, b.draft.revision, b.draft.saves, b.draft.assignment is b) == (
+        "Ein Hund",
+        2,
+        [[T0, 8]],
+        True,
+    )
+    b.draft.text = "Ein Hund am Strand"
+    b.draft.save()  # an UPDATE of the stored row, not a second draft
+    assert CaptionDraft.objects.get(assignment=second).text == "Ein Hund am Strand"
+    other, _ = batch_request(annotator=other_annotator, campaign_id=campaign.pk)
+    foreign = other.assignments.first()
+    assert batch_and_assignment(annotator, batch.pk, foreign.pk) == (batch, None)  # not of this batch
+    assert batch_and_assignment(annotator, batch.pk, "x")[1] is None
+    with pytest.raises(NotFound):
+        batch_and_assignment(annotator, other.pk, foreign.pk)  # another annotator's batch
