@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db import connections, router
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext
@@ -144,26 +146,109 @@ def assignment_of(batch: Batch, assignment_id: int, *, writing: bool = False) ->
         raise NotFound(gettext("No such image in this batch.")) from None
 
 
-# What a save inside a batch reads of the rows it joins (issue 24): the columns it uses, not the
-# campaign's 27 and the language's; the draft and the typing record whole, since the save stores them.
-# Fewer columns made the query cheaper to build and its row cheaper to turn into objects: this one
-# query was about 40% of a draft save's CPU.
+# What a save inside a batch reads of the rows it joins: the columns it uses, not the campaign's 27
+# and the language's; the draft and the typing record whole, since the save stores them. Per table:
+# the relation from the assignment ("" for the assignment itself) and its columns (primary key first).
 _SAVE_COLUMNS = (
-    "position",
-    "state",
-    "batch__stage",
-    "batch__annotator_id",
-    "batch__lease_expires_at",
-    "batch__writing_opened_at",
-    "batch__campaign__kind",
-    "batch__campaign__lease_minutes",
-    "item__image_id",
-    "item__is_control",
+    ("", Assignment, ("id", "batch_id", "item_id", "position", "state")),
+    ("batch", Batch, ("id", "campaign_id", "annotator_id", "stage", "lease_expires_at", "writing_opened_at")),
+    ("batch__campaign", Campaign, ("id", "kind", "lease_minutes")),
+    ("item", Item, ("id", "image_id", "is_control")),
 )
 
 
-def _whole(relation: str, model) -> tuple[str, ...]:
-    return tuple(f"{relation}__{field.attname}" for field in model._meta.concrete_fields)
+def _whole(model) -> tuple[str, ...]:
+    return tuple(field.attname for field in model._meta.concrete_fields)
+
+
+def _column(qn, model, name: str) -> str:
+    return qn(model._meta.get_field(name).column)
+
+
+class _SaveRead:
+    """The locked read of a save (:func:`batch_and_assignment`) as one SQL statement written once per
+    database connection, its row turned into model instances by hand.
+
+    This one query, built by the ORM on every save (select_related over six tables with ``only()``,
+    FOR UPDATE OF the batch) and its row turned into objects by the ORM's generic code, was the
+    largest part of a rating's or a draft's CPU. Its shape never changes, so the statement and each
+    column's converters are made once; what comes back is what the ORM gave: instances built with
+    ``Model.from_db`` (the columns not read are deferred), related objects cached, and an absent
+    draft or typing record cached as None (no query when the save asks for it)."""
+
+    def __init__(self, connection, writing: bool) -> None:
+        qn = connection.ops.quote_name
+        parts = list(_SAVE_COLUMNS)
+        if writing:
+            parts += [
+                ("draft", CaptionDraft, _whole(CaptionDraft)),
+                ("typing", TypingRecord, _whole(TypingRecord)),
+            ]
+        tables = {relation: qn(model._meta.db_table) for relation, model, _ in parts}
+        self.parts = []  # (relation, model, attnames, (column, its converters) per column)
+        columns = []
+        for relation, model, attnames in parts:
+            converters = []
+            for attname in attnames:
+                field = next(f for f in model._meta.concrete_fields if f.attname == attname)
+                col = field.get_col(model._meta.db_table)
+                converters.append(
+                    (col, connection.ops.get_db_converters(col) + field.get_db_converters(connection))
+                )
+                columns.append(f"{tables[relation]}.{qn(field.column)}")
+            self.parts.append((relation, model, attnames, converters))
+        a, b, c, i = tables[""], tables["batch"], tables["batch__campaign"], tables["item"]
+        pk = qn(Assignment._meta.pk.column)  # every table here has the default "id"
+        joins = [
+            f"FROM {a}",
+            f"INNER JOIN {b} ON ({b}.{pk} = {a}.{_column(qn, Assignment, 'batch')})",
+            f"INNER JOIN {c} ON ({c}.{pk} = {b}.{_column(qn, Batch, 'campaign')})",
+            f"INNER JOIN {i} ON ({i}.{pk} = {a}.{_column(qn, Assignment, 'item')})",
+        ]
+        if writing:
+            for relation, model in (("draft", CaptionDraft), ("typing", TypingRecord)):
+                t = tables[relation]
+                joins.append(f"LEFT OUTER JOIN {t} ON ({t}.{_column(qn, model, 'assignment')} = {a}.{pk})")
+        where = (
+            f"WHERE {a}.{pk} = %s AND {a}.{_column(qn, Assignment, 'batch')} = %s"
+            f" AND {b}.{_column(qn, Batch, 'annotator')} = %s"
+        )
+        lock = ""
+        if connection.features.has_select_for_update:  # SQLite: the write lock taken at BEGIN instead
+            lock = f" FOR UPDATE OF {b}" if connection.features.has_select_for_update_of else " FOR UPDATE"
+        self.sql = f"SELECT {', '.join(columns)} {' '.join(joins)} {where}{lock}"
+
+    def __call__(self, connection, assignment_id: int, batch_id: int, annotator_id: int) -> Assignment | None:
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, [assignment_id, batch_id, annotator_id])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        objects = {}
+        start = 0
+        for relation, model, attnames, converters in self.parts:
+            values = list(row[start : start + len(attnames)])
+            start += len(attnames)
+            for index, (col, chain) in enumerate(converters):
+                for converter in chain:
+                    values[index] = converter(values[index], col, connection)
+            objects[relation] = (
+                model.from_db(connection.alias, attnames, values) if values[0] is not None else None
+            )
+        assignment, batch = objects[""], objects["batch"]
+        Batch.campaign.field.set_cached_value(batch, objects["batch__campaign"])
+        Assignment.batch.field.set_cached_value(assignment, batch)
+        Assignment.item.field.set_cached_value(assignment, objects["item"])
+        for relation in ("draft", "typing"):
+            if relation in objects:
+                related = objects[relation]
+                Assignment._meta.get_field(relation).set_cached_value(assignment, related)
+                if related is not None:
+                    related._meta.get_field("assignment").set_cached_value(related, assignment)
+        return assignment
+
+
+_save_reads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def batch_and_assignment(
@@ -178,19 +263,18 @@ def batch_and_assignment(
     Only the columns a save uses are read (``_SAVE_COLUMNS``: stage, lease, screen 2, the
     campaign's kind and lease length, the item's image and control flag; the draft and the typing
     record whole): the batch and campaign it answers are for the save's checks, not for pages."""
-    related = ["batch__campaign", "item"]
-    columns = _SAVE_COLUMNS
-    if writing:
-        related += ["draft", "typing"]
-        columns += _whole("draft", CaptionDraft) + _whole("typing", TypingRecord)
+    connection = connections[router.db_for_write(Assignment)]
     try:
-        assignment = (
-            Assignment.objects.select_related(*related)
-            .only(*columns)
-            .select_for_update(of=("batch",))
-            .get(pk=int(assignment_id), batch_id=batch_id, batch__annotator=annotator)
-        )
-    except (Assignment.DoesNotExist, ValueError, TypeError):
+        assignment_id = int(assignment_id)
+    except (ValueError, TypeError):
+        assignment_id = None
+    assignment = None
+    if assignment_id is not None:
+        reads = _save_reads.setdefault(connection, {})
+        if writing not in reads:
+            reads[writing] = _SaveRead(connection, writing)
+        assignment = reads[writing](connection, assignment_id, batch_id, annotator.pk)
+    if assignment is None:
         return batch_of(annotator, batch_id, lock=True), None
     return assignment.batch, assignment
 
@@ -245,65 +329,74 @@ def batch_state(annotator: Annotator, batch_id: int) -> dict:
     }
 
 
-def _reported_images(batch: Batch) -> set[int]:
-    """Images of ``batch`` its annotator reported (the page marks them; screen 2 lets them stay empty)."""
+def _reported_images(batch: Batch, image_ids: list[int]) -> set[int]:
+    """Images among ``image_ids`` (the batch's) its annotator reported (the page marks them; screen 2
+    lets them stay empty)."""
     from annotation.quality.models import ImageReport
 
     return set(
         ImageReport.objects.filter(
-            annotator_id=batch.annotator_id,
-            campaign_id=batch.campaign_id,
-            image__items__assignments__batch=batch,
+            annotator_id=batch.annotator_id, campaign_id=batch.campaign_id, image_id__in=image_ids
         ).values_list("image_id", flat=True)
     )
 
 
+# The screens read plain values, not model instances: building an assignment, its item, image,
+# caption and rating (or draft and typing record) per image was most of a screen's own CPU, and the
+# page shows a handful of their columns. The image row is not read at all (its id is on the item).
+_TYPING_SHOWN = ("keystrokes", "paste_count", "pasted_chars", "first_key_ms", "last_key_ms")
+
+
 def screen1_rows(batch: Batch) -> list[dict]:
     """Screen 1: each image with the prompt system's English caption and the rating so far."""
-    reported = _reported_images(batch)
-    rows = []
-    for a in batch.assignments.select_related("item__image", "item__prompt_caption", "rating").order_by(
-        "position"
-    ):
-        rating = getattr(a, "rating", None)
-        rows.append(
-            {
-                "assignment_id": a.pk,
-                "position": a.position + 1,
-                "image_id": a.item.image_id,
-                "image": a.item.image,
-                "caption": a.item.prompt_caption.text if a.item.prompt_caption_id else "",
-                "value": rating.value if rating else "",
-                "reported": a.item.image_id in reported,
-            }
+    found = list(
+        batch.assignments.order_by("position").values_list(
+            "pk", "position", "item__image_id", "item__prompt_caption__text", "rating__value"
         )
-    return rows
+    )
+    reported = _reported_images(batch, [image_id for _pk, _pos, image_id, _text, _value in found])
+    return [
+        {
+            "assignment_id": pk,
+            "position": position + 1,
+            "image_id": image_id,
+            "caption": caption or "",
+            "value": value or "",
+            "reported": image_id in reported,
+        }
+        for pk, position, image_id, caption, value in found
+    ]
 
 
 def screen2_rows(batch: Batch) -> list[dict]:
     """Screen 2: each image with the draft so far and its typing figures so far (the page counts on
-    from them). Never carries the English caption. Rated control items are on screen 1 only."""
-    rows = []
-    reported = _reported_images(batch)
-    assignments = (
+    from them; None without a record). Never carries the English caption. Rated control items are
+    on screen 1 only."""
+    found = list(
         batch.assignments.filter(item__is_control=False)
-        .select_related("item__image", "draft", "typing")
         .order_by("position")
+        .values_list(
+            "pk",
+            "item__image_id",
+            "draft__text",
+            "draft__revision",
+            "typing__id",
+            *(f"typing__{name}" for name in _TYPING_SHOWN),
+        )
     )
-    for index, a in enumerate(assignments):
-        draft = getattr(a, "draft", None)
-        typing = getattr(a, "typing", None)
+    reported = _reported_images(batch, [row[1] for row in found])
+    rows = []
+    for index, (pk, image_id, text, revision, typing_id, *typing) in enumerate(found):
         rows.append(
             {
-                "assignment_id": a.pk,
+                "assignment_id": pk,
                 # Numbered on this screen (a control of screen 1 leaves no gap).
                 "position": index + 1,
-                "image_id": a.item.image_id,
-                "image": a.item.image,
-                "draft": draft.text if draft else "",
-                "revision": draft.revision if draft else 0,
-                "typing": typing,
-                "reported": a.item.image_id in reported,
+                "image_id": image_id,
+                "draft": text or "",
+                "revision": revision or 0,
+                "typing": dict(zip(_TYPING_SHOWN, typing, strict=True)) if typing_id is not None else None,
+                "reported": image_id in reported,
             }
         )
     return rows

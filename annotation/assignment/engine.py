@@ -94,7 +94,8 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
     with transaction.atomic():
         _lock_annotator_campaign(annotator.pk, campaign_id)
         try:
-            campaign = Campaign.objects.select_related("language").get(pk=campaign_id)
+            # The language is not joined: only a refusal names it (one query then).
+            campaign = Campaign.objects.get(pk=campaign_id)
         except Campaign.DoesNotExist:
             raise NotFound(gettext("No such campaign.")) from None
         # Entry-link scope, language declaration, tutorial and quota (annotation.workforce).
@@ -119,28 +120,35 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
         if campaign.state != CampaignState.OPEN:
             raise Conflict(gettext("The campaign “%(name)s” is not open.") % {"name": campaign.name})
 
-        chosen = _lock_and_choose(campaign, annotator)
+        # Read once for the pool and the controls (it was read twice).
+        seen = _seen_images(campaign, annotator) if _uses_controls(campaign) else []
+        chosen = _lock_and_choose(campaign, annotator, seen)
         if not chosen:
             raise NoWorkAvailable(no_work_message(campaign, annotator))
-        controls = _rated_controls_choose(campaign, annotator, chosen)
+        controls = _rated_controls_choose(campaign, annotator, chosen, seen)
 
         batch = Batch.objects.create(
             campaign=campaign,
             annotator=annotator,
             lease_expires_at=now + timedelta(minutes=campaign.lease_minutes),
         )
-        ordered = chosen
+        ordered = [pk for pk, _image in chosen]
         if controls:
             # Controls sit among the real images, at random places: nothing on the page tells them apart.
-            ordered = list(chosen) + controls
+            ordered += controls
             random.SystemRandom().shuffle(ordered)
         sides = _m2_sides(campaign, len(ordered))
         Assignment.objects.bulk_create(
             Assignment(batch=batch, item_id=item_id, annotator=annotator, position=pos, m2_side=side)
             for pos, (item_id, side) in enumerate(zip(ordered, sides))
         )
-        Item.objects.filter(pk__in=chosen).update(active_count=F("active_count") + 1)
+        Item.objects.filter(pk__in=[pk for pk, _image in chosen]).update(active_count=F("active_count") + 1)
         return batch, True
+
+
+def _uses_controls(campaign: Campaign) -> bool:
+    """Whether ``campaign`` puts rated controls in its batches (caption and verification campaigns)."""
+    return campaign.kind != CampaignKind.SIDE_BY_SIDE and bool(campaign.controls_per_batch)
 
 
 def _seen_images(campaign: Campaign, annotator: Annotator) -> list[int]:
@@ -151,6 +159,7 @@ def _seen_images(campaign: Campaign, annotator: Annotator) -> list[int]:
     return list(
         Assignment.objects.filter(annotator=annotator, item__campaign=campaign)
         .values_list("item__image_id", flat=True)
+        .order_by()  # not the model's ordering, which DISTINCT would add its columns (and a join) to
         .distinct()
     )
 
@@ -160,19 +169,20 @@ def _withdrawn_images(campaign: Campaign):
     return ImageWithdrawal.objects.in_force(campaign.pk).values("image_id")
 
 
-def _rated_controls_choose(campaign: Campaign, annotator: Annotator, chosen: list[int]) -> list[int]:
+def _rated_controls_choose(
+    campaign: Campaign, annotator: Annotator, chosen: list[tuple[int, int]], seen: list[int]
+) -> list[int]:
     """Up to ``campaign.controls_per_batch`` rated control items (caption and verification
-    campaigns) the annotator has not had, on images neither seen before nor in this batch, at
-    random. Not locked and not counted: a control has no K (see ``UNCAPPED_CONTROL_KINDS``)."""
-    if campaign.kind == CampaignKind.SIDE_BY_SIDE or not campaign.controls_per_batch:
+    campaigns) the annotator has not had, on images neither ``seen`` before nor in this batch
+    (``chosen``: (item, image) pairs), at random. Not locked and not counted: a control has no K
+    (see ``UNCAPPED_CONTROL_KINDS``)."""
+    if not _uses_controls(campaign):
         return []
-    in_batch = Item.objects.filter(pk__in=chosen).values("image_id")
     controls = (
         Item.objects.filter(campaign=campaign, is_control=True, control_kind__in=UNCAPPED)
         .exclude(image__file="")
         .exclude(image_id__in=_withdrawn_images(campaign))
-        .exclude(image_id__in=in_batch)
-        .exclude(image_id__in=_seen_images(campaign, annotator))
+        .exclude(image_id__in=[*seen, *(image for _pk, image in chosen)])
     )
     if campaign.kind == CampaignKind.RATING:
         controls = controls.exclude(written_caption__annotator=annotator)  # nobody rates their own caption
@@ -189,11 +199,12 @@ def _rated_controls_choose(campaign: Campaign, annotator: Annotator, chosen: lis
     return picked
 
 
-def _pool(campaign: Campaign, annotator: Annotator, *, with_own: bool = False):
+def _pool(campaign: Campaign, annotator: Annotator, *, with_own: bool = False, seen: list[int] | None = None):
     """The items a new batch of ``annotator`` may take, neediest first: below K, with a file, not
     withdrawn, never assigned to them. The one definition behind handing out (:func:`_lock_and_choose`)
     and behind saying that nothing can start (:func:`batch_start_problem`). ``with_own``: keep the
-    annotator's own captions in a verification campaign (to tell that only those are left)."""
+    annotator's own captions in a verification campaign (to tell that only those are left). ``seen``:
+    :func:`_seen_images`, where the caller has read it already."""
     already = Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)
     pool = (
         Item.objects.filter(campaign=campaign, active_count__lt=campaign.replication)
@@ -208,7 +219,7 @@ def _pool(campaign: Campaign, annotator: Annotator, *, with_own: bool = False):
         # control is not shown again as real work, nor twice in one batch.
         pool = pool.filter(is_control=False)
         if campaign.controls_per_batch:
-            pool = pool.exclude(image_id__in=_seen_images(campaign, annotator))
+            pool = pool.exclude(image_id__in=_seen_images(campaign, annotator) if seen is None else seen)
     if campaign.kind == CampaignKind.RATING and not with_own:
         # Nobody verifies their own caption. Excluded here, in the pool itself, so that an
         # item only its author could still take is not fillable for them: they are told
@@ -256,20 +267,25 @@ def batch_start_problem(*, annotator: Annotator, campaign: Campaign) -> str | No
     return no_work_message(campaign, annotator)
 
 
-def _lock_and_choose(campaign: Campaign, annotator: Annotator) -> list[int]:
-    pool = _pool(campaign, annotator)
+def _lock_and_choose(campaign: Campaign, annotator: Annotator, seen: list[int]) -> list[tuple[int, int]]:
+    """The items of a new batch, locked, as (item, image) pairs: the image ids keep the batch's
+    images out of its controls without another read."""
+    pool = _pool(campaign, annotator, seen=seen)
     window = campaign.batch_size * _CANDIDATE_WINDOW
     deadline = time.monotonic() + _LOCKED_PATIENCE_SECONDS
     attempt = 0
     while True:
         attempt += 1
-        rows = pool.select_for_update(skip_locked=True, of=("self",)).values_list(
-            "pk", "active_count", "shuffle_key"
-        )[:window]
-        candidates = [Candidate(pk, count, key) for pk, count, key in rows]
+        rows = list(
+            pool.select_for_update(skip_locked=True, of=("self",)).values_list(
+                "pk", "active_count", "shuffle_key", "image_id"
+            )[:window]
+        )
+        images = {pk: image for pk, _count, _key, image in rows}
+        candidates = [Candidate(pk, count, key) for pk, count, key, _image in rows]
         chosen = choose_items(candidates, batch_size=campaign.batch_size, replication=campaign.replication)
         if chosen:
-            return chosen
+            return [(pk, images[pk]) for pk in chosen]
         # Nothing lockable: either the pool is empty, or others hold every free row for a
         # moment. Only in the second case is it worth looking again.
         if not pool.exists() or time.monotonic() > deadline:

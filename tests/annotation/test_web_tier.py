@@ -23,10 +23,14 @@ from tests.annotation.parallel import fail_on_db_errors, run_threads
 from tests.annotation.test_screens import open_writing, rate_all, start_batch
 
 # The most queries each request of the annotator path may make, in these tests (issue 24; before it:
-# rating 13, a draft with its typing record 14, the submit of 2 captions 20 and of 6 captions 36).
+# rating 13, a draft with its typing record 14, the submit of 2 captions 20 and of 6 captions 36;
+# a next batch with a rated control 18, going on to screen 2 8, as the load benchmark counts them).
 RATING_QUERIES = 6
 DRAFT_QUERIES = 7
 SUBMIT_QUERIES = 13
+NEXT_BATCH_QUERIES = 17
+OPEN_WRITING_QUERIES = 7
+SCREEN_QUERIES = 7
 
 
 @pytest.fixture
@@ -328,3 +332,143 @@ def test_asking_again_for_work_reads_the_campaign_once(annotator, campaign):
     # A query that builds a campaign selects its columns (batch_size among them).
     reads = [q["sql"] for q in ctx.captured_queries if '"annotation_campaign"."batch_size"' in q["sql"]]
     assert len(reads) == 1, reads
+
+
+def test_a_next_batch_with_a_control_reads_the_seen_images_once(
+    client, german, django_assert_max_num_queries
+):
+    # The images an annotator has seen were read twice per new batch (for the pool and for the
+    # controls), with the model's ordering inside the DISTINCT; the campaign's language was joined
+    # for a refusal's sentence only.
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.services.controls import campaign_controls_add
+
+    campaign = f.open_caption_campaign(images=12, batch_size=3, replication=2, language=german)
+    campaign_controls_add(campaign_id=campaign.pk, mismatched=4, controls_per_batch=1, seed=7)
+    person = f.AnnotatorFactory(languages=[german])
+    client.force_login(person.user)
+    shown = set()
+    for _ in range(2):  # the second batch has seen images to leave out
+        with CaptureQueriesContext(connection) as ctx, django_assert_max_num_queries(NEXT_BATCH_QUERIES):
+            batch = start_batch(client, campaign)
+        items = list(batch.assignments.select_related("item"))
+        # A control when one is left on an image neither seen nor in this batch (drawn at random).
+        assert sum(not a.item.is_control for a in items) == 3 and sum(a.item.is_control for a in items) <= 1
+        images = {a.item.image_id for a in items}
+        assert len(images) == len(items) and not images & shown  # no image twice, in a batch or across
+        shown |= images
+        seen_reads = [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("SELECT DISTINCT")]
+        assert len(seen_reads) == 1, seen_reads
+        assert '"annotation_batch"' not in seen_reads[0]  # no ordering column dragged into the DISTINCT
+        assert not [q["sql"] for q in ctx.captured_queries if '"annotation_language"' in q["sql"]]
+        for a in items:
+            work.rating_save(annotator=person, batch_id=batch.pk, assignment_id=a.pk, value="good")
+        work.writing_open(annotator=person, batch_id=batch.pk)
+        for a in items:
+            if not a.item.is_control:
+                work.draft_save(
+                    annotator=person,
+                    batch_id=batch.pk,
+                    assignment_id=a.pk,
+                    text="Ein Hund am Strand",
+                    base_revision=0,
+                )
+        work.batch_submit(annotator=person, batch_id=batch.pk, submit_key=f"key-{batch.pk:08d}")
+
+
+@pytest.mark.parametrize("screen", ["screen1", "screen2"])
+def test_a_screen_reads_its_rows_as_values_without_the_image_row(
+    annotator_client, campaign, screen, django_assert_max_num_queries
+):
+    # Screen 1 and 2 built an assignment, item, image, caption and rating or draft and typing record
+    # per image to show a few columns; the image row itself was read and never shown.
+    from django.test.utils import CaptureQueriesContext
+
+    batch = (
+        start_batch(annotator_client, campaign)
+        if screen == "screen1"
+        else _on_screen2(annotator_client, campaign)
+    )
+    a = batch.assignments.order_by("position").first()
+    if screen == "screen2":
+        _draft(annotator_client, batch, a, "Ein Hund <am> Strand", 0)
+    with CaptureQueriesContext(connection) as ctx, django_assert_max_num_queries(SCREEN_QUERIES):
+        r = annotator_client.get(reverse(f"annotation:{screen}", args=[batch.pk]))
+    assert r.status_code == 200
+    assert not [q["sql"] for q in ctx.captured_queries if '"annotation_image"' in q["sql"]]
+    page = r.content.decode()
+    assert reverse("annotation:image", args=[a.item.image_id]) in page
+    if screen == "screen1":
+        assert a.item.prompt_caption.text in page
+    else:
+        assert ">Ein Hund &lt;am&gt; Strand</textarea>" in page
+        assert (
+            'class="typing-keystrokes" value="30"' in page
+            and f'class="typing-first-key" value="{T0}"' in page
+        )
+        assert 'class="typing-keystrokes" value="0"' in page and 'class="typing-first-key" value=""' in page
+
+
+def test_going_on_to_screen_2_reads_the_ratings_once(
+    annotator_client, campaign, django_assert_max_num_queries
+):
+    # The switch read the unrated positions, then every assignment with its rating as objects.
+    batch = start_batch(annotator_client, campaign)
+    rate_all(annotator_client, batch)
+    shown = {str(a.pk): "good" for a in batch.assignments.all()}
+    with django_assert_max_num_queries(OPEN_WRITING_QUERIES):
+        r = annotator_client.post(
+            reverse("annotation:api_open_writing", args=[batch.pk]), {"shown": shown}, **JSON
+        )
+    assert r.status_code == 200, r.content
+    batch.refresh_from_db()
+    assert batch.writing_opened_at is not None and batch.stage == "writing"
+
+
+def test_the_save_read_answers_what_the_orm_answered(
+    annotator, other_annotator, campaign, django_assert_num_queries
+):
+    # The save's locked read is written by hand (one statement per connection, its row built with
+    # Model.from_db): the objects must behave as select_related + only() left them.
+    from annotation.models import CaptionDraft
+    from annotation.selectors import batch_and_assignment
+    from core.errors import NotFound
+
+    batch, _ = batch_request(annotator=annotator, campaign_id=campaign.pk)
+    first, second = batch.assignments.select_related("item").order_by("position")[:2]
+    CaptionDraft.objects.create(assignment=second, text="Ein Hund", revision=2, saves=[[T0, 8]])
+    with django_assert_num_queries(1):
+        got_batch, a = batch_and_assignment(annotator, batch.pk, str(first.pk), writing=True)
+        # Everything a save reads is there, the absent draft and typing record included.
+        assert (a.pk, a.position, a.item.image_id, a.item.is_control) == (
+            first.pk,
+            first.position,
+            first.item.image_id,
+            False,
+        )
+        assert a.batch is got_batch and got_batch.pk == batch.pk and got_batch.stage == "rating"
+        assert got_batch.lease_expires_at == batch.lease_expires_at and got_batch.lease_expires_at.tzinfo
+        assert (got_batch.campaign.kind, got_batch.campaign.lease_minutes) == (
+            "caption",
+            campaign.lease_minutes,
+        )
+        assert getattr(a, "draft", None) is None and getattr(a, "typing", None) is None
+    with django_assert_num_queries(1):
+        assert got_batch.submit_key == batch.submit_key  # a column not read loads as a deferred one
+    _, b = batch_and_assignment(annotator, batch.pk, second.pk, writing=True)
+    assert (b.draft.text, b.draft.revision, b.draft.saves, b.draft.assignment is b) == (
+        "Ein Hund",
+        2,
+        [[T0, 8]],
+        True,
+    )
+    b.draft.text = "Ein Hund am Strand"
+    b.draft.save()  # an UPDATE of the stored row, not a second draft
+    assert CaptionDraft.objects.get(assignment=second).text == "Ein Hund am Strand"
+    other, _ = batch_request(annotator=other_annotator, campaign_id=campaign.pk)
+    foreign = other.assignments.first()
+    assert batch_and_assignment(annotator, batch.pk, foreign.pk) == (batch, None)  # not of this batch
+    assert batch_and_assignment(annotator, batch.pk, "x")[1] is None
+    with pytest.raises(NotFound):
+        batch_and_assignment(annotator, other.pk, foreign.pk)  # another annotator's batch

@@ -104,9 +104,11 @@ def seconds_clean(seconds: float | None) -> float | None:
     return round(value, 3)
 
 
-def check_shown(assignments: list[Assignment], shown: dict | None, stored_of) -> None:
+def check_shown(assignments: list, shown: dict | None, stored_of) -> None:
     """Raise EditConflict when the page's choices (``shown``: assignment id -> code) differ from
-    the stored ones: another tab or window changed them since this page did."""
+    the stored ones: another tab or window changed them since this page did. ``assignments``: the
+    batch's assignments, or anything with their ``pk`` and ``position``; ``stored_of`` gives one's
+    stored code."""
     if shown is None:
         return
     conflicts = {}
