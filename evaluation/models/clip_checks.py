@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F, Q
 
-from core.jobs.models import ChunkedJob
+from core.jobs.models import ChunkedJob, chunked_job_constraints
 from core.models import one_of
 from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
 from evaluation.models.retrieval import EmbeddingChunk
-from evaluation.models.runs import RunStatus
 
 
 class ClipProbe(models.TextChoices):
@@ -44,10 +42,7 @@ class ClipProbeCheck(ChunkedJob):
         verbose_name = "CLIP zero-shot or foil check"
         verbose_name_plural = "CLIP zero-shot and foil checks"
         constraints = [
-            models.CheckConstraint(
-                condition=Q(chunks_done__lte=F("chunks_total")), name="clip_probe_check_progress"
-            ),
-            one_of("status", RunStatus, "clip_probe_check_status"),
+            *chunked_job_constraints("clip_probe_check"),
             one_of("probe", ClipProbe, "clip_probe_check_probe"),
         ]
         indexes = [models.Index(fields=["model_key", "probe", "status"], name="clip_probe_model_status")]

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F, Q
 
 from annotation.models import Campaign
 from core.jobs.models import (
     ChunkedJob,
     WorkUnit,
+    chunked_job_constraints,
 )
 from core.models import one_of
 from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
-from evaluation.models.runs import RunStatus
 from evaluation.models.sets import ReferenceSet
 
 
@@ -51,10 +50,7 @@ class RetrievalCheck(ChunkedJob):
     class Meta:
         ordering = ["-created_at", "-pk"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(chunks_done__lte=F("chunks_total")), name="retrieval_check_progress"
-            ),
-            one_of("status", RunStatus, "retrieval_check_status"),
+            *chunked_job_constraints("retrieval_check"),
             one_of("source", RetrievalSource, "retrieval_check_source"),
         ]
         indexes = [models.Index(fields=["model_key", "status"], name="retrieval_check_model_status")]
