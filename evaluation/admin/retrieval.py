@@ -13,9 +13,8 @@ from django.urls import re_path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Campaign, CampaignKind
-from core.admin import StyledModelAdmin
+from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.converters import IdConverter
-from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from evaluation.admin.clip_model_form import ClipCheckModelFields
 from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
@@ -30,7 +29,7 @@ from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
 
-class RetrievalCheckStartForm(ClipCheckModelFields, forms.ModelForm):
+class RetrievalCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.ModelForm):
     """Start a check: the service's own validation, so every problem shows on the form."""
 
     name = forms.CharField(
@@ -73,20 +72,13 @@ class RetrievalCheckStartForm(ClipCheckModelFields, forms.ModelForm):
         model = RetrievalCheck
         fields = ["name"]
 
-    def clean(self):
-        data = super().clean()
-        if self.errors:
-            return data
-        try:
-            self.plan = retrieval_check_plan(
-                campaigns=[str(c.pk) for c in data.get("campaigns") or []],
-                reference_sets=[str(r.pk) for r in data.get("reference_sets") or []],
-                clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
-                **self.clip_check_arguments(data),
-            )
-        except DomainError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return data
+    def check(self, data):
+        self.plan = retrieval_check_plan(
+            campaigns=[str(c.pk) for c in data.get("campaigns") or []],
+            reference_sets=[str(r.pk) for r in data.get("reference_sets") or []],
+            clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
+            **self.clip_check_arguments(data),
+        )
 
 
 @admin.register(RetrievalCheck)
