@@ -22,12 +22,10 @@ from evaluation.models import (
     ClipProbeChunk,
     ClipProbeChunkKind,
 )
-from evaluation.retrieval.compute import (  # noqa: F401 (chunk_label: the kind's, as retrieval's)
+from evaluation.retrieval.compute import (
     EmbeddingChunks,
     _image_vectors,
-    _Models,
     _text_vectors,
-    chunk_label,
     embeddings_compute,
     model_id_store,
 )
@@ -108,9 +106,8 @@ def check_finalise(check: ClipProbeCheck) -> None:
     check.results = results
 
 
+# A score chunk waits for the embedding chunks.
 PROBE_CHUNKS = EmbeddingChunks(ClipProbeChunk, "probe_check", ClipProbeChunkKind.SCORE)
-chunk_waiting = PROBE_CHUNKS.waiting  # a score chunk waits for the embedding chunks
-ready_chunk_ids = PROBE_CHUNKS.ready_ids
 
 
 def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, seconds: float) -> None:

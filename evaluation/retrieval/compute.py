@@ -20,14 +20,16 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 from django.core.files.storage import default_storage
 from PIL import Image as PILImage
 
 from annotation.models import Image
-from core.jobs.engine import JobDataError, timings_add
-from evaluation.metrics.clip import LoadedClip, embed_images_cached, embed_texts
+from core.jobs.engine import JobDataError, send_when_ready, timings_add
+from core.jobs.kinds import JobKind, register
+from evaluation.metrics.clip import ClipUnavailable, LoadedClip, embed_images_cached, embed_texts
 from evaluation.metrics.clip.embedding import (
     DEFAULT_IMAGE_ORIENTATION,
     apply_prompt_prefix,
@@ -225,6 +227,28 @@ class EmbeddingChunks:
         )
         return [pk for pk, *_ in rows]
 
+    def job_kind(self, *, name: str, **kind: Any) -> JobKind:
+        """Register the job kind ``name`` of these chunks. ``kind``: what only it says (``label``,
+        ``job_model``, ``task_name``, ``compute``, ``store``, ``resume_hint``, ``finalise``); the rest is
+        the same for every check: a ``last`` chunk waits for the embedding chunks and is sent when the
+        last of them is stored."""
+        return register(
+            JobKind(
+                name=name,
+                unit_model=self.model,
+                job_field=self.check_field,
+                ready=self.ready_ids,
+                waiting=self.waiting,
+                after_store=send_when_ready(name, last=self.last),
+                unit_label=chunk_label,
+                unit_noun="chunk",
+                id_detail="check_id",
+                data_errors=(ClipUnavailable,),
+                select_related=(self.check_field,),
+                **kind,
+            )
+        )
+
 
 def chunk_label(chunk) -> str:
     return f"{chunk.kind} chunk {chunk.index}" + (f" ({chunk.language})" if chunk.language else "")
@@ -249,9 +273,8 @@ def model_id_store(check, outcome: dict) -> None:
     )
 
 
+# A recall chunk waits for the embedding chunks.
 RETRIEVAL_CHUNKS = EmbeddingChunks(RetrievalChunk, "retrieval_check", RetrievalChunkKind.RECALL)
-chunk_waiting = RETRIEVAL_CHUNKS.waiting  # a recall chunk waits for the embedding chunks
-ready_chunk_ids = RETRIEVAL_CHUNKS.ready_ids
 
 
 def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
