@@ -11,7 +11,7 @@ from django.utils.html import format_html, format_html_join
 from annotation.admin.imports import MultipleFileField
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import ClipCheckModelFields
+from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields
 from evaluation.clip_checks.files import DEFAULT_MIN_VOTES
 from evaluation.clip_checks.plan import foil_check_plan, probe_check_store, zeroshot_check_plan
 from evaluation.clip_checks.selectors import probe_check_queryset, probe_ratio
@@ -92,12 +92,12 @@ class ClipProbeCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
 
 
 @admin.register(ClipProbeCheck)
-class ClipProbeCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
+class ClipProbeCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = [
         "id",
         "name",
         "probe",
-        "model",
+        "clip_model_label",
         "languages_list",
         "status",
         "progress",
@@ -115,7 +115,7 @@ class ClipProbeCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         "error",
         "progress",
         "liveness",
-        "model",
+        "clip_model_label",
         "model_id",
         "imported",
         "languages_list",
@@ -143,14 +143,6 @@ class ClipProbeCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
 
     def get_queryset(self, request):
         return probe_check_queryset()
-
-    @admin.display(description="model")
-    def model(self, check):
-        return check.model_label
-
-    @admin.display(description="languages")
-    def languages_list(self, check):
-        return ", ".join(check.languages)
 
     @admin.display(description="below the threshold × English")
     def failing(self, check):

@@ -1,9 +1,11 @@
-"""What the admin's start forms of CLIP checks share: the weights fields and how the form's data becomes
-the plan's model and language arguments (the same as the commands' options)."""
+"""What the admin pages of CLIP checks (retrieval, zero-shot and foil) share: the start forms' weights
+fields and how the form's data becomes the plan's model and language arguments (the same as the
+commands' options), and the checks' model and languages columns."""
 
 from __future__ import annotations
 
 from django import forms
+from django.contrib import admin
 
 
 class ClipCheckModelFields(forms.Form):
@@ -29,3 +31,18 @@ class ClipCheckModelFields(forms.Form):
             "pretrained": data.get("pretrained") or (None if model is None else ""),
             "checkpoint": data.get("checkpoint") or (None if model is None else ""),
         }
+
+
+class ClipCheckColumns:
+    """Mixed into a CLIP check's ``ModelAdmin``: its model and languages, as columns and read-only fields.
+
+    Not "model": a ModelAdmin's ``model`` is the model class, so a column of that name showed the class's
+    verbose name as its header and the check itself as its value."""
+
+    @admin.display(description="CLIP model")
+    def clip_model_label(self, check):
+        return check.model_label
+
+    @admin.display(description="languages")
+    def languages_list(self, check):
+        return ", ".join(check.languages)

@@ -16,7 +16,7 @@ from annotation.models import Campaign, CampaignKind
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.converters import IdConverter
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import ClipCheckModelFields
+from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields
 from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
@@ -82,9 +82,7 @@ class RetrievalCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
 
 
 @admin.register(RetrievalCheck)
-class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
-    # Not "model": a ModelAdmin's ``model`` is the model class, so a column of that name showed the
-    # class's verbose name as its header and the check itself as its value.
+class RetrievalCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = [
         "id",
         "name",
@@ -162,14 +160,6 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         return response
 
     # --- columns ----------------------------------------------------------------------------------
-
-    @admin.display(description="CLIP model")
-    def clip_model_label(self, check):
-        return check.model_label
-
-    @admin.display(description="languages")
-    def languages_list(self, check):
-        return ", ".join(check.languages)
 
     @admin.display(description="CLIP-based scores unreliable in")
     def flagged(self, check):
