@@ -39,6 +39,9 @@ class ClipCheckColumns:
     Not "model": a ModelAdmin's ``model`` is the model class, so a column of that name showed the class's
     verbose name as its header and the check itself as its value."""
 
+    # What a check's page shows after its name (and probe): its state, then its model as set and as loaded.
+    CHECK_HEAD_FIELDS = ("status", "error", "progress", "liveness", "clip_model_label", "model_id")
+
     @admin.display(description="CLIP model")
     def clip_model_label(self, check):
         return check.model_label

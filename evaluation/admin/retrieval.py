@@ -99,12 +99,7 @@ class RetrievalCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin,
     job_kind = RETRIEVAL_CHECK
     check_fields = [
         "name",
-        "status",
-        "error",
-        "progress",
-        "liveness",
-        "clip_model_label",
-        "model_id",
+        *ClipCheckColumns.CHECK_HEAD_FIELDS,
         "source",
         "data_list",
         "languages_list",
