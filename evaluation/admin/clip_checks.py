@@ -11,7 +11,7 @@ from django.utils.html import format_html, format_html_join
 from annotation.admin.imports import MultipleFileField
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields
+from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields, LanguageCodesField
 from evaluation.clip_checks.files import DEFAULT_MIN_VOTES
 from evaluation.clip_checks.plan import foil_check_plan, probe_check_store, zeroshot_check_plan
 from evaluation.clip_checks.selectors import probe_check_queryset, probe_ratio
@@ -55,9 +55,7 @@ class ClipProbeCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
         required=False,
         help_text="Foils: drop the pairs whose image is not imported (counted) instead of refusing.",
     )
-    language_codes = forms.CharField(
-        label="Languages",
-        required=False,
+    language_codes = LanguageCodesField(
         help_text="Codes separated by spaces or commas; empty: every language of the files. Include en: the "
         "other languages are judged against English.",
     )

@@ -1,6 +1,7 @@
 """What the admin pages of CLIP checks (retrieval, zero-shot and foil) share: the start forms' weights
 fields and how the form's data becomes the plan's model and language arguments (the same as the
-commands' options), and the checks' model and languages columns."""
+commands' options), and the checks' model and languages columns. The Languages field serves the
+fine-tuning start form too."""
 
 from __future__ import annotations
 
@@ -8,9 +9,20 @@ from django import forms
 from django.contrib import admin
 
 
+class LanguageCodesField(forms.CharField):
+    """A start form's "Languages": codes separated by spaces or commas, cleaned to a list of codes; empty
+    (every language) by default."""
+
+    def __init__(self, *, help_text: str, **kwargs):
+        super().__init__(label="Languages", required=False, help_text=help_text, **kwargs)
+
+    def clean(self, value) -> list[str]:
+        return (super().clean(value) or "").replace(",", " ").split()
+
+
 class ClipCheckModelFields(forms.Form):
-    """Mixed into a check's start form, which declares its own ``language_codes`` and ``model`` (their help
-    differs by check)."""
+    """Mixed into a check's start form, which declares its own ``language_codes`` (a
+    :class:`LanguageCodesField`) and ``model`` (their help differs by check)."""
 
     pretrained = forms.CharField(
         required=False, help_text="Pretrained tag; empty with an empty model: the setting."
@@ -25,7 +37,7 @@ class ClipCheckModelFields(forms.Form):
         (pretrained and checkpoint then ``None``, the settings' too)."""
         model = data.get("model") or None
         return {
-            "languages": (data.get("language_codes") or "").replace(",", " ").split(),
+            "languages": data.get("language_codes") or [],
             "name": data.get("name") or "",
             "model": model,
             "pretrained": data.get("pretrained") or (None if model is None else ""),

@@ -14,6 +14,7 @@ from annotation.models import Campaign, CampaignKind
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from core.jobs.engine import ResumeResult
+from evaluation.admin.clip_model_form import LanguageCodesField
 from evaluation.finetune.availability import base_weights_problem
 from evaluation.finetune.plan import (
     DEMO_MODEL_NAME,
@@ -57,9 +58,7 @@ class ClipFineTuneStartForm(ServiceCheckedForm, forms.ModelForm):
         help_text="Caption campaigns give (image, human caption) pairs and their screen-1 ratings; "
         "verification campaigns give ratings of human captions.",
     )
-    language_codes = forms.CharField(
-        label="Languages",
-        required=False,
+    language_codes = LanguageCodesField(
         help_text="Codes separated by spaces or commas; empty: every language.",
     )
     base = forms.ModelChoiceField(
@@ -118,7 +117,7 @@ class ClipFineTuneStartForm(ServiceCheckedForm, forms.ModelForm):
             campaigns=[str(c.pk) for c in data.get("campaigns") or []],
             captions_files=captions_files,
             ratings_file=ratings_file,
-            languages=(data.get("language_codes") or "").replace(",", " ").split(),
+            languages=data.get("language_codes") or [],
             base=base.name if base else None,
             name=data.get("name") or "",
             register_as=data.get("register_as") or "",

@@ -16,7 +16,7 @@ from annotation.models import Campaign, CampaignKind
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.converters import IdConverter
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields
+from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields, LanguageCodesField
 from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
@@ -49,9 +49,7 @@ class RetrievalCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
         widget=forms.CheckboxSelectMultiple,
         help_text="Or imported reference sets (e.g. XM3600), one per language. Tick campaigns or sets, not both.",
     )
-    language_codes = forms.CharField(
-        label="Languages",
-        required=False,
+    language_codes = LanguageCodesField(
         help_text="Codes separated by spaces or commas (“en de sw”); empty: every language of the data. "
         "Include en: the other languages are judged against English.",
     )
