@@ -8,6 +8,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 
+from evaluation.models import ClipModel
+
 
 class LanguageCodesField(forms.CharField):
     """A start form's "Languages": codes separated by spaces or commas, cleaned to a list of codes; empty
@@ -18,6 +20,14 @@ class LanguageCodesField(forms.CharField):
 
     def clean(self, value) -> list[str]:
         return (super().clean(value) or "").replace(",", " ").split()
+
+
+class RegisteredClipModelField(forms.ModelChoiceField):
+    """A start form's choice of a registered CLIP model (``ClipModel``: the demo's, a fine-tuned one);
+    optional, the form's help says what empty means."""
+
+    def __init__(self, **kwargs):
+        super().__init__(queryset=ClipModel.objects.all(), required=False, **kwargs)
 
 
 class ClipCheckModelFields(forms.Form):

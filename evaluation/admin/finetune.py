@@ -14,7 +14,7 @@ from annotation.models import Campaign, CampaignKind
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from core.jobs.engine import ResumeResult
-from evaluation.admin.clip_model_form import LanguageCodesField
+from evaluation.admin.clip_model_form import LanguageCodesField, RegisteredClipModelField
 from evaluation.finetune.availability import base_weights_problem
 from evaluation.finetune.plan import (
     DEMO_MODEL_NAME,
@@ -61,9 +61,7 @@ class ClipFineTuneStartForm(ServiceCheckedForm, forms.ModelForm):
     language_codes = LanguageCodesField(
         help_text="Codes separated by spaces or commas; empty: every language.",
     )
-    base = forms.ModelChoiceField(
-        queryset=ClipModel.objects.all(),
-        required=False,
+    base = RegisteredClipModelField(
         help_text="Empty: the CLIP_* settings. Where this server also trains (no job broker), a base model "
         "whose weights are not on this machine is refused here, with what is missing.",
     )

@@ -16,8 +16,13 @@ from annotation.models import Campaign, CampaignKind
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.converters import IdConverter
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields, LanguageCodesField
-from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
+from evaluation.admin.clip_model_form import (
+    ClipCheckColumns,
+    ClipCheckModelFields,
+    LanguageCodesField,
+    RegisteredClipModelField,
+)
+from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
     retrieval_check_plan,
@@ -53,10 +58,8 @@ class RetrievalCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
         help_text="Codes separated by spaces or commas (“en de sw”); empty: every language of the data. "
         "Include en: the other languages are judged against English.",
     )
-    clip_model = forms.ModelChoiceField(
+    clip_model = RegisteredClipModelField(
         label="Registered CLIP model",
-        queryset=ClipModel.objects.all(),
-        required=False,
         help_text="A registered model (the demo's, or one fine-tuned on this platform's ratings), as for metric "
         "runs; empty: the model below, or the CLIP_* settings.",
     )
