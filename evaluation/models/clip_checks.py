@@ -6,7 +6,7 @@ from django.db import models
 
 from core.jobs.models import ChunkedJob, chunked_job_constraints
 from core.models import one_of
-from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.fields import clip_weights_label, embedding_chunk_meta, started_by
 from evaluation.models.retrieval import EmbeddingChunk
 
 
@@ -70,10 +70,7 @@ class ClipProbeChunk(EmbeddingChunk):
     probe_check = models.ForeignKey(ClipProbeCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=ClipProbeChunkKind.choices)
 
-    class Meta:
-        ordering = ["probe_check", "kind", "language", "index"]
-        constraints = embedding_chunk_constraints("probe_check", ClipProbeChunkKind, "clip_probe_chunk")
-        indexes = [models.Index(fields=["probe_check", "status"], name="clip_probe_chunk_check_status")]
+    Meta = embedding_chunk_meta("probe_check", ClipProbeChunkKind, "clip_probe_chunk")
 
     def __str__(self) -> str:
         return f"probe check {self.probe_check_id} / {self.kind} {self.language} {self.index}"

@@ -11,7 +11,7 @@ from core.jobs.models import (
     chunked_job_constraints,
 )
 from core.models import one_of
-from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.fields import clip_weights_label, embedding_chunk_meta, started_by
 from evaluation.models.sets import ReferenceSet
 
 
@@ -95,10 +95,7 @@ class RetrievalChunk(EmbeddingChunk):
     retrieval_check = models.ForeignKey(RetrievalCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=RetrievalChunkKind.choices)
 
-    class Meta:
-        ordering = ["retrieval_check", "kind", "language", "index"]
-        constraints = embedding_chunk_constraints("retrieval_check", RetrievalChunkKind, "retrieval_chunk")
-        indexes = [models.Index(fields=["retrieval_check", "status"], name="retrieval_chunk_check_status")]
+    Meta = embedding_chunk_meta("retrieval_check", RetrievalChunkKind, "retrieval_chunk")
 
     def __str__(self) -> str:
         return f"check {self.retrieval_check_id} / {self.kind} {self.language} {self.index}"
