@@ -227,6 +227,27 @@ class EmbeddingChunks:
         )
         return [pk for pk, *_ in rows]
 
+    def unsaved(
+        self, check, *, images: list, texts: dict[str, list], size: int, languages: list[str] | None = None
+    ) -> list:
+        """The check's chunks, unsaved: the image chunks first (their embeddings are shared with metric
+        runs), then each language's text chunks, then one ``last`` chunk per language of ``languages``
+        (default: those of ``texts``), created now and sent once every embedding chunk is done."""
+        field = {self.check_field: check}
+        chunks = [
+            self.model(**field, kind="images", index=i, payload=images[start : start + size])
+            for i, start in enumerate(range(0, len(images), size))
+        ]
+        for code, rows in texts.items():
+            chunks += [
+                self.model(**field, kind="texts", language=code, index=i, payload=rows[start : start + size])
+                for i, start in enumerate(range(0, len(rows), size))
+            ]
+        return chunks + [
+            self.model(**field, kind=self.last, language=code, index=0)
+            for code in (texts if languages is None else languages)
+        ]
+
     def job_kind(self, *, name: str, **kind: Any) -> JobKind:
         """Register the job kind ``name`` of these chunks. ``kind``: what only it says (``label``,
         ``job_model``, ``task_name``, ``compute``, ``store``, ``resume_hint``, ``finalise``); the rest is
