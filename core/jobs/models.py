@@ -141,12 +141,17 @@ class ChunkedJob(Job):
         return self.chunks_done / self.chunks_total if self.chunks_total else 0.0
 
 
+def job_constraints(prefix: str) -> list[models.CheckConstraint]:
+    """The constraint every concrete job declares: a known status. Named ``<prefix>_status``."""
+    return [one_of("status", JobStatus, f"{prefix}_status")]
+
+
 def chunked_job_constraints(prefix: str) -> list[models.CheckConstraint]:
     """The constraints every concrete :class:`ChunkedJob` declares: the done counter never passes the
     total, and a known status. Named ``<prefix>_progress`` and ``<prefix>_status``."""
     return [
         models.CheckConstraint(condition=Q(chunks_done__lte=F("chunks_total")), name=f"{prefix}_progress"),
-        one_of("status", JobStatus, f"{prefix}_status"),
+        *job_constraints(prefix),
     ]
 
 
