@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from core.jobs.tasks import unit_task
 from evaluation.clip_checks.compute import PROBE_CHUNKS, check_finalise, chunk_compute, chunk_store
-from evaluation.models import ClipProbeCheck
 
 CLIP_PROBE_CHECK = PROBE_CHUNKS.job_kind(
     name="clip_probe_check",
     label="CLIP probe check",
-    job_model=ClipProbeCheck,
     task_name="evaluation.tasks.compute_clip_probe_chunk",
     compute=chunk_compute,
     store=chunk_store,

@@ -250,12 +250,13 @@ class EmbeddingChunks:
 
     def job_kind(self, *, name: str, **kind: Any) -> JobKind:
         """Register the job kind ``name`` of these chunks. ``kind``: what only it says (``label``,
-        ``job_model``, ``task_name``, ``compute``, ``store``, ``resume_hint``, ``finalise``); the rest is
-        the same for every check: a ``last`` chunk waits for the embedding chunks and is sent when the
-        last of them is stored."""
+        ``task_name``, ``compute``, ``store``, ``resume_hint``, ``finalise``); the check model is the one
+        the chunks' foreign key names, and the rest is the same for every check: a ``last`` chunk waits
+        for the embedding chunks and is sent when the last of them is stored."""
         return register(
             JobKind(
                 name=name,
+                job_model=self.model._meta.get_field(self.check_field).related_model,
                 unit_model=self.model,
                 job_field=self.check_field,
                 ready=self.ready_ids,

@@ -7,13 +7,11 @@ the last of them is stored. The task keeps its name (``evaluation.tasks.compute_
 from __future__ import annotations
 
 from core.jobs.tasks import sweep_task, unit_task
-from evaluation.models import RetrievalCheck
 from evaluation.retrieval.compute import RETRIEVAL_CHUNKS, chunk_compute, chunk_store
 
 RETRIEVAL_CHECK = RETRIEVAL_CHUNKS.job_kind(
     name="retrieval_check",
     label="retrieval check",
-    job_model=RetrievalCheck,
     task_name="evaluation.tasks.compute_retrieval_chunk",
     compute=chunk_compute,
     store=chunk_store,
