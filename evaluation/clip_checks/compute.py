@@ -106,10 +106,6 @@ def check_finalise(check: ClipProbeCheck) -> None:
     check.results = results
 
 
-# A score chunk waits for the embedding chunks.
-PROBE_CHUNKS = EmbeddingChunks(ClipProbeChunk, "probe_check", ClipProbeChunkKind.SCORE)
-
-
 def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, seconds: float) -> None:
     """Record the chunk's outcome on the check (check and chunk rows locked). Raises JobDataError
     when the workers loaded different weights under the same settings."""
@@ -120,3 +116,14 @@ def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, sec
             check.pairs = {**(check.pairs or {}), chunk.language: result.pop("pairs")}
         check.results = {**(check.results or {}), chunk.language: result}
     timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])
+
+
+# A score chunk waits for the embedding chunks; once every chunk is done, the check is finalised.
+PROBE_CHUNKS = EmbeddingChunks(
+    ClipProbeChunk,
+    "probe_check",
+    ClipProbeChunkKind.SCORE,
+    compute=chunk_compute,
+    store=chunk_store,
+    finalise=check_finalise,
+)

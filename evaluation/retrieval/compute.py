@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -196,12 +196,16 @@ def chunk_compute(chunk: RetrievalChunk) -> dict:
 
 @dataclass(frozen=True)
 class EmbeddingChunks:
-    """The chunks of one such kind: ``model`` with its foreign key ``check_field`` to the check, and the
-    kind of its per-language chunk, ``last``."""
+    """The chunks of one such kind: ``model`` with its foreign key ``check_field`` to the check, the kind
+    of its per-language chunk, ``last``, and what the engine calls for them: ``compute``, ``store`` and
+    ``finalise`` (the kind's, see :class:`core.jobs.kinds.JobKind`)."""
 
     model: type
     check_field: str
     last: str
+    compute: Callable[[Any], dict]
+    store: Callable[[Any, Any, dict, float], None]
+    finalise: Callable[[Any], None] | None = None
 
     def _embeddings_left(self, check_id: int):
         return self.model.objects.filter(
@@ -249,16 +253,19 @@ class EmbeddingChunks:
         ]
 
     def job_kind(self, *, name: str, **kind: Any) -> JobKind:
-        """Register the job kind ``name`` of these chunks. ``kind``: what only it says (``label``,
-        ``task_name``, ``compute``, ``store``, ``resume_hint``, ``finalise``); the check model is the one
-        the chunks' foreign key names, and the rest is the same for every check: a ``last`` chunk waits
-        for the embedding chunks and is sent when the last of them is stored."""
+        """Register the job kind ``name`` of these chunks. ``kind``: how it is named (``label``,
+        ``task_name``, ``resume_hint``); the check model is the one the chunks' foreign key names, and
+        the rest is the same for every check: a ``last`` chunk waits for the embedding chunks and is
+        sent when the last of them is stored."""
         return register(
             JobKind(
                 name=name,
                 job_model=self.model._meta.get_field(self.check_field).related_model,
                 unit_model=self.model,
                 job_field=self.check_field,
+                compute=self.compute,
+                store=self.store,
+                finalise=self.finalise,
                 ready=self.ready_ids,
                 waiting=self.waiting,
                 after_store=send_when_ready(name, last=self.last),
@@ -295,10 +302,6 @@ def model_id_store(check, outcome: dict) -> None:
     )
 
 
-# A recall chunk waits for the embedding chunks.
-RETRIEVAL_CHUNKS = EmbeddingChunks(RetrievalChunk, "retrieval_check", RetrievalChunkKind.RECALL)
-
-
 def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
     """Record the chunk's outcome on the check (the kind's ``store``: check and chunk rows locked).
     Raises JobDataError when the workers loaded different weights under the same settings."""
@@ -306,3 +309,9 @@ def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, sec
     if "result" in outcome:
         check.results = {**(check.results or {}), chunk.language: outcome["result"]}
     timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])
+
+
+# A recall chunk waits for the embedding chunks.
+RETRIEVAL_CHUNKS = EmbeddingChunks(
+    RetrievalChunk, "retrieval_check", RetrievalChunkKind.RECALL, compute=chunk_compute, store=chunk_store
+)

@@ -7,14 +7,12 @@ the last of them is stored. The task keeps its name (``evaluation.tasks.compute_
 from __future__ import annotations
 
 from core.jobs.tasks import sweep_task, unit_task
-from evaluation.retrieval.compute import RETRIEVAL_CHUNKS, chunk_compute, chunk_store
+from evaluation.retrieval.compute import RETRIEVAL_CHUNKS
 
 RETRIEVAL_CHECK = RETRIEVAL_CHUNKS.job_kind(
     name="retrieval_check",
     label="retrieval check",
     task_name="evaluation.tasks.compute_retrieval_chunk",
-    compute=chunk_compute,
-    store=chunk_store,
     resume_hint="manage.py clip_retrieval --resume {id}",
 )
 compute_retrieval_chunk = unit_task(RETRIEVAL_CHECK)
