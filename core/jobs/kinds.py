@@ -35,11 +35,11 @@ class JobKind:
     name: str
     label: str  # "metric run", in messages
     job_model: type
-    unit_model: type  # the job model itself for a single-unit job
-    job_field: str | None  # the unit's foreign key to its job; None for a single-unit job
     task_name: str  # the Celery task of one unit: queued messages keep it across deploys
     compute: Callable[[Any], Any]
     store: Callable[[Any, Any, Any, float], None]
+    unit_model: type = None  # type: ignore[assignment]  # left out: the job is its own single unit
+    job_field: str | None = None  # the unit's foreign key to its job; None for a single-unit job
     unit_noun: str = "unit"  # "chunk": in the admin's and the logs' messages
     id_detail: str = "job_id"  # the key that also names the job in JobsUnavailable.details (API clients)
     resume_hint: str = ""  # "manage.py metric_run resume {id}": how an operator resumes a job
@@ -54,6 +54,10 @@ class JobKind:
     time_limit: int = 30 * 60
     soft_time_limit_hint: str = ""  # added to the "took longer than" message
     task: Any = field(default=None, repr=False)  # set by core.jobs.tasks.unit_task
+
+    def __post_init__(self) -> None:
+        if self.unit_model is None:
+            self.unit_model = self.job_model
 
     @property
     def single(self) -> bool:

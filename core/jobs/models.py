@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from core.models import TimeStamped
+from core.models import TimeStamped, one_of
 
 
 class JobStatus(models.TextChoices):
@@ -139,6 +139,20 @@ class ChunkedJob(Job):
     @property
     def progress(self) -> float:
         return self.chunks_done / self.chunks_total if self.chunks_total else 0.0
+
+
+def job_constraints(prefix: str) -> list[models.CheckConstraint]:
+    """The constraint every concrete job declares: a known status. Named ``<prefix>_status``."""
+    return [one_of("status", JobStatus, f"{prefix}_status")]
+
+
+def chunked_job_constraints(prefix: str) -> list[models.CheckConstraint]:
+    """The constraints every concrete :class:`ChunkedJob` declares: the done counter never passes the
+    total, and a known status. Named ``<prefix>_progress`` and ``<prefix>_status``."""
+    return [
+        models.CheckConstraint(condition=Q(chunks_done__lte=F("chunks_total")), name=f"{prefix}_progress"),
+        *job_constraints(prefix),
+    ]
 
 
 class WorkUnit(_UnitBehaviour, TimeStamped):

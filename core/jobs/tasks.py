@@ -1,9 +1,9 @@
 """The Celery side of the engine: one task base with a failure hook, one factory of unit tasks, the sweep.
 
 Delivery guarantees come from the settings (``CELERY_TASK_ACKS_LATE``,
-``CELERY_TASK_REJECT_ON_WORKER_LOST``, prefetch 1) and are repeated on every unit task so they hold
-whatever the deployment sets: a worker that dies mid-unit leaves the message unacknowledged and another
-worker takes it again; units are idempotent, so that costs only time. Redis gives such a message back
+``CELERY_TASK_REJECT_ON_WORKER_LOST``, prefetch 1) and are set again on :class:`UnitTask`, the base of
+every unit task, so they hold whatever the deployment sets: a worker that dies mid-unit leaves the
+message unacknowledged and another worker takes it again; units are idempotent, so that costs only time. Redis gives such a message back
 only after its visibility timeout (an hour, longer than any task), so the unit's heartbeat is what finds
 a dead worker within minutes: the beat's :func:`sweep_orphans` queues orphaned units again.
 
@@ -35,6 +35,14 @@ class UnitTask(Task):
     the unit and its job are marked failed, so nothing looks "running" until the sweep."""
 
     job_kind: JobKind | None = None
+    # The delivery guarantees (whatever the deployment sets) and the retries of transient errors.
+    acks_late = True
+    reject_on_worker_lost = True
+    autoretry_for = TRANSIENT_ERRORS
+    retry_backoff = 2
+    retry_backoff_max = 120
+    retry_jitter = True
+    max_retries = 5
 
     def on_failure(self, exc, task_id, args, kwargs, einfo):
         unit_id = next((kwargs[k] for k in ("unit_id", "chunk_id", "run_id") if k in kwargs), None)
@@ -77,13 +85,6 @@ def unit_task(kind: JobKind):
         base=UnitTask,
         name=kind.task_name,
         job_kind=kind,
-        acks_late=True,
-        reject_on_worker_lost=True,
-        autoretry_for=TRANSIENT_ERRORS,
-        retry_backoff=2,
-        retry_backoff_max=120,
-        retry_jitter=True,
-        max_retries=5,
         soft_time_limit=kind.soft_time_limit,
         time_limit=kind.time_limit,
     )(compute_unit)

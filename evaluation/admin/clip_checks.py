@@ -9,10 +9,9 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
 from annotation.admin.imports import MultipleFileField
-from core.admin import StyledModelAdmin
-from core.errors import DomainError
+from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import ClipCheckModelFields
+from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields, LanguageCodesField
 from evaluation.clip_checks.files import DEFAULT_MIN_VOTES
 from evaluation.clip_checks.plan import foil_check_plan, probe_check_store, zeroshot_check_plan
 from evaluation.clip_checks.selectors import probe_check_queryset, probe_ratio
@@ -25,7 +24,7 @@ def _upload(file) -> tuple[str, bytes]:
     return file.name, file.read()
 
 
-class ClipProbeCheckStartForm(ClipCheckModelFields, forms.ModelForm):
+class ClipProbeCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.ModelForm):
     """Start a check from files: the service's own validation, so every problem shows on the form."""
 
     name = forms.CharField(required=False, help_text="Empty: the model and the data it is checked on.")
@@ -56,9 +55,7 @@ class ClipProbeCheckStartForm(ClipCheckModelFields, forms.ModelForm):
         required=False,
         help_text="Foils: drop the pairs whose image is not imported (counted) instead of refusing.",
     )
-    language_codes = forms.CharField(
-        label="Languages",
-        required=False,
+    language_codes = LanguageCodesField(
         help_text="Codes separated by spaces or commas; empty: every language of the files. Include en: the "
         "other languages are judged against English.",
     )
@@ -68,44 +65,37 @@ class ClipProbeCheckStartForm(ClipCheckModelFields, forms.ModelForm):
         model = ClipProbeCheck
         fields = ["name"]
 
-    def clean(self):
-        data = super().clean()
-        if self.errors:
-            return data
+    def check(self, data):
         common = self.clip_check_arguments(data)
-        try:
-            if data["probe"] == ClipProbe.ZEROSHOT:
-                if not data.get("labels") or not data.get("labelled_images"):
-                    raise forms.ValidationError(
-                        "A zero-shot check needs the class labels and the labelled images."
-                    )
-                self.plan = zeroshot_check_plan(
-                    labels=_upload(data["labels"]),
-                    images=_upload(data["labelled_images"]),
-                    templates=_upload(data["templates"]) if data.get("templates") else None,
-                    **common,
+        if data["probe"] == ClipProbe.ZEROSHOT:
+            if not data.get("labels") or not data.get("labelled_images"):
+                raise forms.ValidationError(
+                    "A zero-shot check needs the class labels and the labelled images."
                 )
-            else:
-                if not data.get("foil_files"):
-                    raise forms.ValidationError("A foil check needs at least one VALSE-format file.")
-                self.plan = foil_check_plan(
-                    files=[(*_upload(file), "") for file in data["foil_files"]],
-                    min_votes=data["min_votes"],
-                    skip_unknown_images=data.get("skip_unknown_images", False),
-                    **common,
-                )
-        except DomainError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return data
+            self.plan = zeroshot_check_plan(
+                labels=_upload(data["labels"]),
+                images=_upload(data["labelled_images"]),
+                templates=_upload(data["templates"]) if data.get("templates") else None,
+                **common,
+            )
+        else:
+            if not data.get("foil_files"):
+                raise forms.ValidationError("A foil check needs at least one VALSE-format file.")
+            self.plan = foil_check_plan(
+                files=[(*_upload(file), "") for file in data["foil_files"]],
+                min_votes=data["min_votes"],
+                skip_unknown_images=data.get("skip_unknown_images", False),
+                **common,
+            )
 
 
 @admin.register(ClipProbeCheck)
-class ClipProbeCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
+class ClipProbeCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = [
         "id",
         "name",
         "probe",
-        "model",
+        "clip_model_label",
         "languages_list",
         "status",
         "progress",
@@ -119,12 +109,7 @@ class ClipProbeCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
     check_fields = [
         "name",
         "probe",
-        "status",
-        "error",
-        "progress",
-        "liveness",
-        "model",
-        "model_id",
+        *ClipCheckColumns.CHECK_HEAD_FIELDS,
         "imported",
         "languages_list",
         "results_table",
@@ -151,14 +136,6 @@ class ClipProbeCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
 
     def get_queryset(self, request):
         return probe_check_queryset()
-
-    @admin.display(description="model")
-    def model(self, check):
-        return check.model_label
-
-    @admin.display(description="languages")
-    def languages_list(self, check):
-        return ", ".join(check.languages)
 
     @admin.display(description="below the threshold × English")
     def failing(self, check):

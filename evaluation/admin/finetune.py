@@ -11,10 +11,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Campaign, CampaignKind
-from core.admin import StyledModelAdmin
-from core.errors import DomainError
+from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from core.jobs.engine import ResumeResult
+from evaluation.admin.clip_model_form import LanguageCodesField, RegisteredClipModelField
 from evaluation.finetune.availability import base_weights_problem
 from evaluation.finetune.plan import (
     DEMO_MODEL_NAME,
@@ -45,7 +45,7 @@ def local_training() -> bool:
 DEMO_WARNING = "Demo: a tiny random model. These numbers show the workflow; they are not results."
 
 
-class ClipFineTuneStartForm(forms.ModelForm):
+class ClipFineTuneStartForm(ServiceCheckedForm, forms.ModelForm):
     """Start a run: the service's own validation, so every refusal (with its counts) shows on the form."""
 
     name = forms.CharField(required=False, help_text="Empty: the base model and the campaigns.")
@@ -58,14 +58,10 @@ class ClipFineTuneStartForm(forms.ModelForm):
         help_text="Caption campaigns give (image, human caption) pairs and their screen-1 ratings; "
         "verification campaigns give ratings of human captions.",
     )
-    language_codes = forms.CharField(
-        label="Languages",
-        required=False,
+    language_codes = LanguageCodesField(
         help_text="Codes separated by spaces or commas; empty: every language.",
     )
-    base = forms.ModelChoiceField(
-        queryset=ClipModel.objects.all(),
-        required=False,
+    base = RegisteredClipModelField(
         help_text="Empty: the CLIP_* settings. Where this server also trains (no job broker), a base model "
         "whose weights are not on this machine is refused here, with what is missing.",
     )
@@ -95,10 +91,7 @@ class ClipFineTuneStartForm(forms.ModelForm):
         model = ClipFineTune
         fields = ["name"]
 
-    def clean(self):
-        data = super().clean()
-        if self.errors:
-            return data
+    def check(self, data):
         base = data.get("base")
         if data.get("demo_base"):
             if base is not None:
@@ -118,26 +111,22 @@ class ClipFineTuneStartForm(forms.ModelForm):
                     "model or the demo's tiny model, or put its weights in the Hugging Face cache first."
                 )
         captions_files, ratings_file = demo_data_files() if data.get("demo_data") else ({}, None)
-        try:
-            self.plan = fine_tune_plan(
-                campaigns=[str(c.pk) for c in data.get("campaigns") or []],
-                captions_files=captions_files,
-                ratings_file=ratings_file,
-                languages=(data.get("language_codes") or "").replace(",", " ").split(),
-                base=base.name if base else None,
-                name=data.get("name") or "",
-                register_as=data.get("register_as") or "",
-                learning_rate=data["learning_rate"],
-                batch_size=data["batch_size"],
-                epochs=data["epochs"],
-                seed=data["seed"],
-                split_seed=data["split_seed"],
-                trainable=data["trainable"],
-                patience=data["patience"],
-            )
-        except DomainError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return data
+        self.plan = fine_tune_plan(
+            campaigns=[str(c.pk) for c in data.get("campaigns") or []],
+            captions_files=captions_files,
+            ratings_file=ratings_file,
+            languages=data.get("language_codes") or [],
+            base=base.name if base else None,
+            name=data.get("name") or "",
+            register_as=data.get("register_as") or "",
+            learning_rate=data["learning_rate"],
+            batch_size=data["batch_size"],
+            epochs=data["epochs"],
+            seed=data["seed"],
+            split_seed=data["split_seed"],
+            trainable=data["trainable"],
+            patience=data["patience"],
+        )
 
 
 def before_after_html(run: ClipFineTune):

@@ -13,12 +13,16 @@ from django.urls import re_path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Campaign, CampaignKind
-from core.admin import StyledModelAdmin
+from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.converters import IdConverter
-from core.errors import DomainError
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import ClipCheckModelFields
-from evaluation.models import ClipModel, ReferenceSet, RetrievalCheck, RunStatus
+from evaluation.admin.clip_model_form import (
+    ClipCheckColumns,
+    ClipCheckModelFields,
+    LanguageCodesField,
+    RegisteredClipModelField,
+)
+from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
     retrieval_check_plan,
@@ -30,7 +34,7 @@ from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
 
-class RetrievalCheckStartForm(ClipCheckModelFields, forms.ModelForm):
+class RetrievalCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.ModelForm):
     """Start a check: the service's own validation, so every problem shows on the form."""
 
     name = forms.CharField(
@@ -50,16 +54,12 @@ class RetrievalCheckStartForm(ClipCheckModelFields, forms.ModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="Or imported reference sets (e.g. XM3600), one per language. Tick campaigns or sets, not both.",
     )
-    language_codes = forms.CharField(
-        label="Languages",
-        required=False,
+    language_codes = LanguageCodesField(
         help_text="Codes separated by spaces or commas (“en de sw”); empty: every language of the data. "
         "Include en: the other languages are judged against English.",
     )
-    clip_model = forms.ModelChoiceField(
+    clip_model = RegisteredClipModelField(
         label="Registered CLIP model",
-        queryset=ClipModel.objects.all(),
-        required=False,
         help_text="A registered model (the demo's, or one fine-tuned on this platform's ratings), as for metric "
         "runs; empty: the model below, or the CLIP_* settings.",
     )
@@ -73,26 +73,17 @@ class RetrievalCheckStartForm(ClipCheckModelFields, forms.ModelForm):
         model = RetrievalCheck
         fields = ["name"]
 
-    def clean(self):
-        data = super().clean()
-        if self.errors:
-            return data
-        try:
-            self.plan = retrieval_check_plan(
-                campaigns=[str(c.pk) for c in data.get("campaigns") or []],
-                reference_sets=[str(r.pk) for r in data.get("reference_sets") or []],
-                clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
-                **self.clip_check_arguments(data),
-            )
-        except DomainError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return data
+    def check(self, data):
+        self.plan = retrieval_check_plan(
+            campaigns=[str(c.pk) for c in data.get("campaigns") or []],
+            reference_sets=[str(r.pk) for r in data.get("reference_sets") or []],
+            clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
+            **self.clip_check_arguments(data),
+        )
 
 
 @admin.register(RetrievalCheck)
-class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
-    # Not "model": a ModelAdmin's ``model`` is the model class, so a column of that name showed the
-    # class's verbose name as its header and the check itself as its value.
+class RetrievalCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = [
         "id",
         "name",
@@ -109,12 +100,7 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
     job_kind = RETRIEVAL_CHECK
     check_fields = [
         "name",
-        "status",
-        "error",
-        "progress",
-        "liveness",
-        "clip_model_label",
-        "model_id",
+        *ClipCheckColumns.CHECK_HEAD_FIELDS,
         "source",
         "data_list",
         "languages_list",
@@ -170,14 +156,6 @@ class RetrievalCheckAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin)
         return response
 
     # --- columns ----------------------------------------------------------------------------------
-
-    @admin.display(description="CLIP model")
-    def clip_model_label(self, check):
-        return check.model_label
-
-    @admin.display(description="languages")
-    def languages_list(self, check):
-        return ", ".join(check.languages)
 
     @admin.display(description="CLIP-based scores unreliable in")
     def flagged(self, check):

@@ -12,8 +12,9 @@ from django.utils.safestring import mark_safe
 from annotation.models import Tokenizer
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin, unit_liveness
+from evaluation.admin.clip_model_form import RegisteredClipModelField
 from evaluation.metrics.signatures import group_signatures
-from evaluation.models import ALL_METRICS, TEXT_METRICS, ClipModel, MetricChunk, MetricRun
+from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun
 from evaluation.retrieval.selectors import run_clip_trust
 from evaluation.runs.plan import (
     CIDER_DF_CHOICES,
@@ -68,10 +69,8 @@ class MetricRunStartForm(ServiceCheckedForm, forms.ModelForm):
         help_text="For the text metrics of this run only; the language's own setting is left as it is.",
     )
 
-    clip_model = forms.ModelChoiceField(
+    clip_model = RegisteredClipModelField(
         label="CLIP model",
-        queryset=ClipModel.objects.all(),
-        required=False,
         help_text="CLIP metrics: a registered model (e.g. fine-tuned on this platform's ratings); empty: the CLIP_* "
         "settings. Its scores carry its own model id in their signature.",
     )

@@ -22,12 +22,10 @@ from evaluation.models import (
     ClipProbeChunk,
     ClipProbeChunkKind,
 )
-from evaluation.retrieval.compute import (  # noqa: F401 (chunk_label: the kind's, as retrieval's)
+from evaluation.retrieval.compute import (
     EmbeddingChunks,
     _image_vectors,
-    _Models,
     _text_vectors,
-    chunk_label,
     embeddings_compute,
     model_id_store,
 )
@@ -108,11 +106,6 @@ def check_finalise(check: ClipProbeCheck) -> None:
     check.results = results
 
 
-PROBE_CHUNKS = EmbeddingChunks(ClipProbeChunk, "probe_check", ClipProbeChunkKind.SCORE)
-chunk_waiting = PROBE_CHUNKS.waiting  # a score chunk waits for the embedding chunks
-ready_chunk_ids = PROBE_CHUNKS.ready_ids
-
-
 def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, seconds: float) -> None:
     """Record the chunk's outcome on the check (check and chunk rows locked). Raises JobDataError
     when the workers loaded different weights under the same settings."""
@@ -123,3 +116,14 @@ def chunk_store(check: ClipProbeCheck, chunk: ClipProbeChunk, outcome: dict, sec
             check.pairs = {**(check.pairs or {}), chunk.language: result.pop("pairs")}
         check.results = {**(check.results or {}), chunk.language: result}
     timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])
+
+
+# A score chunk waits for the embedding chunks; once every chunk is done, the check is finalised.
+PROBE_CHUNKS = EmbeddingChunks(
+    ClipProbeChunk,
+    "probe_check",
+    ClipProbeChunkKind.SCORE,
+    compute=chunk_compute,
+    store=chunk_store,
+    finalise=check_finalise,
+)

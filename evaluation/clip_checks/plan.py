@@ -19,6 +19,7 @@ from django.db import transaction
 from annotation.models import Image
 from core.errors import ValidationFailed
 from core.jobs.engine import ResumeResult, job_resume, job_units_store
+from evaluation.clip_checks.compute import PROBE_CHUNKS
 from evaluation.clip_checks.files import (
     DEFAULT_MIN_VOTES,
     ProbeFileError,
@@ -31,9 +32,9 @@ from evaluation.clip_checks.files import (
 from evaluation.clip_checks.tasks import CLIP_PROBE_CHECK
 from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import BASELINE_LANGUAGE
-from evaluation.models import ClipProbe, ClipProbeCheck, ClipProbeChunk, ClipProbeChunkKind
+from evaluation.models import ClipProbe, ClipProbeCheck
 from evaluation.models.fields import starter
-from evaluation.retrieval.plan import embedding_chunks, planned_model_key
+from evaluation.retrieval.plan import planned_model_key
 
 KEYS_SHOWN = 5
 PLAIN_LABEL = "{}"
@@ -311,15 +312,8 @@ def probe_check_store(*, plan: ProbePlan, user=None, enqueue: bool = True) -> Cl
             created_by=starter(user),
         )
         rows = plan.images if plan.probe == ClipProbe.ZEROSHOT else [row[0] for row in plan.images]
-        chunks = embedding_chunks(
-            ClipProbeChunk,
-            check_field="probe_check",
-            check=check,
-            images=rows,
-            texts=plan.texts,
-            last=ClipProbeChunkKind.SCORE,
-            size=size,
-            languages=plan.languages,
+        chunks = PROBE_CHUNKS.unsaved(
+            check, images=rows, texts=plan.texts, size=size, languages=plan.languages
         )
         job_units_store(CLIP_PROBE_CHECK, job=check, units=chunks, enqueue=enqueue)
     return check

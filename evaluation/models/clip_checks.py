@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F, Q
 
-from core.jobs.models import ChunkedJob
+from core.jobs.models import ChunkedJob, chunked_job_constraints
 from core.models import one_of
-from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
+from evaluation.models.fields import clip_weights_label, embedding_chunk_meta, started_by
 from evaluation.models.retrieval import EmbeddingChunk
-from evaluation.models.runs import RunStatus
 
 
 class ClipProbe(models.TextChoices):
@@ -44,10 +42,7 @@ class ClipProbeCheck(ChunkedJob):
         verbose_name = "CLIP zero-shot or foil check"
         verbose_name_plural = "CLIP zero-shot and foil checks"
         constraints = [
-            models.CheckConstraint(
-                condition=Q(chunks_done__lte=F("chunks_total")), name="clip_probe_check_progress"
-            ),
-            one_of("status", RunStatus, "clip_probe_check_status"),
+            *chunked_job_constraints("clip_probe_check"),
             one_of("probe", ClipProbe, "clip_probe_check_probe"),
         ]
         indexes = [models.Index(fields=["model_key", "probe", "status"], name="clip_probe_model_status")]
@@ -75,10 +70,7 @@ class ClipProbeChunk(EmbeddingChunk):
     probe_check = models.ForeignKey(ClipProbeCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=ClipProbeChunkKind.choices)
 
-    class Meta:
-        ordering = ["probe_check", "kind", "language", "index"]
-        constraints = embedding_chunk_constraints("probe_check", ClipProbeChunkKind, "clip_probe_chunk")
-        indexes = [models.Index(fields=["probe_check", "status"], name="clip_probe_chunk_check_status")]
+    Meta = embedding_chunk_meta("probe_check", ClipProbeChunkKind, "clip_probe_chunk")
 
     def __str__(self) -> str:
         return f"probe check {self.probe_check_id} / {self.kind} {self.language} {self.index}"

@@ -30,14 +30,22 @@ def clip_weights_label(params: dict | None) -> str:
     return label
 
 
-def embedding_chunk_constraints(check_field: str, kinds: type[models.Choices], prefix: str) -> list:
-    """The constraints of a CLIP check's chunk model (retrieval, zero-shot and foil checks): one chunk per
-    check, kind, language and index; a known status and kind. Named ``<prefix>_unique|status|kind``."""
+def embedding_chunk_meta(check_field: str, kinds: type[models.Choices], prefix: str) -> type:
+    """The ``Meta`` of a CLIP check's chunk model (retrieval, zero-shot and foil checks): ordered by check,
+    kind, language and index; one chunk per check, kind, language and index; a known status and kind;
+    indexed by check and status. Named ``<prefix>_unique|status|kind|check_status``."""
     from core.jobs.models import UnitStatus
     from core.models import one_of
 
-    return [
-        models.UniqueConstraint(fields=[check_field, "kind", "language", "index"], name=f"{prefix}_unique"),
-        one_of("status", UnitStatus, f"{prefix}_status"),
-        one_of("kind", kinds, f"{prefix}_kind"),
-    ]
+    class Meta:
+        ordering = [check_field, "kind", "language", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=[check_field, "kind", "language", "index"], name=f"{prefix}_unique"
+            ),
+            one_of("status", UnitStatus, f"{prefix}_status"),
+            one_of("kind", kinds, f"{prefix}_kind"),
+        ]
+        indexes = [models.Index(fields=[check_field, "status"], name=f"{prefix}_check_status")]
+
+    return Meta

@@ -9,8 +9,9 @@ from django.db.models import Q
 from annotation.models import Campaign
 from core.jobs.models import (
     SingleUnitJob,
+    job_constraints,
 )
-from core.models import TimeStamped, one_of, optional_fk
+from core.models import TimeStamped, optional_fk
 from evaluation.models.fields import started_by
 from evaluation.models.runs import RunStatus
 
@@ -117,9 +118,7 @@ class ClipFineTune(SingleUnitJob):
         ordering = ["-created_at", "-pk"]
         verbose_name = "CLIP fine-tuning run"
         verbose_name_plural = "CLIP fine-tuning runs"
-        constraints = [
-            one_of("status", RunStatus, "clip_fine_tune_status"),
-        ]
+        constraints = job_constraints("clip_fine_tune")
         indexes = [models.Index(fields=["status"], name="clip_fine_tune_status_idx")]
 
     def __str__(self) -> str:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F, Q
 
 from annotation.models import Campaign
 from core.jobs.models import (
     ChunkedJob,
     WorkUnit,
+    chunked_job_constraints,
 )
 from core.models import one_of
-from evaluation.models.fields import clip_weights_label, embedding_chunk_constraints, started_by
-from evaluation.models.runs import RunStatus
+from evaluation.models.fields import clip_weights_label, embedding_chunk_meta, started_by
 from evaluation.models.sets import ReferenceSet
 
 
@@ -51,10 +50,7 @@ class RetrievalCheck(ChunkedJob):
     class Meta:
         ordering = ["-created_at", "-pk"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(chunks_done__lte=F("chunks_total")), name="retrieval_check_progress"
-            ),
-            one_of("status", RunStatus, "retrieval_check_status"),
+            *chunked_job_constraints("retrieval_check"),
             one_of("source", RetrievalSource, "retrieval_check_source"),
         ]
         indexes = [models.Index(fields=["model_key", "status"], name="retrieval_check_model_status")]
@@ -99,10 +95,7 @@ class RetrievalChunk(EmbeddingChunk):
     retrieval_check = models.ForeignKey(RetrievalCheck, on_delete=models.CASCADE, related_name="chunks")
     kind = models.CharField(max_length=6, choices=RetrievalChunkKind.choices)
 
-    class Meta:
-        ordering = ["retrieval_check", "kind", "language", "index"]
-        constraints = embedding_chunk_constraints("retrieval_check", RetrievalChunkKind, "retrieval_chunk")
-        indexes = [models.Index(fields=["retrieval_check", "status"], name="retrieval_chunk_check_status")]
+    Meta = embedding_chunk_meta("retrieval_check", RetrievalChunkKind, "retrieval_chunk")
 
     def __str__(self) -> str:
         return f"check {self.retrieval_check_id} / {self.kind} {self.language} {self.index}"

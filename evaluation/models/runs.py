@@ -12,7 +12,7 @@ and one per (run, system, metric) for the corpus score.
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 
 from annotation.models import CaptioningSystem, Image, Language
 from core.jobs.models import (
@@ -21,6 +21,7 @@ from core.jobs.models import (
     JobStatus,
     UnitStatus,
     WorkUnit,
+    chunked_job_constraints,
 )
 from core.models import TimeStamped, one_of, optional_fk
 from evaluation.models.fields import started_by
@@ -60,12 +61,7 @@ class MetricRun(ChunkedJob):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(chunks_done__lte=F("chunks_total")), name="metric_run_progress"
-            ),
-            one_of("status", RunStatus, "metric_run_status"),
-        ]
+        constraints = chunked_job_constraints("metric_run")
         indexes = [models.Index(fields=["status"], name="metric_run_status_idx")]
 
     def __str__(self) -> str:

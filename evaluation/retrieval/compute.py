@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 from django.core.files.storage import default_storage
 from PIL import Image as PILImage
 
 from annotation.models import Image
-from core.jobs.engine import JobDataError, timings_add
-from evaluation.metrics.clip import LoadedClip, embed_images_cached, embed_texts
+from core.jobs.engine import JobDataError, send_when_ready, timings_add
+from core.jobs.kinds import JobKind, register
+from evaluation.metrics.clip import ClipUnavailable, LoadedClip, embed_images_cached, embed_texts
 from evaluation.metrics.clip.embedding import (
     DEFAULT_IMAGE_ORIENTATION,
     apply_prompt_prefix,
@@ -194,12 +196,16 @@ def chunk_compute(chunk: RetrievalChunk) -> dict:
 
 @dataclass(frozen=True)
 class EmbeddingChunks:
-    """The chunks of one such kind: ``model`` with its foreign key ``check_field`` to the check, and the
-    kind of its per-language chunk, ``last``."""
+    """The chunks of one such kind: ``model`` with its foreign key ``check_field`` to the check, the kind
+    of its per-language chunk, ``last``, and what the engine calls for them: ``compute``, ``store`` and
+    ``finalise`` (the kind's, see :class:`core.jobs.kinds.JobKind`)."""
 
     model: type
     check_field: str
     last: str
+    compute: Callable[[Any], dict]
+    store: Callable[[Any, Any, dict, float], None]
+    finalise: Callable[[Any], None] | None = None
 
     def _embeddings_left(self, check_id: int):
         return self.model.objects.filter(
@@ -225,6 +231,53 @@ class EmbeddingChunks:
         )
         return [pk for pk, *_ in rows]
 
+    def unsaved(
+        self, check, *, images: list, texts: dict[str, list], size: int, languages: list[str] | None = None
+    ) -> list:
+        """The check's chunks, unsaved: the image chunks first (their embeddings are shared with metric
+        runs), then each language's text chunks, then one ``last`` chunk per language of ``languages``
+        (default: those of ``texts``), created now and sent once every embedding chunk is done."""
+        field = {self.check_field: check}
+        chunks = [
+            self.model(**field, kind="images", index=i, payload=images[start : start + size])
+            for i, start in enumerate(range(0, len(images), size))
+        ]
+        for code, rows in texts.items():
+            chunks += [
+                self.model(**field, kind="texts", language=code, index=i, payload=rows[start : start + size])
+                for i, start in enumerate(range(0, len(rows), size))
+            ]
+        return chunks + [
+            self.model(**field, kind=self.last, language=code, index=0)
+            for code in (texts if languages is None else languages)
+        ]
+
+    def job_kind(self, *, name: str, **kind: Any) -> JobKind:
+        """Register the job kind ``name`` of these chunks. ``kind``: how it is named (``label``,
+        ``task_name``, ``resume_hint``); the check model is the one the chunks' foreign key names, and
+        the rest is the same for every check: a ``last`` chunk waits for the embedding chunks and is
+        sent when the last of them is stored."""
+        return register(
+            JobKind(
+                name=name,
+                job_model=self.model._meta.get_field(self.check_field).related_model,
+                unit_model=self.model,
+                job_field=self.check_field,
+                compute=self.compute,
+                store=self.store,
+                finalise=self.finalise,
+                ready=self.ready_ids,
+                waiting=self.waiting,
+                after_store=send_when_ready(name, last=self.last),
+                unit_label=chunk_label,
+                unit_noun="chunk",
+                id_detail="check_id",
+                data_errors=(ClipUnavailable,),
+                select_related=(self.check_field,),
+                **kind,
+            )
+        )
+
 
 def chunk_label(chunk) -> str:
     return f"{chunk.kind} chunk {chunk.index}" + (f" ({chunk.language})" if chunk.language else "")
@@ -249,11 +302,6 @@ def model_id_store(check, outcome: dict) -> None:
     )
 
 
-RETRIEVAL_CHUNKS = EmbeddingChunks(RetrievalChunk, "retrieval_check", RetrievalChunkKind.RECALL)
-chunk_waiting = RETRIEVAL_CHUNKS.waiting  # a recall chunk waits for the embedding chunks
-ready_chunk_ids = RETRIEVAL_CHUNKS.ready_ids
-
-
 def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, seconds: float) -> None:
     """Record the chunk's outcome on the check (the kind's ``store``: check and chunk rows locked).
     Raises JobDataError when the workers loaded different weights under the same settings."""
@@ -261,3 +309,9 @@ def chunk_store(check: RetrievalCheck, chunk: RetrievalChunk, outcome: dict, sec
     if "result" in outcome:
         check.results = {**(check.results or {}), chunk.language: outcome["result"]}
     timings_add(check, f"{chunk.kind}_seconds", seconds, outcome["stats"])
+
+
+# A recall chunk waits for the embedding chunks.
+RETRIEVAL_CHUNKS = EmbeddingChunks(
+    RetrievalChunk, "retrieval_check", RetrievalChunkKind.RECALL, compute=chunk_compute, store=chunk_store
+)

@@ -26,11 +26,10 @@ from evaluation.models import (
     ClipModel,
     ReferenceSet,
     RetrievalCheck,
-    RetrievalChunk,
-    RetrievalChunkKind,
     RetrievalSource,
 )
 from evaluation.models.fields import starter
+from evaluation.retrieval.compute import RETRIEVAL_CHUNKS
 from evaluation.retrieval.tasks import RETRIEVAL_CHECK
 from evaluation.runs.selectors import reference_texts
 
@@ -283,41 +282,6 @@ def planned_model_key(params: dict) -> str:
     )
 
 
-def embedding_chunks(
-    unit_model,
-    *,
-    check_field: str,
-    check,
-    images: list,
-    texts: dict[str, list],
-    last: str,
-    size: int,
-    languages: list[str] | None = None,
-) -> list:
-    """A CLIP check's chunks, unsaved (retrieval, zero-shot and foil checks alike): the image chunks first
-    (their embeddings are shared with metric runs), then each language's text chunks, then one ``last``
-    chunk per language of ``languages`` (default: those of ``texts``), created now and sent once every embedding chunk is done."""
-    chunks = [
-        unit_model(**{check_field: check}, kind="images", index=i, payload=images[start : start + size])
-        for i, start in enumerate(range(0, len(images), size))
-    ]
-    for code, rows in texts.items():
-        chunks += [
-            unit_model(
-                **{check_field: check},
-                kind="texts",
-                language=code,
-                index=i,
-                payload=rows[start : start + size],
-            )
-            for i, start in enumerate(range(0, len(rows), size))
-        ]
-    return chunks + [
-        unit_model(**{check_field: check}, kind=last, language=code, index=0)
-        for code in (texts if languages is None else languages)
-    ]
-
-
 def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -> RetrievalCheck:
     """Store a planned check and its embedding chunks; send them to the workers on commit.
 
@@ -339,13 +303,10 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
         )
         check.campaigns.set(plan.campaigns)
         check.reference_sets.set(plan.reference_sets)
-        chunks = embedding_chunks(
-            RetrievalChunk,
-            check_field="retrieval_check",
-            check=check,
+        chunks = RETRIEVAL_CHUNKS.unsaved(
+            check,
             images=plan.image_ids,
             texts={code: [list(pair) for pair in pairs] for code, pairs in plan.captions.items()},
-            last=RetrievalChunkKind.RECALL,
             size=size,
         )
         job_units_store(RETRIEVAL_CHECK, job=check, units=chunks, enqueue=enqueue)

@@ -6,39 +6,14 @@ the last of them is stored. The task keeps its name (``evaluation.tasks.compute_
 
 from __future__ import annotations
 
-from core.jobs.engine import send_when_ready
-from core.jobs.kinds import JobKind, register
 from core.jobs.tasks import sweep_task, unit_task
-from evaluation.metrics.clip import ClipUnavailable
-from evaluation.models import RetrievalCheck, RetrievalChunk, RetrievalChunkKind
-from evaluation.retrieval.compute import (
-    chunk_compute,
-    chunk_label,
-    chunk_store,
-    chunk_waiting,
-    ready_chunk_ids,
-)
+from evaluation.retrieval.compute import RETRIEVAL_CHUNKS
 
-RETRIEVAL_CHECK = register(
-    JobKind(
-        name="retrieval_check",
-        label="retrieval check",
-        job_model=RetrievalCheck,
-        unit_model=RetrievalChunk,
-        job_field="retrieval_check",
-        task_name="evaluation.tasks.compute_retrieval_chunk",
-        compute=chunk_compute,
-        store=chunk_store,
-        ready=ready_chunk_ids,
-        waiting=chunk_waiting,
-        after_store=send_when_ready("retrieval_check", last=RetrievalChunkKind.RECALL),
-        unit_label=chunk_label,
-        unit_noun="chunk",
-        id_detail="check_id",
-        data_errors=(ClipUnavailable,),
-        select_related=("retrieval_check",),
-        resume_hint="manage.py clip_retrieval --resume {id}",
-    )
+RETRIEVAL_CHECK = RETRIEVAL_CHUNKS.job_kind(
+    name="retrieval_check",
+    label="retrieval check",
+    task_name="evaluation.tasks.compute_retrieval_chunk",
+    resume_hint="manage.py clip_retrieval --resume {id}",
 )
 compute_retrieval_chunk = unit_task(RETRIEVAL_CHECK)
 # The per-kind sweep of before the engine, for beat messages queued before a deploy.

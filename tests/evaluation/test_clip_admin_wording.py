@@ -1,12 +1,12 @@
-"""What the manager reads in the CLIP admin lists: the fine-tuning runs' name, the retrieval-check
-list's columns and generated names, and what a failed run says about the model it would register."""
+"""What the manager reads in the CLIP admin lists: the fine-tuning runs' name, the retrieval- and probe-check
+lists' columns and generated names, and what a failed run says about the model it would register."""
 
 from __future__ import annotations
 
 import pytest
 from django.urls import reverse
 
-from evaluation.models import ClipFineTune, ClipModel, RetrievalCheck, RunStatus
+from evaluation.models import ClipFineTune, ClipModel, ClipProbeCheck, RetrievalCheck, RunStatus
 from evaluation.retrieval.plan import retrieval_check_plan
 from tests import factories as f
 from tests.evaluation.test_retrieval_pages import checked  # noqa: F401 (fixture)
@@ -23,6 +23,18 @@ def test_the_retrieval_check_list_shows_the_model_once_under_its_own_header(chec
     assert "Retrievalcheck" not in page
     assert '<th scope="col" class="column-clip_model_label">' in page
     assert "xlm-roberta-base-ViT-B-32 (laion5b_s13b_b90k)" in page
+
+
+def test_the_probe_check_list_and_page_show_the_model_under_its_own_header(pm_client, db):
+    check = ClipProbeCheck.objects.create(
+        name="probe", probe="zeroshot", params={"clip_model": "ViT-B-32", "clip_pretrained": "openai"}
+    )
+    page = pm_client.get(reverse("admin:evaluation_clipprobecheck_changelist")).content.decode()
+    assert "Clipprobecheck" not in page
+    assert '<th scope="col" class="column-clip_model_label">' in page
+    assert "ViT-B-32 (openai)" in page
+    page = pm_client.get(reverse("admin:evaluation_clipprobecheck_change", args=[check.pk])).content.decode()
+    assert "Clipprobecheck" not in page and "ViT-B-32 (openai)" in page
 
 
 def test_a_generated_check_name_names_what_fits_and_counts_the_rest(db):

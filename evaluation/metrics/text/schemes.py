@@ -311,6 +311,34 @@ def _newmm_split(text: str, lowercase: bool) -> list[str]:
 
 # --- The registry -------------------------------------------------------------------------------
 
+
+def _ptb_scheme(name: str, summary: str, languages: frozenset[str] | None = None) -> Scheme:
+    """A scheme of the COCO server's PTB tokenisation, with pycocoevalcap's punctuation list."""
+    return Scheme(
+        name=name,
+        summary=summary,
+        punctuation="ptb",
+        split=_ptb_split,
+        version_of=_ptb_version,
+        languages=languages,
+    )
+
+
+def _segmenter_scheme(
+    name: str, segmenter: str, split: Callable[[str, bool], list[str]], languages: set[str], *packages: str
+) -> Scheme:
+    """The whitespace normalisation, then a library's word segmentation (``segmenter`` in the summary);
+    its version is that of the installed ``packages``."""
+    return Scheme(
+        name=name,
+        summary=f"the whitespace normalisation, then {segmenter}",
+        punctuation="unicode",
+        split=split,
+        version_of=lambda: _installed(name, *packages),
+        languages=frozenset(languages),
+    )
+
+
 SCHEMES: dict[str, Scheme] = {
     s.name: s
     for s in (
@@ -328,45 +356,22 @@ SCHEMES: dict[str, Scheme] = {
             split=_char,
             version_of=_char_version,
         ),
-        Scheme(
-            name=COCO_PTB,
-            summary="the COCO server's PTB tokenisation, pycocoevalcap's punctuation removed",
-            punctuation="ptb",
-            split=_ptb_split,
-            version_of=_ptb_version,
-            languages=frozenset({"en"}),
+        _ptb_scheme(
+            COCO_PTB,
+            "the COCO server's PTB tokenisation, pycocoevalcap's punctuation removed",
+            frozenset({"en"}),
         ),
-        Scheme(
-            name=XM3600_PTB,
-            summary="the COCO server's PTB tokenisation on any language, as big_vision's XM3600 evaluator",
-            punctuation="ptb",
-            split=_ptb_split,
-            version_of=_ptb_version,
+        _ptb_scheme(
+            XM3600_PTB,
+            "the COCO server's PTB tokenisation on any language, as big_vision's XM3600 evaluator",
         ),
-        Scheme(
-            name=JIEBA,
-            summary="the whitespace normalisation, then jieba's precise-mode word segmentation",
-            punctuation="unicode",
-            split=_jieba_split,
-            version_of=lambda: _installed(JIEBA, "jieba"),
-            languages=frozenset({"zh", "yue"}),
+        _segmenter_scheme(
+            JIEBA, "jieba's precise-mode word segmentation", _jieba_split, {"zh", "yue"}, "jieba"
         ),
-        Scheme(
-            name=MECAB,
-            summary="the whitespace normalisation, then MeCab words (fugashi, UniDic-lite)",
-            punctuation="unicode",
-            split=_mecab_split,
-            version_of=lambda: _installed(MECAB, "fugashi", "unidic-lite"),
-            languages=frozenset({"ja"}),
+        _segmenter_scheme(
+            MECAB, "MeCab words (fugashi, UniDic-lite)", _mecab_split, {"ja"}, "fugashi", "unidic-lite"
         ),
-        Scheme(
-            name=NEWMM,
-            summary="the whitespace normalisation, then PyThaiNLP's newmm word segmentation",
-            punctuation="unicode",
-            split=_newmm_split,
-            version_of=lambda: _installed(NEWMM, "pythainlp"),
-            languages=frozenset({"th"}),
-        ),
+        _segmenter_scheme(NEWMM, "PyThaiNLP's newmm word segmentation", _newmm_split, {"th"}, "pythainlp"),
     )
 }
 assert tuple(SCHEMES) == SCHEME_NAMES, "core.tokenisation.SCHEME_NAMES and the registry must agree"

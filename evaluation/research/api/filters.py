@@ -121,6 +121,13 @@ def _image_key(field_name: str) -> django_filters.CharFilter:
     return django_filters.CharFilter(field_name=field_name, max_length=200, help_text="Image key.")
 
 
+def clip_model_filter() -> django_filters.CharFilter:
+    """A CLIP check's model, by the open_clip name in its ``params``."""
+    return django_filters.CharFilter(
+        field_name="params__clip_model", max_length=200, help_text="open_clip model name."
+    )
+
+
 # --- Languages, systems, reference and image sets ---------------------------------------------------
 
 
@@ -261,9 +268,7 @@ class MetricRunFilter(StrictFilterSet):
 
 class RetrievalCheckFilter(StrictFilterSet):
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
-    model = django_filters.CharFilter(
-        field_name="params__clip_model", max_length=200, help_text="open_clip model name."
-    )
+    model = clip_model_filter()
 
     class Meta:
         model = RetrievalCheck

@@ -120,19 +120,28 @@ def written_caption_get(*, caption_id: int) -> WrittenCaption:
     return row_by_id(written_caption_list(), caption_id, "written caption")
 
 
-def sxs_judgment_list() -> QuerySet[SxsJudgment]:
-    """Side-by-side judgments of submitted batches."""
+def _submitted(rows, *related: str) -> QuerySet:
+    """``rows`` (a manager or queryset) of submitted batches by id, with what every judgment and rating shows of its assignment
+    (annotator, batch, image, language) and ``related``."""
     return (
-        SxsJudgment.objects.filter(assignment__state__in=DONE_STATES)
+        rows.filter(assignment__state__in=DONE_STATES)
         .select_related(
             "assignment__annotator",
             "assignment__batch",
             "assignment__item__image",
             "assignment__item__campaign__language",
-            "assignment__item__campaign__base_system",
-            "assignment__item__campaign__test_system",
+            *related,
         )
         .order_by("pk")
+    )
+
+
+def sxs_judgment_list() -> QuerySet[SxsJudgment]:
+    """Side-by-side judgments of submitted batches."""
+    return _submitted(
+        SxsJudgment.objects,
+        "assignment__item__campaign__base_system",
+        "assignment__item__campaign__test_system",
     )
 
 
@@ -146,18 +155,10 @@ RATING_KINDS = {"verification": CampaignKind.RATING, "prompt": CampaignKind.CAPT
 def rating_list() -> QuerySet[Rating]:
     """Ratings of submitted batches: ``verification`` (a human caption, rating campaigns) and
     ``prompt`` (screen 1 of a caption campaign: the prompt system's English caption)."""
-    return (
-        Rating.objects.counted()
-        .filter(assignment__state__in=DONE_STATES)
-        .select_related(
-            "assignment__annotator",
-            "assignment__batch",
-            "assignment__item__image",
-            "assignment__item__campaign__language",
-            "assignment__item__prompt_caption__system",
-            "assignment__item__written_caption",
-        )
-        .order_by("pk")
+    return _submitted(
+        Rating.objects.counted(),
+        "assignment__item__prompt_caption__system",
+        "assignment__item__written_caption",
     )
 
 

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from evaluation.clip_checks.selectors import foil_before_after, probe_check_get, probe_check_queryset
 from evaluation.models import ClipProbe, ClipProbeCheck, RunStatus
 from evaluation.research.api.apis.base import DETAIL_ERRORS, ERRORS, LIST_ERRORS, ResearchApi, ResearchListApi
-from evaluation.research.api.filters import StrictFilterSet
+from evaluation.research.api.filters import StrictFilterSet, clip_model_filter
 from evaluation.research.api.serializers import StrictInputSerializer
 from evaluation.research.clip_trust_tables import (
     clip_trust_tables,
@@ -29,9 +29,7 @@ FIGURE_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 class ClipCheckFilter(StrictFilterSet):
     probe = django_filters.ChoiceFilter(choices=ClipProbe.choices)
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
-    model = django_filters.CharFilter(
-        field_name="params__clip_model", max_length=200, help_text="open_clip model name."
-    )
+    model = clip_model_filter()
 
     class Meta:
         model = ClipProbeCheck
