@@ -223,3 +223,15 @@ def test_the_compiled_pass_with_inductor_on_a_cpu(clip_tower):
     loaded = clip_tower.with_text_pass(packing="on", compile="compile")
     got = embed_texts(loaded, texts, batch_size=64)
     np.testing.assert_allclose(got, _full_context(clip_tower, texts), atol=1e-5)
+
+
+def test_the_text_pass_choices_are_kept_checked_and_left_out_of_the_cache_key(clip_tower):
+    assert (clip_tower.text_packing, clip_tower.text_compile) == ("auto", "off")
+    packed = clip_tower.with_text_pass(packing="on")
+    both = packed.with_text_pass(compile="reduce-overhead")
+    assert (both.text_packing, both.text_compile) == ("on", "reduce-overhead")
+    assert both.model is clip_tower.model and both.embedding_key == clip_tower.embedding_key
+    with pytest.raises(ValueError, match="choose auto, on or off"):
+        clip_tower.with_text_pass(packing="yes")
+    with pytest.raises(ValueError, match="choose off, compile or reduce-overhead"):
+        clip_tower.with_text_pass(compile="max-autotune")
