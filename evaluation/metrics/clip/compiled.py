@@ -5,7 +5,8 @@ can be the bottleneck. ``torch.compile`` fuses them (``compile``); its ``reduce-
 records the pass as a CUDA graph, replayed with one launch. Both need few shapes, compiled once each
 (``dynamic=False``): the packed passes have one shape (:mod:`.packing`), the padded ones a width bucket
 (:mod:`.device`) and a row count rounded up to :data:`ROW_BUCKETS` (:func:`compiled_rows`, the added
-rows copies of the batch's last text, dropped after the pass). Compiling a shape takes seconds to a
+rows copies of the batch's last text, dropped after the pass). Under CUDA graphs a pass's output lives
+until the next replay; each caller copies what it keeps (the pooled rows, the normalised features) first. Compiling a shape takes seconds to a
 minute, once per worker process; the numbers are those of the eager pass to float rounding.
 
 ``off`` (default) runs the eager modules, as before. The compiled function is kept per model and mode
@@ -61,8 +62,26 @@ def compiled(model, function: Callable, mode: str) -> Callable:
         key = (function, mode, COMPILE_BACKEND)
         if key not in per_model:
             options = {"mode": mode} if mode != "compile" and COMPILE_BACKEND == "inductor" else {}
-            per_model[key] = torch.compile(function, dynamic=False, backend=COMPILE_BACKEND, **options)
+            compiled_function = torch.compile(function, dynamic=False, backend=COMPILE_BACKEND, **options)
+            if mode == "reduce-overhead":
+                compiled_function = _graph_steps(compiled_function)
+            per_model[key] = compiled_function
         return per_model[key]
+
+
+def _graph_steps(function: Callable) -> Callable:
+    """``function`` with each call a new CUDA-graph step: a replay overwrites the previous call's outputs,
+    which the callers have copied by then (a pooled gather, a normalisation) before the next pass."""
+    import functools
+
+    import torch
+
+    @functools.wraps(function)
+    def step(*args):
+        torch.compiler.cudagraph_mark_step_begin()
+        return function(*args)
+
+    return step
 
 
 def pad_rows(batch, rows: int):

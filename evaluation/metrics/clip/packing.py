@@ -336,6 +336,7 @@ def _cuda_varlen_attention(q, k, v, cu_seqlens, max_len: int):
     from torch.nn.attention.varlen import varlen_attn
 
     cu = cu_seqlens.to(torch.int32)
+    q, k, v = (t.contiguous() for t in (q, k, v))  # views into the packed q/k/v projection
     return varlen_attn(q, k, v, cu, cu, max_len, max_len, window_size=(-1, 0))
 
 
