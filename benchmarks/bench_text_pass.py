@@ -1,12 +1,14 @@
-"""The text pass of open_clip's causal CLIP text tower padded, packed and compiled: captions/s of each, in
-the same run on the same texts, and how far each is from open_clip's own full-context ``encode_text``.
+"""The text pass padded, packed and compiled: captions/s of each, in the same run on the same texts, and
+how far each is from open_clip's own full-context ``encode_text``.
 
-    .venv/bin/python benchmarks/bench_text_pass.py [--device cpu|cuda] [--autocast bf16] [--texts 4096]
-        [--repeat 3] [--median-tokens 18] [--text-batch 0] [--compile compile reduce-overhead]
+    .venv/bin/python benchmarks/bench_text_pass.py [--tower clip|xlmr] [--device cpu|cuda] [--autocast bf16]
+        [--texts 4096] [--repeat 3] [--median-tokens 18] [--text-batch 0] [--compile compile reduce-overhead]
 
-The model is open_clip's ``ViT-B-32`` architecture (the causal CLIP text tower: 12 layers, width 512,
-context 77) with random weights, built offline. Texts are random token ids with CLIP's start and end
-tokens, caption lengths log-normal (median ``--median-tokens``, sigma 0.45, 4..77) as in bench_clip.py.
+``--tower clip`` (default): open_clip's ``ViT-B-32`` architecture (the causal CLIP text tower: 12 layers,
+width 512, context 77), texts of random token ids with CLIP's start and end tokens. ``--tower xlmr``: the
+default model's architecture (``xlm-roberta-base-ViT-B-32``, built as bench_clip.py builds it), texts of
+random XLM-R ids. Random weights, built offline; caption lengths log-normal (median ``--median-tokens``,
+sigma 0.45, 4..77) as in bench_clip.py.
 
 Variants (docs/clip-on-gpu.md), each ``embed_texts`` with the device's batch size:
 ``padded`` (``CLIP_TEXT_PACKING=off``: length-sorted batches trimmed to their longest text, width
@@ -73,6 +75,7 @@ def build(device: str):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tower", default="clip", choices=["clip", "xlmr"])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--autocast", default="", choices=["", "bf16", "fp16"])
     parser.add_argument("--texts", type=int, default=4096)
@@ -94,21 +97,31 @@ def main() -> None:
 
     from evaluation.metrics.clip import LoadedClip, embed_texts, text_trimming
     from evaluation.metrics.clip.device import text_batch_size, width_buckets
-    from evaluation.metrics.clip.packing import packed_positions, padded_positions, use_packing
+    from evaluation.metrics.clip.packing import packed_positions, packing_kind, padded_positions, use_packing
     from evaluation.metrics.clip.texts import _lengths
 
-    model, dim = build(args.device)
     rng = np.random.default_rng(0)
-    tokenizer = ClipIdTokenizer(args.median_tokens, rng)
     texts = [f"t{i}" for i in range(args.texts)]
-    tokenizer.assign(texts)
+    if args.tower == "clip":
+        model, dim = build(args.device)
+        tokenizer = ClipIdTokenizer(args.median_tokens, rng)
+        tokenizer.assign(texts)
+        architecture = "ViT-B-32"
+    else:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_clip import RandomIdTokenizer, build_model
+
+        model, _, dim = build_model(args.device)
+        tokenizer = RandomIdTokenizer(args.median_tokens)
+        tokenizer.assign(texts, rng)
+        architecture = "xlm-roberta-base-ViT-B-32"
     loaded = LoadedClip(
         model=model,
         preprocess=None,
         tokenizer=tokenizer,
         device=args.device,
-        model_id="bench:ViT-B-32:random",
-        model_name="ViT-B-32",
+        model_id=f"bench:{architecture}:random",
+        model_name=architecture,
         pretrained=None,
         checkpoint_path=None,
         embed_dim=dim,
@@ -117,10 +130,12 @@ def main() -> None:
     batch = text_batch_size(args.device, args.text_batch or None)
     name = torch.cuda.get_device_name(0) if cuda else f"CPU, {torch.get_num_threads()} threads"
     print(f"device {args.device} ({name}), torch {torch.__version__}, precision {args.autocast or 'fp32'}")
-    print(f"model: ViT-B-32 architecture, random weights; text trimming {text_trimming(model)}")
+    trimming = text_trimming(model)
+    kind = packing_kind(model, trimming)
+    print(f"model: {architecture} architecture, random weights; text trimming {trimming}, packing {kind}")
 
     tokens = tokenizer(texts)
-    lengths = _lengths(model, "clip-causal", tokens).numpy()
+    lengths = _lengths(model, trimming, tokens).numpy()
     # Positions per slice, as embed_texts sees them (slices of 16 batches, each sorted within itself).
     step = batch * 16
     real = int(lengths.sum())
@@ -129,7 +144,7 @@ def main() -> None:
         for s in range(0, len(lengths), step)
     )
     packed = sum(packed_positions(lengths[s : s + step], CONTEXT) for s in range(0, len(lengths), step))
-    auto = use_packing("auto", args.device, "clip-causal", lengths[:step], batch, CONTEXT)
+    auto = use_packing("auto", args.device, kind, lengths[:step], batch, CONTEXT)
     print(
         f"{len(texts)} texts, mean {lengths.mean():.1f} tokens, batch {batch}: positions computed: texts {real:,}, "
         f"padded {padded:,} (+{100 * (padded / real - 1):.0f}%), packed rows {packed:,} "
@@ -149,7 +164,7 @@ def main() -> None:
 
     eager = {"padded": loaded.with_text_pass(packing="off"), "packed": loaded.with_text_pass(packing="on")}
     # In half precision on CUDA "packed" is the varlen kernel; "packed, mask" forces the packed-mask path.
-    mask_too = cuda and bool(args.autocast)
+    mask_too = cuda and bool(args.autocast) and kind == "clip"
     if mask_too:
         eager["packed, mask"] = eager["packed"]
 

@@ -339,8 +339,8 @@ if CLIP_AUTOCAST not in ("", "bf16", "fp16"):
 CLIP_IMAGE_PIPELINE = env.str("CLIP_IMAGE_PIPELINE", default="pil")
 if CLIP_IMAGE_PIPELINE not in ("pil", "tensor"):
     raise ImproperlyConfigured(f"CLIP_IMAGE_PIPELINE must be pil or tensor, not {CLIP_IMAGE_PIPELINE!r}")
-# CLIP_TEXT_PACKING (docs/clip-on-gpu.md): 'auto' packs texts without padding into open_clip's causal
-# text tower on CUDA where that removes enough padding; 'on' wherever the tower allows; 'off' never.
+# CLIP_TEXT_PACKING (docs/clip-on-gpu.md): 'auto' packs texts without padding into the text tower (the
+# CLIP and XLM-R kinds) on CUDA where that removes enough padding; 'on' wherever the tower allows; 'off' never.
 # CLIP_COMPILE: 'off'; 'compile' runs the text passes under torch.compile; 'reduce-overhead' also as CUDA
 # graphs (GPU workers; each shape compiles once per worker process). Neither changes the numbers beyond
 # float rounding, so neither enters a run's parameters: they are the worker's settings alone.

@@ -20,6 +20,7 @@ from evaluation.metrics.clip.packing import (
     packed_positions,
     packed_rows_per_pass,
     packing_choice_check,
+    packing_kind,
     padded_positions,
     segment_attention,
     use_packing,
@@ -61,18 +62,18 @@ def test_packing_is_chosen_on_cuda_where_it_removes_enough_padding():
     # Sorted batches already pad little (here 22% over the texts' own positions); packing fills its rows.
     assert spread.sum() < packed_positions(spread, 77) <= 1.03 * spread.sum()
     assert packed_positions(spread, 77) <= (1 - PACKING_MIN_SAVING) * padded
-    assert use_packing("auto", "cuda", "clip-causal", spread, 1024, 77)
-    assert use_packing("auto", "cuda:0", "clip-causal", spread, 1024, 77)
+    assert use_packing("auto", "cuda", "clip", spread, 1024, 77)
+    assert use_packing("auto", "cuda:0", "clip", spread, 1024, 77)
     # Never on a CPU by default, never for a tower it would change, never when asked not to.
-    assert not use_packing("auto", "cpu", "clip-causal", spread, 1024, 77)
-    assert not use_packing("auto", "cuda", "hf-mask", spread, 1024, 77)
-    assert not use_packing("on", "cpu", "hf-mask", spread, 1024, 77)
-    assert not use_packing("off", "cuda", "clip-causal", spread, 1024, 77)
-    assert use_packing("on", "cpu", "clip-causal", spread, 64, 77)
+    assert not use_packing("auto", "cpu", "clip", spread, 1024, 77)
+    assert not use_packing("auto", "cuda", None, spread, 1024, 77)
+    assert not use_packing("on", "cpu", None, spread, 1024, 77)
+    assert not use_packing("off", "cuda", "clip", spread, 1024, 77)
+    assert use_packing("on", "cpu", "clip", spread, 64, 77)
     # Every text as long as a bucket, 4 of them fill a row: no padding for packing to remove.
     even = np.full(4096, 16)
     assert padded_positions(even, 1024, CUDA_WIDTH_BUCKETS, 77) == 4096 * 16
-    assert not use_packing("auto", "cuda", "clip-causal", even, 1024, 77)
+    assert not use_packing("auto", "cuda", "clip", even, 1024, 77)
     assert packed_rows_per_pass(1024) == 256 and packed_rows_per_pass(2) == 1
     assert packing_choice_check("on") == "on"
     with pytest.raises(ValueError, match="choose auto, on or off"):
@@ -161,10 +162,36 @@ def test_a_packed_call_gives_the_padded_calls_numbers_in_fewer_rows(clip_tower, 
     assert widths.rows == len(texts)
 
 
-def test_packing_on_leaves_a_tower_it_cannot_pack_padded(hf_tower):
-    texts = _texts(20)
-    got = embed_texts(hf_tower.with_text_pass(packing="on"), texts, batch_size=8)
-    np.testing.assert_allclose(got, _full_context(hf_tower, texts), atol=1e-5)
+def test_the_xlmr_tower_packed_gives_the_full_context_embeddings_in_fewer_rows(hf_tower, monkeypatch):
+    # The default model's kind: bidirectional attention within each text, RoBERTa's position ids, the mean
+    # over each text's own positions.
+    texts = _texts(40)
+    expected = _full_context(hf_tower, texts)
+    rows = []
+    original = hf_tower.model.text.transformer.forward
+
+    def spy(*args, **kwargs):
+        rows.append(tuple(kwargs["input_ids"].shape))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(hf_tower.model.text.transformer, "forward", spy)
+    got = embed_texts(hf_tower.with_text_pass(packing="on"), texts, batch_size=16)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    assert {width for _, width in rows} == {77} and sum(r for r, _ in rows) < len(texts) / 2
+
+
+def test_only_the_towers_packing_leaves_exact_are_packed(clip_tower, hf_tower, monkeypatch):
+    assert packing_kind(clip_tower.model, "clip-causal") == "clip"
+    assert packing_kind(hf_tower.model, "hf-mask") == "hf-mean"
+    # A CLS pooler, or attention that does not take the 4D mask as it is: kept padded, numbers unchanged.
+    from open_clip.hf_model import ClsPooler
+
+    monkeypatch.setattr(hf_tower.model.text, "pooler", ClsPooler())
+    assert packing_kind(hf_tower.model, "hf-mask") is None
+    monkeypatch.undo()
+    monkeypatch.setattr(hf_tower.model.text.transformer.config, "_attn_implementation", "eager")
+    assert packing_kind(hf_tower.model, "hf-mask") is None
+    assert packing_kind(hf_tower.model, "full") is None
 
 
 def test_packed_bf16_stays_within_the_autocast_tolerance_of_fp32(clip_tower):

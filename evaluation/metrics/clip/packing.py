@@ -1,10 +1,13 @@
-"""Texts packed without padding into the causal CLIP text tower: same embeddings, fewer token positions.
+"""Texts packed without padding into the text tower: same embeddings, fewer token positions.
 
 Length-sorted batches are trimmed to their longest text (:mod:`.texts`), but within a batch the shorter
 texts are still padded to that width, and on CUDA the width is rounded up to a bucket (:mod:`.device`):
-at a GPU's batch of 1024 texts a third or more of the positions a pass computes can be padding.
-open_clip's own CLIP text tower (causal mask, pooled at its EOT / first token) allows removing that
-padding exactly, in two ways:
+at a GPU's batch of 1024 texts about a fifth of the positions a pass computes is padding. Two kinds of
+tower allow removing it exactly (:func:`packing_kind`): open_clip's own CLIP text tower (causal mask,
+pooled at its EOT / first token), in two ways below, and a RoBERTa / XLM-R tower with the mean pooler
+(the default model), by packed rows with a block-diagonal *bidirectional* mask, each text's position
+ids as RoBERTa numbers them when padded (``padding_idx + 1 + column``) and the mean over each text's own
+positions (:func:`hf_packed_pass`; the 4D mask goes to transformers' SDPA attention as it is).
 
 Packed rows (:func:`pack_rows`, :func:`packed_pass`)
     Several texts share one row of the context width: each text's position ids restart at 0, and the
@@ -50,7 +53,7 @@ __all__ = [
     "PACKING_MIN_SAVING",
     "block_causal_mask",
     "pack_rows",
-    "packable",
+    "packing_kind",
     "packed_features",
     "packed_pass",
     "packed_positions",
@@ -133,23 +136,39 @@ def packed_positions(lengths: np.ndarray, width: int) -> int:
     return pack_rows(lengths, width)[2] * width
 
 
-def packable(trimming: str) -> bool:
-    """Whether a tower of this trimming (:func:`.texts.text_trimming`) can be packed: the causal CLIP tower."""
-    return trimming == "clip-causal"
+_HF_PACKED_MODEL_TYPES = ("roberta", "xlm-roberta")  # position ids: padding_idx + 1 + column
+
+
+def packing_kind(model, trimming: str) -> str | None:
+    """How ``model``'s text tower is packed: ``"clip"`` (the causal CLIP tower), ``"hf-mean"`` (a
+    RoBERTa / XLM-R tower of open_clip's ``HFTextEncoder`` with the mean pooler and the SDPA attention,
+    the default model's kind), or None (kept padded). ``trimming``: :func:`.texts.text_trimming`."""
+    if trimming == "clip-causal":
+        return "clip"
+    text = getattr(model, "text", None)
+    if (
+        trimming == "hf-mask"
+        and type(getattr(text, "pooler", None)).__name__ == "MeanPooler"
+        and getattr(text.config, "model_type", None) in _HF_PACKED_MODEL_TYPES
+        and getattr(text.transformer.config, "_attn_implementation", None) == "sdpa"
+    ):
+        return "hf-mean"
+    return None
 
 
 def use_packing(
     choice: str,
     device: object,
-    trimming: str,
+    kind: str | None,
     lengths: np.ndarray,
     batch_size: int,
     context: int,
 ) -> bool:
-    """Whether a slice of texts of ``lengths`` is embedded packed (module doc, "When")."""
+    """Whether a slice of texts of ``lengths`` is embedded packed (module doc, "When"); ``kind``:
+    :func:`packing_kind` (None: never)."""
     from .device import device_type, width_buckets
 
-    if choice == "off" or not packable(trimming) or len(lengths) == 0:
+    if choice == "off" or kind is None or len(lengths) == 0:
         return False
     if choice == "on":
         return True
@@ -248,11 +267,77 @@ def packed_pass(
     return _project(model, pooled)
 
 
-def packed_features(
-    model, tokens, lengths: np.ndarray, batch_size: int, *, compile_mode: str = "off", attention=None
+def block_mask(segments):
+    """The attention mask of packed rows for a bidirectional tower: ``(rows, 1, width, width)`` bool, True
+    where positions ``i`` and ``j`` are in the same segment (the 4D mask transformers passes on as it is)."""
+    return (segments[:, :, None] == segments[:, None, :])[:, None]
+
+
+def _hf_packed_hidden(model, tokens, positions, mask):
+    """The HF tower's last hidden state on packed rows: ``(rows, width, d)`` (what ``CLIP_COMPILE`` compiles)."""
+    return model.text.transformer(
+        input_ids=tokens, attention_mask=mask, position_ids=positions
+    ).last_hidden_state
+
+
+def hf_packed_pass(
+    model,
+    tokens,
+    lengths: np.ndarray,
+    placement: tuple[np.ndarray, np.ndarray, int] | None = None,
+    *,
+    hidden: Callable | None = None,
 ):
-    """The causal CLIP tower's features of ``tokens`` (rows of the full context, ``lengths`` as
+    """A RoBERTa / XLM-R mean-pooled tower's features of ``tokens`` (``(n, context)``, text ``i`` in its
+    first ``lengths[i]`` columns, padding after) computed packed: ``(n, embed_dim)``.
+
+    Each text keeps the position ids it has padded (``padding_idx + 1 + column``: RoBERTa numbers the
+    non-pad positions from the mask), attends to its own positions only (:func:`block_mask`, both ways:
+    the tower is not causal), and is mean-pooled over its own positions, as open_clip's ``MeanPooler``
+    pools over the non-pad ones. ``placement`` and ``hidden`` as in :func:`packed_pass`."""
+    import torch
+
+    context = tokens.shape[1]
+    row, offset, rows = placement if placement is not None else pack_rows(lengths, context)
+    device = tokens.device
+    n = len(lengths)
+    starts = torch.from_numpy(np.asarray(row * context + offset, dtype=np.int64))
+    counts = torch.from_numpy(np.asarray(lengths, dtype=np.int64))
+    text_of = torch.repeat_interleave(torch.arange(n), counts)
+    column = torch.arange(int(counts.sum())) - torch.repeat_interleave(
+        torch.cumsum(counts, 0) - counts, counts
+    )
+    target = torch.repeat_interleave(starts, counts) + column
+    first_position = model.text.transformer.embeddings.padding_idx + 1
+    positions = torch.full((rows * context,), first_position, dtype=torch.long)
+    segments = torch.full((rows * context,), -1, dtype=torch.long)  # filler: a segment of its own per row
+    positions[target] = column + first_position
+    segments[target] = text_of
+    positions, segments = (t.view(rows, context).to(device, non_blocking=True) for t in (positions, segments))
+    pad = model.text.config.pad_token_id
+    packed = torch.full((rows * context,), pad, dtype=tokens.dtype, device=device)
+    text_of, column, target = text_of.to(device), column.to(device), target.to(device)
+    packed[target] = tokens[text_of, column]
+    x = (hidden or _hf_packed_hidden)(model, packed.view(rows, context), positions, block_mask(segments))
+    per_token = x.reshape(rows * context, -1)[target]
+    sums = per_token.new_zeros((n, per_token.shape[1])).index_add_(0, text_of, per_token)
+    pooled = sums / counts.to(device=device, dtype=sums.dtype)[:, None]
+    return model.text.proj(pooled)
+
+
+def packed_features(
+    model,
+    tokens,
+    lengths: np.ndarray,
+    batch_size: int,
+    *,
+    compile_mode: str = "off",
+    attention=None,
+    kind: str = "clip",
+):
+    """The tower's features of ``tokens`` (rows of the full context, ``lengths`` as
     :func:`.texts._lengths` gives them), packed: ``(n, embed_dim)`` in row order, on the tokens' device.
+    ``kind``: :func:`packing_kind`; an ``hf-mean`` tower always takes the packed mask.
 
     With the varlen kernel (:func:`varlen_available`, or ``attention`` given: tests pass
     :func:`segment_attention`) the texts go through in passes of at most
@@ -264,11 +349,12 @@ def packed_features(
 
     from .compiled import compiled
 
-    context = model.positional_embedding.shape[0]
+    context = tokens.shape[1]
     per_pass = packed_rows_per_pass(batch_size)
     lengths = np.asarray(lengths, dtype=np.int64)
-    varlen = attention is not None or (
-        varlen_available(tokens.device, model.transformer.get_cast_dtype()) and varlen_supported(model)
+    varlen = kind == "clip" and (
+        attention is not None
+        or (varlen_available(tokens.device, model.transformer.get_cast_dtype()) and varlen_supported(model))
     )
     if varlen:
         budget, pieces, start = per_pass * context, [], 0
@@ -280,13 +366,14 @@ def packed_features(
             start = end
         return torch.cat(pieces)
     row, offset, rows = pack_rows(lengths, context)
-    hidden = compiled(model, _packed_hidden, compile_mode)
+    one_pass = packed_pass if kind == "clip" else hf_packed_pass
+    hidden = compiled(model, _packed_hidden if kind == "clip" else _hf_packed_hidden, compile_mode)
     out = None
     for first in range(0, rows, per_pass):
         chosen = np.flatnonzero((row >= first) & (row < first + per_pass))
         pass_rows = per_pass if compile_mode != "off" else min(per_pass, rows - first)
         index = torch.from_numpy(chosen).to(tokens.device)
-        features = packed_pass(
+        features = one_pass(
             model,
             tokens[index],
             lengths[chosen],

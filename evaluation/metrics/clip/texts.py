@@ -214,10 +214,11 @@ def _embed_tokens(
     import torch.nn.functional as F
 
     from .device import attention_backends, bucket_widths, device_type, width_buckets
-    from .packing import packed_features, use_packing
+    from .packing import packed_features, packing_kind, use_packing
 
     device = loaded.device
-    packed = use_packing(loaded.text_packing, device, trimming, lengths, batch_size, tokens.shape[1])
+    kind = packing_kind(loaded.model, trimming) if loaded.text_packing != "off" else None
+    packed = use_packing(loaded.text_packing, device, kind, lengths, batch_size, tokens.shape[1])
     buckets = None if packed else width_buckets(device)
     widths = bucket_widths(lengths, buckets, tokens.shape[1]) if buckets else lengths
     # Longest first: the first batch is the largest, so memory peaks at once rather than at the end.
@@ -229,7 +230,11 @@ def _embed_tokens(
     model = inference_model(loaded)
     with inference(loaded), attention_backends(device):
         if packed:
-            pieces = [packed_features(model, ordered, widths, batch_size, compile_mode=loaded.text_compile)]
+            pieces = [
+                packed_features(
+                    model, ordered, widths, batch_size, compile_mode=loaded.text_compile, kind=kind
+                )
+            ]
         else:
             pieces = _padded_features(loaded, model, ordered, widths, batch_size, trimming)
         fetched = torch.cat([F.normalize(p.float(), dim=-1) for p in pieces])
