@@ -1,7 +1,7 @@
 """CLIP fine-tuning speed: samples per second of the default architecture, fp32 and bf16, as fine-tuning ran
 before issue 28 and as it runs now, in the same run on the same inputs.
 
-    .venv/bin/python benchmarks/bench_finetune.py [--device cuda] [--batch-size 64 256] [--steps 20]
+    .venv/bin/python benchmarks/bench_finetune.py [--device cuda] [--batch-size 64 256 auto] [--steps 20]
         [--warmup 3] [--trainable all|text|projections] [--autocast "" bf16]
 
 The model is the real ``xlm-roberta-base-ViT-B-32`` architecture with random weights, built offline as in
@@ -15,7 +15,9 @@ pass (``float(loss)``, as fine_tune did: the CPU waits for the GPU twice a step)
 does since: the losses stay on the device (read once per log interval), and on CUDA the fused AdamW.
 bf16 runs the forward passes under ``torch.autocast`` (CUDA only; on a CPU it is skipped). Each line
 gives steps/s and samples/s after ``--warmup`` steps, and on CUDA the peak GPU memory; a batch size that
-does not fit says so. Nothing is written to disk.
+does not fit says so. ``auto`` (CUDA only) is the batch size chosen from the GPU's free memory by a probe
+step (``evaluation.metrics.clip.finetune_memory``), printed with the probe's figures and then measured
+like the others: its peak memory shows how close the choice came. Nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -97,16 +99,43 @@ def measure(model, device, autocast, mode, batch, args, rng):
     return args.steps / seconds, peak
 
 
+def auto_size(model, device, autocast, precision):
+    """The batch size ``--batch-size auto`` takes (evaluation.metrics.clip.finetune_memory), printed with
+    the probe's figures; None off CUDA."""
+    from evaluation.metrics.clip.finetune_memory import auto_batch_size
+
+    if not device.startswith("cuda"):
+        print(f"{precision}, batch auto: skipped (chosen from free GPU memory: CUDA only)")
+        return None
+    try:
+        batch, step, free = auto_batch_size(model, device, autocast=autocast)
+    except ValueError as exc:
+        print(f"{precision}, batch auto: {exc}")
+        return None
+    print(
+        f"{precision}, batch auto: {batch} (probe: {step.fixed / 2**30:.2f} GiB fixed incl. AdamW moments, "
+        f"{step.per_sample / 2**20:.1f} MiB per sample; {free / 2**30:.1f} GiB free)"
+    )
+    return batch
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when there is one)")
-    parser.add_argument("--batch-size", type=int, nargs="+", default=[64])
+    parser.add_argument(
+        "--batch-size",
+        nargs="+",
+        default=["64"],
+        help="batch sizes; 'auto': the largest that fits the GPU's free memory (probed per precision)",
+    )
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--trainable", default="all", choices=["all", "text", "projections"])
     parser.add_argument("--autocast", nargs="+", default=["", "bf16"])
     parser.add_argument("--modes", nargs="+", default=["before", "now"], choices=["before", "now"])
     args = parser.parse_args()
+    sizes = [b if b == "auto" else int(b) for b in args.batch_size]
+    numeric = [b for b in sizes if b != "auto"]
 
     import torch
     from bench_clip import build_model
@@ -123,13 +152,18 @@ def main() -> None:
     model, _, _ = build_model(device)
     select_trainable(model, args.trainable)
     model.train()
-    results = {}
+    results, chosen = {}, {}
     for autocast in args.autocast:
         if autocast and not cuda:
             print(f"autocast {autocast}: skipped (CUDA only)")
             continue
         precision = autocast or "fp32"
-        for batch in args.batch_size:
+        for batch in sizes:
+            if batch == "auto":
+                batch = auto_size(model, device, autocast, precision)
+                if batch is None:
+                    continue
+                chosen[precision] = batch
             for mode in args.modes:
                 try:
                     rate, peak = measure(model, device, autocast, mode, batch, args, np.random.default_rng(0))
@@ -150,11 +184,12 @@ def main() -> None:
                 )
     print()
     for precision in ("fp32", "bf16"):
-        for batch in args.batch_size:
+        for batch in [*numeric, *([chosen[precision]] if precision in chosen else [])]:
             now, before = results.get((precision, batch, "now")), results.get((precision, batch, "before"))
             if now and before:
                 print(f"{precision}, batch {batch}: now / before = {now / before:.2f}x (same batch)")
-    base = results.get(("fp32", args.batch_size[0], "before"))
+    first = numeric[0] if numeric else chosen.get("fp32")
+    base = results.get(("fp32", first, "before"))
     if base:
         best = max(
             (
@@ -168,7 +203,7 @@ def main() -> None:
             samples, precision, batch = best
             print(
                 f"best now: {samples:,.0f} samples/s ({precision}, batch {batch}) = "
-                f"{samples / (base * 2 * args.batch_size[0]):.2f}x fp32 before at batch {args.batch_size[0]} on {name}"
+                f"{samples / (base * 2 * first):.2f}x fp32 before at batch {first} on {name}"
             )
 
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The GPU figures of issue 28 in one go (docs/clip-on-gpu.md): bench_clip.py in fp32 and in bf16 and
-# bench_finetune.py, all with --device cuda and the plain open_clip loop (or, for fine-tuning, the code as
-# it was) measured in the same run. Sized to finish within 5 minutes on one H100; each step has its own
-# time limit, so a slow step cannot eat the others' time.
+# The GPU figures of issue 28 in one go (docs/clip-on-gpu.md): bench_clip.py in fp32 and in bf16,
+# bench_text_pass.py (the text pass padded, packed and compiled: the default model's XLM-R tower in fp32
+# and bf16, the causal CLIP tower in bf16 with the varlen kernel), and
+# bench_finetune.py (with the batch size chosen from free memory), all with --device cuda and the
+# reference (the plain open_clip loop, the padded pass, or for fine-tuning the code as it was) measured in
+# the same run. Sized to finish within 5 minutes on one H100; each step has its own time limit, so a slow
+# step cannot eat the others' time.
 #
 #   bash benchmarks/gpu_check.sh [WHEEL_DIR]        (from the repository root, on the GPU machine)
 #
@@ -38,11 +41,17 @@ if [ "${SMOKE:-0}" = 1 ]; then
     DEVICE=cpu
     SCALE=${LIMIT_SCALE:-20}
     CLIP=(--texts 32 --images 4 --repeat 1 --realistic-images 2 --threads --workers --long-median 0 --no-profile)
-    TUNE=(--batch-size 4 --steps 1 --warmup 0)
+    TEXT=(--texts 32 --repeat 1 --compile)
+    TEXT16=("${TEXT[@]}")
+    TEXTX16=("${TEXT[@]}")
+    TUNE=(--batch-size 4 auto --steps 1 --warmup 0)
 else
     DEVICE=cuda
     CLIP=(--texts 16384 --images 512 --repeat 2 --realistic-images 32 --workers 2 4)
-    TUNE=(--batch-size 64 256 --steps 8 --warmup 2)
+    TEXT=(--texts 16384 --repeat 3 --compile compile reduce-overhead)
+    TEXT16=(--texts 16384 --repeat 3 --compile reduce-overhead)
+    TEXTX16=(--texts 16384 --repeat 3 --compile)
+    TUNE=(--batch-size 64 auto --steps 6 --warmup 2)
 fi
 
 step() {  # step SECONDS COMMAND...: run it under a time limit, say so when it is cut off
@@ -60,9 +69,12 @@ step() {  # step SECONDS COMMAND...: run it under a time limit, say so when it i
     echo "gpu_check: $(date -u), $(git rev-parse --short HEAD 2>/dev/null || echo 'no git'), device $DEVICE"
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     "$PY" -c "$IMPORT; print('torch', torch.__version__, 'torchvision', torchvision.__version__, 'open_clip', open_clip.__version__, 'cuda', torch.cuda.is_available())"
-    step 100 "$PY" benchmarks/bench_clip.py --device "$DEVICE" --targets "${CLIP[@]}"
-    step 80 "$PY" benchmarks/bench_clip.py --device "$DEVICE" --autocast bf16 --targets "${CLIP[@]}"
-    step 100 "$PY" benchmarks/bench_finetune.py --device "$DEVICE" "${TUNE[@]}"
+    step 70 "$PY" benchmarks/bench_clip.py --device "$DEVICE" --targets "${CLIP[@]}"
+    step 55 "$PY" benchmarks/bench_clip.py --device "$DEVICE" --autocast bf16 --targets "${CLIP[@]}"
+    step 40 "$PY" benchmarks/bench_text_pass.py --tower xlmr --device "$DEVICE" "${TEXT[@]}"
+    step 20 "$PY" benchmarks/bench_text_pass.py --tower xlmr --device "$DEVICE" --autocast bf16 "${TEXTX16[@]}"
+    step 40 "$PY" benchmarks/bench_text_pass.py --tower clip --device "$DEVICE" --autocast bf16 "${TEXT16[@]}"
+    step 60 "$PY" benchmarks/bench_finetune.py --device "$DEVICE" "${TUNE[@]}"
     echo
     echo "gpu_check done $(date -u +%T)"
 } 2>&1 | tee "$LOG"

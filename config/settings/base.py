@@ -342,6 +342,17 @@ if CLIP_AUTOCAST not in ("", "bf16", "fp16"):
 CLIP_IMAGE_PIPELINE = env.str("CLIP_IMAGE_PIPELINE", default="pil")
 if CLIP_IMAGE_PIPELINE not in ("pil", "tensor"):
     raise ImproperlyConfigured(f"CLIP_IMAGE_PIPELINE must be pil or tensor, not {CLIP_IMAGE_PIPELINE!r}")
+# CLIP_TEXT_PACKING (docs/clip-on-gpu.md): 'auto' packs texts without padding into the text tower (the
+# CLIP and XLM-R kinds) on CUDA where that removes enough padding; 'on' wherever the tower allows; 'off' never.
+# CLIP_COMPILE: 'off'; 'compile' runs the text passes under torch.compile; 'reduce-overhead' also as CUDA
+# graphs (GPU workers; each shape compiles once per worker process). Neither changes the numbers beyond
+# float rounding, so neither enters a run's parameters: they are the worker's settings alone.
+CLIP_TEXT_PACKING = env.str("CLIP_TEXT_PACKING", default="auto")
+CLIP_COMPILE = env.str("CLIP_COMPILE", default="off")
+if CLIP_TEXT_PACKING not in ("auto", "on", "off"):
+    raise ImproperlyConfigured(f"CLIP_TEXT_PACKING must be auto, on or off, not {CLIP_TEXT_PACKING!r}")
+if CLIP_COMPILE not in ("off", "compile", "reduce-overhead"):
+    raise ImproperlyConfigured(f"CLIP_COMPILE must be off, compile or reduce-overhead, not {CLIP_COMPILE!r}")
 if CLIP_TORCH_THREADS < 0 or CLIP_IMAGE_LOADER_THREADS < 0 or CLIP_TEXT_BATCH_SIZE < 0:
     raise ImproperlyConfigured(
         "CLIP_TORCH_THREADS, CLIP_IMAGE_LOADER_THREADS and CLIP_TEXT_BATCH_SIZE must be 0 or more"

@@ -184,7 +184,9 @@ def _compute_clip(chunk: MetricChunk) -> ChunkResult:
     )
     # Runs from before the setting existed made their pixels with PIL.
     image_pipeline = params.get("clip_image_pipeline", "pil")
-    loaded = loaded.with_image_pipeline(image_pipeline)
+    loaded = loaded.with_image_pipeline(image_pipeline).with_text_pass(
+        packing=settings.CLIP_TEXT_PACKING, compile=settings.CLIP_COMPILE
+    )
     candidates = _candidates(chunk)
     files = {
         pk: (key, content_hash, name)

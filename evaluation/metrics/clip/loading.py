@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from .compat import ensure_torchvision_loadable
+from .compiled import compile_choice_check
 from .hashing import content_hash
+from .packing import packing_choice_check
 from .pixels import image_pipeline_check
 from .runtime import autocast_choice_check
 
@@ -79,6 +81,8 @@ class LoadedClip:
     embed_dim: int
     autocast: str = ""
     image_pipeline: str = "pil"  # "pil" or "tensor": how image pixels are made (see .pixels)
+    text_packing: str = "auto"  # "auto", "on", "off": texts packed without padding (see .packing)
+    text_compile: str = "off"  # "off", "compile", "reduce-overhead": the text pass compiled (see .compiled)
 
     @property
     def embedding_key(self) -> str:
@@ -94,6 +98,16 @@ class LoadedClip:
         """This model making its image pixels by ``pipeline`` (``"pil"`` or ``"tensor"``, see :mod:`.pixels`);
         ValueError for another."""
         return dataclasses.replace(self, image_pipeline=image_pipeline_check(pipeline))
+
+    def with_text_pass(self, *, packing: str | None = None, compile: str | None = None) -> LoadedClip:
+        """This model embedding texts packed or not (``packing``: :mod:`.packing`) and compiled or not
+        (``compile``: :mod:`.compiled`); None keeps the current choice. Neither changes the numbers
+        beyond float rounding, so neither enters :attr:`embedding_key`. ValueError for an unknown choice."""
+        return dataclasses.replace(
+            self,
+            text_packing=self.text_packing if packing is None else packing_choice_check(packing),
+            text_compile=self.text_compile if compile is None else compile_choice_check(compile),
+        )
 
 
 def _import_open_clip():

@@ -180,6 +180,25 @@ def length_batches(
     return batches[::-1]
 
 
+def _encode_text(model, tokens):
+    return model.encode_text(tokens)
+
+
+def _padded_features(loaded: LoadedClip, model, ordered, widths: np.ndarray, batch_size: int, trimming: str):
+    """The features of ``ordered`` (longest first), a batch at a time, each cut to its width; with
+    ``loaded.text_compile`` the pass is compiled and a batch's rows rounded up (:mod:`.compiled`)."""
+    from .compiled import compiled, compiled_rows, pad_rows
+
+    forward = compiled(
+        model, _encode_clip_causal if trimming == "clip-causal" else _encode_text, loaded.text_compile
+    )
+    for start, end in length_batches(widths, batch_size):
+        batch = ordered[start:end, : int(widths[start])]
+        if loaded.text_compile != "off":
+            batch = pad_rows(batch, compiled_rows(end - start, batch_size))
+        yield forward(model, batch.contiguous())[: end - start]
+
+
 def _embed_tokens(
     loaded: LoadedClip, tokens, lengths: np.ndarray, batch_size: int, trimming: str
 ) -> np.ndarray:
@@ -187,16 +206,20 @@ def _embed_tokens(
 
     The rows are sorted longest first and sent to the device in one copy (pinned, non-blocking on
     CUDA); each batch is a slice of them cut to its width (on CUDA rounded up to a width bucket,
-    :mod:`.device`); the normalised features stay on the device until the end, where they are
+    :mod:`.device`), or, where :func:`.packing.use_packing` says so, the texts are packed without
+    padding (:mod:`.packing`); the normalised features stay on the device until the end, where they are
     fetched in one copy: one host synchronisation per call, not one per batch.
     """
     import torch
     import torch.nn.functional as F
 
     from .device import attention_backends, bucket_widths, device_type, width_buckets
+    from .packing import packed_features, packing_kind, use_packing
 
     device = loaded.device
-    buckets = width_buckets(device)
+    kind = packing_kind(loaded.model, trimming) if loaded.text_packing != "off" else None
+    packed = use_packing(loaded.text_packing, device, kind, lengths, batch_size, tokens.shape[1])
+    buckets = None if packed else width_buckets(device)
     widths = bucket_widths(lengths, buckets, tokens.shape[1]) if buckets else lengths
     # Longest first: the first batch is the largest, so memory peaks at once rather than at the end.
     order = np.argsort(-widths, kind="stable")
@@ -205,16 +228,17 @@ def _embed_tokens(
     if device_type(device) == "cuda":
         ordered = ordered.pin_memory().to(device, non_blocking=True)
     model = inference_model(loaded)
-    pieces = []
     with inference(loaded), attention_backends(device):
-        for start, end in length_batches(widths, batch_size):
-            batch = ordered[start:end, : int(widths[start])].contiguous()
-            if trimming == "clip-causal":
-                features = _encode_clip_causal(model, batch)
-            else:
-                features = model.encode_text(batch)
-            pieces.append(F.normalize(features.float(), dim=-1))
-        fetched = torch.cat(pieces).cpu().numpy().astype(np.float32, copy=False)
+        if packed:
+            pieces = [
+                packed_features(
+                    model, ordered, widths, batch_size, compile_mode=loaded.text_compile, kind=kind
+                )
+            ]
+        else:
+            pieces = _padded_features(loaded, model, ordered, widths, batch_size, trimming)
+        fetched = torch.cat([F.normalize(p.float(), dim=-1) for p in pieces])
+        fetched = fetched.cpu().numpy().astype(np.float32, copy=False)
     out = np.empty_like(fetched)
     out[order] = fetched
     return out
