@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from django.conf import settings
+from django.db import connections, router
 from django.utils import translation
 from django.utils.translation import gettext, pgettext_lazy
 
@@ -43,10 +44,34 @@ def supported(code: str | None) -> str | None:
         return None
 
 
+_SKILLS_SQL: dict[str, str] = {}
+
+
+def _skills_of(annotator_id: int) -> list[tuple[str, str]]:
+    """(level, language code) of each of the annotator's languages: what
+    ``AnnotatorSkill.objects.filter(annotator=...).values_list("level", "language__code")`` reads, in
+    SQL written once per database vendor. Every annotator page without an interface choice asks for
+    them, and the ORM built this two-table query afresh each time for two short columns."""
+    connection = connections[router.db_for_read(AnnotatorSkill)]
+    sql = _SKILLS_SQL.get(connection.vendor)
+    if sql is None:
+        q = connection.ops.quote_name
+        skill, language = AnnotatorSkill._meta, AnnotatorSkill.language.field.related_model._meta
+        sql = _SKILLS_SQL[connection.vendor] = (
+            f"SELECT s.{q(skill.get_field('level').column)}, l.{q(language.get_field('code').column)} "  # noqa: S608 - names from the models
+            f"FROM {q(skill.db_table)} s INNER JOIN {q(language.db_table)} l "
+            f"ON s.{q(skill.get_field('language').column)} = l.{q(language.pk.column)} "
+            f"WHERE s.{q(skill.get_field('annotator').column)} = %s"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [annotator_id])
+        return cursor.fetchall()
+
+
 def annotator_default(annotator: Annotator, request=None) -> str:
     """The annotator's language when no campaign is in view: the first of their languages, native
     before fluent, that the interface has; else the browser's (with ``request``); else English."""
-    skills = AnnotatorSkill.objects.filter(annotator=annotator).values_list("level", "language__code")
+    skills = _skills_of(annotator.pk)
     ordered = sorted(skills, key=lambda s: (s[0] != SkillLevel.NATIVE, s[1]))
     for _level, code in ordered:
         found = supported(code)

@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from annotation.models import Assignment, CaptionDraft
 from annotation.quality.integrity import DraftSaves, TypingFigures, TypingRules, caption_flags
 from annotation.quality.models import TypingRecord, TypingReview
+from core.compiled_writes import row_update
 from core.errors import ValidationFailed
 
 COUNTERS = ("keystrokes", "paste_count", "pasted_chars")
@@ -88,7 +89,7 @@ def typing_merge(*, assignment: Assignment, figures: dict | None, save: bool = T
         record.first_key_ms = min(filter(None, (record.first_key_ms, figures["first_key_ms"])))
         record.last_key_ms = max(filter(None, (record.last_key_ms, figures["last_key_ms"])))
     if save:
-        record.save()
+        row_update(record)
     return record
 
 

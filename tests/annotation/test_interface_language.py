@@ -698,3 +698,25 @@ def test_the_script_catalogue_is_read_only(annotator_client):
     # An unknown language is no error: the page gets English.
     response = annotator_client.get(url + "?lang=xx")
     assert response.status_code == 200 and "Alles gespeichert" not in response.content.decode()
+
+
+def test_without_a_choice_the_dashboard_speaks_the_first_native_language_read_in_one_query(
+    db, django_assert_num_queries
+):
+    from annotation.interface import _skills_of, annotator_default
+    from annotation.models import AnnotatorSkill, SkillLevel
+
+    annotator = f.AnnotatorFactory(interface_language="")
+    for code, level in (
+        ("ar", SkillLevel.FLUENT),
+        ("xx-unknown", SkillLevel.NATIVE),
+        ("ja", SkillLevel.NATIVE),
+    ):
+        language = f.LanguageFactory(code=code)
+        AnnotatorSkill.objects.create(annotator=annotator, language=language, level=level)
+    with django_assert_num_queries(1):
+        assert annotator_default(annotator) == "ja"
+    orm = AnnotatorSkill.objects.filter(annotator=annotator).values_list("level", "language__code")
+    assert sorted(_skills_of(annotator.pk)) == sorted(orm)
+    AnnotatorSkill.objects.filter(annotator=annotator, level=SkillLevel.NATIVE).delete()
+    assert annotator_default(annotator) == "ar"

@@ -10,6 +10,7 @@ import time
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import caption_checks as cc
@@ -150,6 +151,29 @@ def test_a_draft_save_with_its_typing_record_reads_draft_and_record_with_the_ima
     assert base == 3
     record = TypingRecord.objects.get(assignment=a)
     assert (record.keystrokes, record.first_key_ms, record.last_key_ms) == (90, T0, T0 + 18000)
+
+
+def test_a_draft_save_writes_its_draft_and_record_with_the_statements_built_once(annotator_client, campaign):
+    # The draft and the typing record exist after the first save: later saves send one UPDATE of
+    # every column by primary key each (core.compiled_writes), not the ORM's statement rebuilt per save.
+    batch = _on_screen2(annotator_client, campaign)
+    a = batch.assignments.order_by("position").first()
+    base = _draft(annotator_client, batch, a, "Ein Hund", 0, 1)
+    with CaptureQueriesContext(connection) as ctx:
+        r = annotator_client.post(
+            reverse("annotation:api_draft", args=[batch.pk]),
+            {"assignment": a.pk, "text": "Ein Hund am Strand", "base_revision": base, "typing": _typing(2)},
+            **JSON,
+        )
+    assert r.status_code == 200 and r.json()["revision"] == 2
+    updates = [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("UPDATE")]
+    assert [u.split('"')[1] for u in updates] == ["annotation_typingrecord", "annotation_captiondraft"]
+    assert all('WHERE "id" = ' in u for u in updates)
+    a.draft.refresh_from_db()
+    assert (a.draft.text, a.draft.revision, len(a.draft.saves)) == ("Ein Hund am Strand", 2, 2)
+    assert a.draft.updated_at.isoformat() == r.json()["saved_at"]
+    record = TypingRecord.objects.get(assignment=a)
+    assert (record.keystrokes, record.first_key_ms, record.last_key_ms) == (60, T0, T0 + 12000)
 
 
 @pytest.mark.parametrize("batch_size", [2, 6])

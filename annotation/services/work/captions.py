@@ -39,6 +39,7 @@ from annotation.services.work.checks import (
     seconds_clean,
 )
 from annotation.workforce.services.holds import batch_hold_if_empty
+from core.compiled_writes import row_update
 from core.errors import AlreadySubmitted, Conflict, EditConflict, NotFound, ValidationFailed
 
 
@@ -235,7 +236,7 @@ def draft_save(
         if draft is not None:
             if seconds is not None:
                 draft.seconds = seconds
-            draft.save()
+            row_update(draft)
         lease = lease_touch(batch)
         if draft is None:  # an empty text never saved before: nothing to store
             return DraftResult(revision=0, saved_at=timezone.now().isoformat(), lease_expires_at=lease)
