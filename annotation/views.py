@@ -23,16 +23,13 @@ from annotation import guidelines, interface
 from annotation.assignment.engine import batch_request, batch_start_problem
 from annotation.forms import InterfaceLanguageForm
 from annotation.models import BatchStage, CampaignKind
+from annotation.screen_rows import screen1_rows, screen2_rows, sxs_rows, verification_rows
 from annotation.selectors import (
     annotator_for_user,
     batch_of,
     dashboard_cards,
     held_context,
     image_visible_to,
-    screen1_rows,
-    screen2_rows,
-    sxs_rows,
-    verification_rows,
 )
 from annotation.services.annotators import annotator_interface_language_set
 from annotation.workforce.selectors import completion_for, hold_of

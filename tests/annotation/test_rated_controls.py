@@ -261,7 +261,7 @@ def test_reference_control_in_verification_shows_the_reference_text(small_batche
     campaign_controls_add(
         campaign_id=verification.pk, reference=1, reference_system=reference.pk, controls_per_batch=1
     )
-    from annotation.selectors import verification_rows
+    from annotation.screen_rows import verification_rows
 
     # Real work first until the control's image is not among the batch's images.
     Item.objects.filter(campaign=verification, image_id=image_id, is_control=False).update(
