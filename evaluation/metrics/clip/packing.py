@@ -236,6 +236,22 @@ def _packed_hidden(model, tokens, positions, mask):
     return model.ln_final(x)
 
 
+def _token_places(lengths: np.ndarray, row: np.ndarray, offset: np.ndarray, context: int):
+    """Where each token of each text goes in the flattened packed rows: ``(starts, counts, text_of,
+    column, target)`` as CPU tensors: each text's first place and length, then per token its text, its
+    column in the text and its place in the rows."""
+    import torch
+
+    starts = torch.from_numpy(np.asarray(row * context + offset, dtype=np.int64))
+    counts = torch.from_numpy(np.asarray(lengths, dtype=np.int64))
+    text_of = torch.repeat_interleave(torch.arange(len(lengths)), counts)
+    column = torch.arange(int(counts.sum())) - torch.repeat_interleave(
+        torch.cumsum(counts, 0) - counts, counts
+    )
+    target = torch.repeat_interleave(starts, counts) + column
+    return starts, counts, text_of, column, target
+
+
 def packed_pass(
     model,
     tokens,
@@ -255,15 +271,7 @@ def packed_pass(
     context = model.positional_embedding.shape[0]
     row, offset, rows = placement if placement is not None else pack_rows(lengths, context)
     device = tokens.device
-    n = len(lengths)
-    starts = torch.from_numpy(np.asarray(row * context + offset, dtype=np.int64))
-    counts = torch.from_numpy(np.asarray(lengths, dtype=np.int64))
-    # Each token of each text: its text, its column in the text, its place in the flattened rows.
-    text_of = torch.repeat_interleave(torch.arange(n), counts)
-    column = torch.arange(int(counts.sum())) - torch.repeat_interleave(
-        torch.cumsum(counts, 0) - counts, counts
-    )
-    target = torch.repeat_interleave(starts, counts) + column
+    starts, counts, text_of, column, target = _token_places(lengths, row, offset, context)
     positions = torch.arange(rows * context) % context  # filler positions keep their own column
     segments = torch.full((rows * context,), -1, dtype=torch.long)  # filler: a segment of its own per row
     positions[target] = column
@@ -310,14 +318,7 @@ def hf_packed_pass(
     context = tokens.shape[1]
     row, offset, rows = placement if placement is not None else pack_rows(lengths, context)
     device = tokens.device
-    n = len(lengths)
-    starts = torch.from_numpy(np.asarray(row * context + offset, dtype=np.int64))
-    counts = torch.from_numpy(np.asarray(lengths, dtype=np.int64))
-    text_of = torch.repeat_interleave(torch.arange(n), counts)
-    column = torch.arange(int(counts.sum())) - torch.repeat_interleave(
-        torch.cumsum(counts, 0) - counts, counts
-    )
-    target = torch.repeat_interleave(starts, counts) + column
+    starts, counts, text_of, column, target = _token_places(lengths, row, offset, context)
     first_position = model.text.transformer.embeddings.padding_idx + 1
     positions = torch.full((rows * context,), first_position, dtype=torch.long)
     segments = torch.full((rows * context,), -1, dtype=torch.long)  # filler: a segment of its own per row
@@ -330,7 +331,7 @@ def hf_packed_pass(
     packed[target] = tokens[text_of, column]
     x = (hidden or _hf_packed_hidden)(model, packed.view(rows, context), positions, block_mask(segments))
     per_token = x.reshape(rows * context, -1)[target]
-    sums = per_token.new_zeros((n, per_token.shape[1])).index_add_(0, text_of, per_token)
+    sums = per_token.new_zeros((len(lengths), per_token.shape[1])).index_add_(0, text_of, per_token)
     pooled = sums / counts.to(device=device, dtype=sums.dtype)[:, None]
     return model.text.proj(pooled)
 
