@@ -8,7 +8,8 @@ prepared by its field as the ORM prepares it (``pre_save``, so ``auto_now`` stam
 ``get_db_prep_save``); only the statement's text is kept, per model and database vendor.
 
 It falls back to ``instance.save()`` wherever the two could differ: a new row, a value that is an
-expression, a column the ORM wraps in SQL (``get_placeholder``), a model with ``pre_save``/``post_save`` receivers, and a row that the UPDATE did not find
+expression, a column the ORM wraps in SQL (``get_placeholder``), a model with ``pre_save``/``post_save`` receivers, an instance read with deferred columns (``save()``
+writes only the loaded ones), and a row that the UPDATE did not find
 (``save()`` then inserts it, as it would have).
 """
 
@@ -48,6 +49,7 @@ def row_update(instance: Model) -> None:
         or meta.parents
         or pre_save.has_listeners(model)
         or post_save.has_listeners(model)
+        or instance.get_deferred_fields()  # save() writes only the loaded columns of such an instance
     ):
         instance.save()
         return

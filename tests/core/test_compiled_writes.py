@@ -79,3 +79,16 @@ def test_a_model_with_save_receivers_is_saved_through_save(assignments):
     finally:
         pre_save.disconnect(receiver, sender=CaptionDraft)
     assert seen == ["Ein Hund am Strand"] and _row(draft)["text"] == "Ein Hund am Strand"
+
+
+def test_an_instance_with_deferred_columns_is_saved_through_save(assignments):
+    draft = CaptionDraft.objects.create(assignment=assignments[0], text="Ein Hund", revision=1)
+    CaptionDraft.objects.filter(pk=draft.pk).update(revision=5)
+    partial = CaptionDraft.objects.only("pk", "text").get(pk=draft.pk)
+    partial.text = "Ein Hund am Strand"
+    with CaptureQueriesContext(connection) as ctx:
+        row_update(partial)
+    # save() writes the loaded columns only: no read of the deferred ones, and their values stay.
+    assert len(ctx.captured_queries) == 1 and "revision" not in ctx.captured_queries[0]["sql"]
+    stored = CaptionDraft.objects.get(pk=draft.pk)
+    assert (stored.text, stored.revision) == ("Ein Hund am Strand", 5)
