@@ -23,6 +23,8 @@ import threading
 import weakref
 from collections.abc import Callable
 
+from .choices import choice_check
+
 __all__ = ["COMPILE_CHOICES", "ROW_BUCKETS", "compile_choice_check", "compiled", "compiled_rows", "pad_rows"]
 
 COMPILE_CHOICES = ("off", "compile", "reduce-overhead")
@@ -33,9 +35,7 @@ COMPILE_BACKEND = "inductor"
 
 def compile_choice_check(value: object) -> str:
     """``value`` if it is ``"off"``, ``"compile"`` or ``"reduce-overhead"``; ValueError otherwise."""
-    if value not in COMPILE_CHOICES:
-        raise ValueError(f"unknown CLIP compile mode {value!r}; choose off, compile or reduce-overhead")
-    return str(value)
+    return choice_check(value, COMPILE_CHOICES, "CLIP compile mode", "off, compile or reduce-overhead")
 
 
 def compiled_rows(rows: int, batch_size: int) -> int:

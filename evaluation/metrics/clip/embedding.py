@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 from PIL import Image, ImageOps
 
+from .choices import choice_check
 from .device import attention_backends, device_type
 from .hashing import content_hash, is_content_hash
 from .pixels import (
@@ -91,12 +92,13 @@ IMAGE_LOADER_THREADS = 2
 
 def image_orientation_check(orientation: object) -> str:
     """``orientation`` if it is ``"exif"`` or ``"stored"``; ``ValueError`` naming the choices otherwise."""
-    if orientation not in IMAGE_ORIENTATIONS:
-        raise ValueError(
-            f"unknown image orientation {orientation!r}; choose exif (upright by the EXIF tag, as "
-            "annotators see it) or stored (pixels as stored, as the reference CLIPScore code reads them)"
-        )
-    return str(orientation)
+    return choice_check(
+        orientation,
+        IMAGE_ORIENTATIONS,
+        "image orientation",
+        "exif (upright by the EXIF tag, as annotators see it) or stored (pixels as stored, as the reference "
+        "CLIPScore code reads them)",
+    )
 
 
 def embedding_cache_key(

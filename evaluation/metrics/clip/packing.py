@@ -47,6 +47,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .choices import choice_check
+
 __all__ = [
     "PACKED_TEXTS_PER_ROW",
     "PACKING_CHOICES",
@@ -82,9 +84,7 @@ PACKED_FILL = 0.97
 
 def packing_choice_check(value: object) -> str:
     """``value`` if it is ``"auto"``, ``"on"`` or ``"off"``; ValueError naming the choices otherwise."""
-    if value not in PACKING_CHOICES:
-        raise ValueError(f"unknown CLIP text packing {value!r}; choose auto, on or off")
-    return str(value)
+    return choice_check(value, PACKING_CHOICES, "CLIP text packing", "auto, on or off")
 
 
 # --- pure planning --------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from .choices import choice_check
+
 __all__ = [
     "DEFAULT_IMAGE_PIPELINE",
     "IMAGE_PIPELINES",
@@ -54,12 +56,12 @@ _JPEG_MAGIC = b"\xff\xd8\xff"
 
 def image_pipeline_check(pipeline: object) -> str:
     """``pipeline`` if it is ``"pil"`` or ``"tensor"``; ValueError naming the choices otherwise."""
-    if pipeline not in IMAGE_PIPELINES:
-        raise ValueError(
-            f"unknown image pipeline {pipeline!r}; choose pil (open_clip's PIL preprocessing) or tensor "
-            "(JPEGs decoded on the GPU, resize and crop as tensor ops)"
-        )
-    return str(pipeline)
+    return choice_check(
+        pipeline,
+        IMAGE_PIPELINES,
+        "image pipeline",
+        "pil (open_clip's PIL preprocessing) or tensor (JPEGs decoded on the GPU, resize and crop as tensor ops)",
+    )
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .choices import choice_check
+
 if TYPE_CHECKING:
     from .loading import LoadedClip
 
@@ -48,11 +50,9 @@ AUTOCAST_TOLERANCE = 0.01
 
 def autocast_choice_check(value: object) -> str:
     """``value`` if it is ``""``, ``"bf16"`` or ``"fp16"``; ``ValueError`` naming the choices otherwise."""
-    if value not in AUTOCAST_CHOICES:
-        raise ValueError(
-            f"unknown CLIP autocast {value!r}; choose '' (fp32), 'bf16' or 'fp16' (meant for CUDA)"
-        )
-    return str(value)
+    return choice_check(
+        value, AUTOCAST_CHOICES, "CLIP autocast", "'' (fp32), 'bf16' or 'fp16' (meant for CUDA)"
+    )
 
 
 def set_torch_threads(threads: int) -> int:
