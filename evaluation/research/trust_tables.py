@@ -444,14 +444,18 @@ def _epsilon_text(verdict: MetricVerdict | None) -> str:
     )
 
 
+# The verdict row of a language whose items rank no metric ({n}: its number of items).
+_UNRANKED_TEXT = {
+    "too_few": "too few items ({n})",
+    "undecided": "cannot tell apart (n={n})",
+    "empty": "no items",
+}
+
+
 def _status_text(table: TrustTable, code: str) -> str:
     verdict = table.languages[code]
-    if verdict.status == "too_few":
-        return f"too few items ({verdict.n_items})"
-    if verdict.status == "undecided":
-        return f"cannot tell apart (n={verdict.n_items})"
-    if verdict.status == "empty":
-        return "no items"
+    if verdict.status in _UNRANKED_TEXT:
+        return _UNRANKED_TEXT[verdict.status].format(n=verdict.n_items)
     best = [v.metric for v in verdict.verdicts if v.best]
     return "best: " + ", ".join(best)
 
