@@ -74,6 +74,7 @@ __all__ = [
     "TAU_C_SCIPY_LABEL",
     "TAU_C_SEED001",
     "TAU_C_VARIANTS",
+    "ComparedPair",
     "Comparison",
     "CorrelationResult",
     "correlate",
@@ -133,8 +134,17 @@ NOTE_ONE_DIRECTION = (
 # Comparisons
 
 
+class ComparedPair:
+    """What a record of one compared pair (fields ``m1``, ``m2``, ``language``) is keyed by."""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """The comparison it belongs to: ``(m1, m2, language)``."""
+        return (self.m1, self.m2, self.language)
+
+
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(ComparedPair):
     """m2 against m1 in one language.
 
     ``delta_sxs`` is ΔS×S (positive: people prefer m2); ``deltas`` maps each metric's name to
@@ -146,10 +156,6 @@ class Comparison:
     language: str
     delta_sxs: float
     deltas: Mapping[str, float] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.m1, self.m2, self.language)
 
     def reversed(self) -> Comparison:
         """The same comparison seen from the other side: m1 vs m2 with every delta negated."""

@@ -161,7 +161,7 @@ def _comparisons(items: list[Item], scores) -> list[Comparison]:
     :func:`~evaluation.human.sxs.sxs_summary`, no interval) and each Δmetric the mean of the images'."""
     by_pair: dict[tuple[str, str, str], list[Item]] = defaultdict(list)
     for item in items:
-        by_pair[item.pair].append(item)
+        by_pair[item.key].append(item)
     out = []
     for (m1, m2, language), having in by_pair.items():
         judgments = [

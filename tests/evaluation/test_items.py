@@ -189,7 +189,7 @@ def test_items_cost_one_query_for_all_caption_scores(judged, german, django_asse
     with django_assert_num_queries(7):
         found = comparisons_from_db(metric_run_ids=[run.pk])
     assert len(found) == 2 and len(found.items) == 3 + 4
-    assert [item.pair for item in found.items] == [("base", "test", "de")] * 3 + [("test", "third", "de")] * 4
+    assert [item.key for item in found.items] == [("base", "test", "de")] * 3 + [("test", "third", "de")] * 4
     assert found.items[3].deltas == pytest.approx({"CIDEr-D": 0.0 - 0.1, "BLEU-4": 0.0 - 0.0})
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.research.bootstrap import percentile_interval, seeded_rng
-from evaluation.research.correlation import ALL
+from evaluation.research.correlation import ALL, ComparedPair
 
 ACC23_LABEL = (
     "acc23 with tie calibration (Deutsch et al. 2023; ε maximises it, smallest ε among equal maxima)"
@@ -29,7 +29,7 @@ _BLOCK = 256
 
 
 @dataclass(frozen=True)
-class Item:
+class Item(ComparedPair):
     """One image of one compared pair (m2 against m1 in one language), the unit of the item level.
 
     ``human`` is the mean of the image's judgments, each a score from m2's side (−3 … +3, positive:
@@ -44,11 +44,6 @@ class Item:
     human: float
     n_judgments: int
     deltas: Mapping[str, float] = field(default_factory=dict)
-
-    @property
-    def pair(self) -> tuple[str, str, str]:
-        """The comparison the item belongs to: ``(m1, m2, language)``, as ``Comparison.key``."""
-        return (self.m1, self.m2, self.language)
 
 
 # --------------------------------------------------------------------------------------------------

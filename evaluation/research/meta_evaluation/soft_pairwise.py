@@ -103,7 +103,7 @@ def with_soft_pairwise_accuracy(
     _check_items(pool)
     by_pair: dict[tuple[str, str, str], list[Item]] = defaultdict(list)
     for item in pool:
-        by_pair[item.pair].append(item)
+        by_pair[item.key].append(item)
     # |p_people − p_metric| per metric, language and comparison.
     gaps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     # The fewest draws behind any gap, per metric and language (0: exact).

@@ -149,7 +149,7 @@ def _check_items(items: Sequence[Item]) -> None:
             raise ValueError(f"{where}: {ALL!r} is reserved for the pooled result, not a language")
         if item.m1 == item.m2:
             raise ValueError(f"{where}: a model is compared with itself")
-        key = (*item.pair, item.image)
+        key = (*item.key, item.image)
         if key in seen:
             raise ValueError(f"{where}: the item is given twice")
         seen.add(key)
@@ -187,7 +187,7 @@ def _language_verdict(
     # does not depend on the order of the metrics in a file or a run.
     order = sorted(results, key=lambda metric: (-(results[metric].acc23 or 0.0), metric))
     n_items = len(items)
-    n_pairs = len({item.pair for item in items})
+    n_pairs = len({item.key for item in items})
     if not order:
         return LanguageVerdict(language, n_items, n_pairs, (), "empty")
     if n_items < MIN_ITEMS:
