@@ -63,7 +63,12 @@ class ResearchFilterBackend(DjangoFilterBackend):
 
 
 class StrictFilterSet(django_filters.FilterSet):
-    """Refuses a parameter that is not one of its filters (or ``page`` / ``format``)."""
+    """Refuses a parameter that is not one of its filters (or ``page`` / ``format``). A subclass's
+    ``Meta`` extends this one and names only its ``model``."""
+
+    class Meta:
+        # Only the declared filters: none is made from the model's fields.
+        fields: list[str] = []
 
     def is_valid(self) -> bool:
         unknown = sorted(set(self.data) - set(self.filters) - COMMON_QUERY_PARAMETERS)
@@ -134,18 +139,16 @@ def clip_model_filter() -> django_filters.CharFilter:
 class LanguageFilter(StrictFilterSet):
     code = django_filters.CharFilter(max_length=16)
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = Language
-        fields = []
 
 
 class SystemFilter(StrictFilterSet):
     language = _language("language", method="filter_language", help_text="Only systems with captions in it.")
     name = django_filters.CharFilter(max_length=100)
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = CaptioningSystem
-        fields = []
 
     def filter_language(self, queryset, name, value: str):
         return queryset.filter(
@@ -156,17 +159,15 @@ class SystemFilter(StrictFilterSet):
 class ReferenceSetFilter(StrictFilterSet):
     language = _language("language__code")
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = ReferenceSet
-        fields = []
 
 
 class ImageSelectionFilter(StrictFilterSet):
     language = _language("languages__language__code", help_text="Selections with a set for this language.")
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = ImageSelection
-        fields = []
 
 
 class ImageSetFilter(StrictFilterSet):
@@ -174,9 +175,8 @@ class ImageSetFilter(StrictFilterSet):
         "language", method="filter_language", help_text="Sets for this language and sets for every language."
     )
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = ImageSet
-        fields = []
 
     def filter_language(self, queryset, name, value: str):
         return queryset.filter(Q(language__code=value) | Q(language__isnull=True))
@@ -190,9 +190,8 @@ class CampaignFilter(StrictFilterSet):
     kind = django_filters.ChoiceFilter(choices=CampaignKind.choices)
     state = django_filters.ChoiceFilter(choices=CampaignState.choices)
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = Campaign
-        fields = []
 
 
 class WrittenCaptionFilter(StrictFilterSet):
@@ -201,9 +200,8 @@ class WrittenCaptionFilter(StrictFilterSet):
     image = _image_key("image__key")
     annotator = _pseudonym("annotator__pseudonym")
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = WrittenCaption
-        fields = []
 
 
 class SxsJudgmentFilter(StrictFilterSet):
@@ -217,9 +215,8 @@ class SxsJudgmentFilter(StrictFilterSet):
         field_name="assignment__item__is_control", help_text="true: control items only; false: none."
     )
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = SxsJudgment
-        fields = []
 
     def filter_system(self, queryset, name, value: str):
         return queryset.filter(
@@ -238,9 +235,8 @@ class RatingFilter(StrictFilterSet):
     campaign = IdFilter(field_name="assignment__item__campaign")
     annotator = _pseudonym("assignment__annotator__pseudonym")
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = Rating
-        fields = []
 
     def filter_kind(self, queryset, name, value: str):
         return queryset.filter(assignment__item__campaign__kind=RATING_KINDS[value])
@@ -256,9 +252,8 @@ class MetricRunFilter(StrictFilterSet):
         method="filter_system", max_length=100, help_text="Runs that score it."
     )
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = MetricRun
-        fields = []
 
     def filter_system(self, queryset, name, value: str):
         return queryset.filter(
@@ -270,25 +265,22 @@ class RetrievalCheckFilter(StrictFilterSet):
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
     model = clip_model_filter()
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = RetrievalCheck
-        fields = []
 
 
 class ClipModelFilter(StrictFilterSet):
     is_demo = django_filters.BooleanFilter()
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = ClipModel
-        fields = []
 
 
 class ClipFineTuneFilter(StrictFilterSet):
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = ClipFineTune
-        fields = []
 
 
 class CaptionScoreFilter(StrictFilterSet):
@@ -296,6 +288,5 @@ class CaptionScoreFilter(StrictFilterSet):
     metric = django_filters.ChoiceFilter(choices=Metric.choices)
     image = _image_key("image__key")
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = CaptionScore
-        fields = []

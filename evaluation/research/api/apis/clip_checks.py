@@ -31,9 +31,8 @@ class ClipCheckFilter(StrictFilterSet):
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
     model = clip_model_filter()
 
-    class Meta:
+    class Meta(StrictFilterSet.Meta):
         model = ClipProbeCheck
-        fields = []
 
 
 class ClipCheckSerializer(serializers.Serializer):
