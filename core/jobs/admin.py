@@ -40,8 +40,11 @@ def unit_liveness(unit) -> str:
 class PlannedJobAdminMixin:
     """Mixed into a ``ModelAdmin`` whose add form has a ``plan``. Set ``job_start_form`` and
     ``job_start_fields`` (the add page), ``job_fields`` (what a stored job's page shows, read-only) and
-    ``job_store`` (``store(plan=..., user=...) -> job``)."""
+    ``job_store`` (``store(plan=..., user=...) -> job``). A planned job is named on its add page, so its
+    list opens a job from its id or its name and narrows by status (a kind may add filters)."""
 
+    list_display_links = ["id", "name"]
+    list_filter = ["status"]
     job_start_form = None
     job_start_fields: list[str] = []
     job_fields: list[str] = []

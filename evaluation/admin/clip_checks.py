@@ -102,7 +102,6 @@ class ClipProbeCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin,
         "failing",
         "finished_at",
     ]
-    list_display_links = ["id", "name"]
     list_filter = ["probe", "status"]
     search_fields = ["name", "model_id"]
     job_kind = CLIP_PROBE_CHECK

@@ -164,8 +164,6 @@ class ClipFineTuneAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
         "registered",
         "finished_at",
     ]
-    list_display_links = ["id", "name"]
-    list_filter = ["status"]
     search_fields = ["name", "register_as"]
     job_kind = FINE_TUNE
     run_fields = [

@@ -94,8 +94,6 @@ class RetrievalCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin,
         "flagged",
         "finished_at",
     ]
-    list_display_links = ["id", "name"]
-    list_filter = ["status"]
     search_fields = ["name", "model_id"]
     job_kind = RETRIEVAL_CHECK
     check_fields = [

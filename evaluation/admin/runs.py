@@ -133,7 +133,6 @@ class MetricChunkInline(admin.TabularInline):
 @admin.register(MetricRun)
 class MetricRunAdmin(JobAdminMixin, PlannedJobAdminMixin, StyledModelAdmin):
     list_display = ["id", "name", "language", "status", "progress", "started_at", "duration", "scores"]
-    list_display_links = ["id", "name"]
     list_filter = ["status", "language"]
     search_fields = ["name"]
     date_hierarchy = "created_at"
