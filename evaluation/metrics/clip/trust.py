@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.records import attributes
+
 __all__ = [
     "BASELINE_LANGUAGE",
     "FLAG_TEXT",
@@ -100,17 +102,10 @@ class LanguageTrust:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "language": self.language,
-            "status": self.status,
-            "flagged": self.flagged,
-            "label": self.label,
+            **attributes(self, "language", "status", "flagged", "label"),
             "t2i_r1": self.r1,
             "baseline_t2i_r1": self.baseline_r1,
-            "ratio": self.ratio,
-            "threshold": self.threshold,
-            "check_id": self.check_id,
-            "note": self.note,
-            "reasons": self.reasons,
+            **attributes(self, "ratio", "threshold", "check_id", "note", "reasons"),
             "probes": [probe.as_dict() for probe in self.probes],
         }
 
@@ -149,15 +144,7 @@ class ProbeRatio:
         return f"{self.probe} {_ratio_text(self.ratio)} {BASELINE_LANGUAGE_NAME}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "probe": self.probe,
-            "value": self.value,
-            "baseline": self.baseline,
-            "ratio": self.ratio,
-            "threshold": self.threshold,
-            "failed": self.failed,
-            "check_id": self.check_id,
-        }
+        return attributes(self, "probe", "value", "baseline", "ratio", "threshold", "failed", "check_id")
 
 
 def with_probes(verdict: LanguageTrust, probes: Iterable[ProbeRatio]) -> LanguageTrust:

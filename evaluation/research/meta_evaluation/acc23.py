@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from core.records import attributes
 from evaluation.research.bootstrap import percentile_interval, seeded_rng
 from evaluation.research.correlation import ALL, ComparedPair
 
@@ -67,10 +68,7 @@ class TieCalibrated:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "acc23": self.acc23,
-            "tau23": self.tau23,
-            "epsilon": self.epsilon,
-            "n": self.n,
+            **attributes(self, "acc23", "tau23", "epsilon", "n"),
             "acc23_ci": list(self.ci) if self.ci is not None else None,
             "sampled": self.sampled,
         }

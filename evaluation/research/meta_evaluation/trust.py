@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from core.records import attributes
 from evaluation.research.bootstrap import seeded_rng
 from evaluation.research.correlation import ALL, CORRELATION_N_BOOT
 from evaluation.research.meta_evaluation.acc23 import (
@@ -94,11 +95,7 @@ class LanguageVerdict:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "language": self.language,
-            "n_items": self.n_items,
-            "n_pairs": self.n_pairs,
-            "status": self.status,
-            "note": self.note,
+            **attributes(self, "language", "n_items", "n_pairs", "status", "note"),
             "metrics": [verdict.as_dict() for verdict in self.verdicts],
             "p_values": {a: dict(row) for a, row in self.p_values.items()},
         }
