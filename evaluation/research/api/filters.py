@@ -126,6 +126,16 @@ def _image_key(field_name: str) -> django_filters.CharFilter:
     return django_filters.CharFilter(field_name=field_name, max_length=200, help_text="Image key.")
 
 
+def having(model, row: str, lookup: str):
+    """A filter method: the rows that at least one ``model`` object points at through ``row`` with the
+    parameter's value at ``lookup`` (an ``EXISTS`` subquery, so a row never comes twice)."""
+
+    def filter_having(self, queryset, name, value: str):
+        return queryset.filter(Exists(model.objects.filter(**{row: OuterRef("pk"), lookup: value})))
+
+    return filter_having
+
+
 def clip_model_filter() -> django_filters.CharFilter:
     """A CLIP check's model, by the open_clip name in its ``params``."""
     return django_filters.CharFilter(
@@ -150,10 +160,7 @@ class SystemFilter(StrictFilterSet):
     class Meta(StrictFilterSet.Meta):
         model = CaptioningSystem
 
-    def filter_language(self, queryset, name, value: str):
-        return queryset.filter(
-            Exists(SystemCaption.objects.filter(system=OuterRef("pk"), language__code=value))
-        )
+    filter_language = having(SystemCaption, "system", "language__code")
 
 
 class ReferenceSetFilter(StrictFilterSet):
@@ -255,10 +262,7 @@ class MetricRunFilter(StrictFilterSet):
     class Meta(StrictFilterSet.Meta):
         model = MetricRun
 
-    def filter_system(self, queryset, name, value: str):
-        return queryset.filter(
-            Exists(CaptioningSystem.objects.filter(metric_runs=OuterRef("pk"), name=value))
-        )
+    filter_system = having(CaptioningSystem, "metric_runs", "name")
 
 
 class RetrievalCheckFilter(StrictFilterSet):
