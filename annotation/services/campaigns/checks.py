@@ -19,7 +19,7 @@ _SYSTEM_RANDOM = random.SystemRandom()
 @dataclass(frozen=True)
 class CampaignSettings:
     """What every created campaign shares, as :func:`campaign_settings_check` accepted it: stored as it is on
-    the campaign (the name stripped; ``sample_seed`` None for a campaign that draws no sample)."""
+    the campaign (the name stripped)."""
 
     name: str
     batch_size: int
@@ -28,21 +28,16 @@ class CampaignSettings:
     sample_seed: int | None
 
     def campaign_create(self, **fields) -> Campaign:
-        """Store a campaign with these settings and its own ``fields`` (kind, language, lease, systems...)."""
-        return Campaign.objects.create(**asdict(self), **fields)
+        """Store a campaign with these settings and its own ``fields`` (kind, language, lease, systems...),
+        which win over them."""
+        return Campaign.objects.create(**{**asdict(self), **fields})
 
 
 def campaign_settings_check(
-    *,
-    name: str,
-    batch_size: int,
-    replication: int,
-    sample_size: int | None = None,
-    seed: int | None = None,
-    sampled: bool = True,
+    *, name: str, batch_size: int, replication: int, sample_size: int | None, seed: int | None
 ) -> CampaignSettings:
     """Validate what every created campaign shares (a new name, batch size, replication, sample, seed); return
-    it, with the seed to use (drawn if not given) when the campaign is ``sampled``, else none."""
+    it, with the seed to use (drawn if not given)."""
     if not name or not name.strip():
         raise ValidationFailed("Give the campaign a name.")
     if Campaign.objects.filter(name=name.strip()).exists():
@@ -53,9 +48,7 @@ def campaign_settings_check(
         raise ValidationFailed(f"The replication must be between 1 and {MAX_REPLICATION}.")
     if sample_size is not None and sample_size < 1:
         raise ValidationFailed("The sample size must be at least 1 (or empty for every image).")
-    if not sampled:
-        seed = None
-    elif seed is None:
+    if seed is None:
         seed = _SYSTEM_RANDOM.randrange(2**31)
     elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
         raise ValidationFailed(f"The seed must be a whole number from 0 to {SEED_MAX}.")

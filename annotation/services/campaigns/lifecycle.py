@@ -99,7 +99,7 @@ def caption_campaign_create(
     selection, unknown keys, or selected images that cannot be shown (each listed, up to 10).
     """
     settings = campaign_settings_check(
-        name=name, batch_size=batch_size, replication=replication, sampled=False
+        name=name, batch_size=batch_size, replication=replication, sample_size=None, seed=0
     )
     if lease_minutes < 1:
         raise ValidationFailed("The lease is at least one minute.")
@@ -138,6 +138,8 @@ def caption_campaign_create(
             rating_guidelines=rating_guidelines,
             writing_guidelines=writing_guidelines,
             fixed_images=selected is not None,
+            # It draws no sample: no seed is stored.
+            sample_seed=None,
         )
         if selected is not None:
             captions = _prompt_captions(system.pk, selected)
