@@ -48,6 +48,12 @@ class AnnotatorAPI(APIView):
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
+    def performed(self, service, request, batch_id: int):
+        """``service`` done for the request's annotator on this batch with the validated ``Input``, whose
+        fields are named (or sourced) as the service's parameters: each is named once, and one the client
+        left out takes the service's default."""
+        return service(annotator=request.annotator, batch_id=batch_id, **self.validated(self.Input, request))
+
     def saved(self, request, batch_id: int, payload: dict, lease=None) -> Response:
         """The answer of a save, plus ``lease_expires_at``: the batch's lease after the save
         (saving renews a live lease), which the page's countdown shows: as the service left it,
@@ -56,6 +62,17 @@ class AnnotatorAPI(APIView):
             lease = batch_lease_expiry(request.annotator, batch_id)
         payload["lease_expires_at"] = lease
         return Response(payload)
+
+    def submitted(self, batch) -> Response:
+        """The answer of a batch submit: where the batch stands, and the batch page to go on to."""
+        return Response(
+            {
+                "batch": batch.pk,
+                "stage": batch.stage,
+                "late": batch.is_late,
+                "next": reverse("annotation:batch", args=[batch.pk]),
+            }
+        )
 
 
 class TypingInput(serializers.Serializer):
@@ -83,27 +100,36 @@ class ShownCaptionInput(serializers.Serializer):
     typing = TypingInput(required=False)
 
 
-class RatingSaveAPI(AnnotatorAPI):
-    class Input(serializers.Serializer):
-        assignment = id_field()
-        value = serializers.CharField(max_length=20)
-        seconds = seconds_field()
+def answer_input(field: str) -> type[serializers.Serializer]:
+    """The input of an answer save: the assignment, the answer ``field`` (a point of its scale) and the
+    seconds spent on it."""
+    fields = {
+        "assignment": id_field(source="assignment_id"),
+        field: serializers.CharField(max_length=20),
+        "seconds": seconds_field(),
+    }
+    return type("Input", (serializers.Serializer,), fields)
+
+
+class AnswerSaveAPI(AnnotatorAPI):
+    """Save one assignment's answer with ``save``; the answer repeats the stored ``field`` (a point of its
+    scale), with the batch's lease as the save left it."""
+
+    field = ""
+
+    def save(self, **arguments):
+        raise NotImplementedError
 
     def post(self, request, batch_id: int):
-        data = self.validated(self.Input, request)
-        rating = work.rating_save(
-            annotator=request.annotator,
-            batch_id=batch_id,
-            assignment_id=data["assignment"],
-            value=data["value"],
-            seconds=data.get("seconds"),
-        )
-        return self.saved(
-            request,
-            batch_id,
-            {"assignment": rating.assignment_id, "value": rating.value},
-            lease=rating.lease_expires_at,
-        )
+        answer = self.performed(self.save, request, batch_id)
+        payload = {"assignment": answer.assignment_id, self.field: getattr(answer, self.field)}
+        return self.saved(request, batch_id, payload, lease=answer.lease_expires_at)
+
+
+class RatingSaveAPI(AnswerSaveAPI):
+    field = "value"
+    Input = answer_input(field)
+    save = staticmethod(work.rating_save)
 
 
 class WritingOpenAPI(AnnotatorAPI):
@@ -113,25 +139,15 @@ class WritingOpenAPI(AnnotatorAPI):
         shown = serializers.DictField(child=serializers.CharField(max_length=20), required=False)
 
     def post(self, request, batch_id: int):
-        data = self.validated(self.Input, request)
-        batch = work.writing_open(
-            annotator=request.annotator,
-            batch_id=batch_id,
-            rating_seconds=data.get("rating_seconds"),
-            shown=data.get("shown"),
-        )
+        batch = self.performed(work.writing_open, request, batch_id)
         return Response(
             {"batch": batch.pk, "stage": batch.stage, "next": reverse("annotation:screen2", args=[batch.pk])}
         )
 
 
 class DraftSaveAPI(AnnotatorAPI):
-    class Input(serializers.Serializer):
-        assignment = id_field()
-        text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=CAPTION_MAX_CHARS)
-        base_revision = counter_field()
-        seconds = seconds_field()
-        typing = TypingInput(required=False)
+    # A draft save carries what the submit shows of one image.
+    Input = ShownCaptionInput
 
     def post(self, request, batch_id: int):
         data = self.validated(self.Input, request)
@@ -160,48 +176,18 @@ class BatchSubmitAPI(AnnotatorAPI):
         captions = serializers.ListField(child=ShownCaptionInput(), required=False, max_length=500)
 
     def post(self, request, batch_id: int):
-        data = self.validated(self.Input, request)
-        # Each caption was validated above (ShownCaptionInput), and only once: a second, looser
+        # Each caption is validated by the Input (ShownCaptionInput), and only once: a second, looser
         # serializer over the same list added nothing but its CPU.
-        captions = data.get("captions")
-        batch = work.batch_submit(
-            annotator=request.annotator,
-            batch_id=batch_id,
-            submit_key=data["submit_key"],
-            writing_seconds=data.get("writing_seconds"),
-            captions=captions,
-        )
-        return Response(
-            {
-                "batch": batch.pk,
-                "stage": batch.stage,
-                "late": batch.is_late,
-                "next": reverse("annotation:batch", args=[batch.pk]),
-            }
-        )
+        return self.submitted(self.performed(work.batch_submit, request, batch_id))
 
 
-class SxsJudgmentSaveAPI(AnnotatorAPI):
+class SxsJudgmentSaveAPI(AnswerSaveAPI):
     """Save one side-by-side choice. The answer never carries the score: with the choice it
     would tell the page which side m2 is on."""
 
-    class Input(serializers.Serializer):
-        assignment = id_field()
-        choice = serializers.CharField(max_length=20)
-        seconds = seconds_field()
-
-    def post(self, request, batch_id: int):
-        data = self.validated(self.Input, request)
-        judgment = work.sxs_judgment_save(
-            annotator=request.annotator,
-            batch_id=batch_id,
-            assignment_id=data["assignment"],
-            choice=data["choice"],
-            seconds=data.get("seconds"),
-        )
-        return self.saved(
-            request, batch_id, {"assignment": judgment.assignment_id, "choice": judgment.choice}
-        )
+    field = "choice"
+    Input = answer_input(field)
+    save = staticmethod(work.sxs_judgment_save)
 
 
 class JudgmentSubmitAPI(AnnotatorAPI):
@@ -214,22 +200,7 @@ class JudgmentSubmitAPI(AnnotatorAPI):
         shown = serializers.DictField(child=serializers.CharField(max_length=20), required=False)
 
     def post(self, request, batch_id: int):
-        data = self.validated(self.Input, request)
-        batch = work.judgment_batch_submit(
-            annotator=request.annotator,
-            batch_id=batch_id,
-            submit_key=data["submit_key"],
-            seconds=data.get("seconds"),
-            shown=data.get("shown"),
-        )
-        return Response(
-            {
-                "batch": batch.pk,
-                "stage": batch.stage,
-                "late": batch.is_late,
-                "next": reverse("annotation:batch", args=[batch.pk]),
-            }
-        )
+        return self.submitted(self.performed(work.judgment_batch_submit, request, batch_id))
 
 
 class BatchStateAPI(AnnotatorAPI):

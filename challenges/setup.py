@@ -21,6 +21,7 @@ from annotation.models import Image
 from annotation.services.languages import language_ensure
 from challenges.models import Benchmark, BenchmarkLanguage, Phase, PhaseKind
 from core.errors import ValidationFailed
+from core.json_lines import json_lines
 from evaluation.metrics.references import references_import
 from evaluation.models import ImageSet
 
@@ -47,16 +48,14 @@ class BenchmarkCreated:
 def _scan(path: Path) -> tuple[list[str], list[str]]:
     """The image keys and language codes of an XM3600 captions file; a malformed line names its number."""
     keys, languages = [], set()
+
+    def invalid(number: int, exc: json.JSONDecodeError) -> ValidationFailed:
+        return ValidationFailed(
+            f"{path.name} line {number}: not valid JSON ({exc.msg}). Nothing was created."
+        )
+
     with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValidationFailed(
-                    f"{path.name} line {number}: not valid JSON ({exc.msg}). Nothing was created."
-                ) from exc
+        for number, obj in json_lines(fh, invalid):
             if not isinstance(obj, dict) or not isinstance(obj.get("image/key"), str | int):
                 raise ValidationFailed(f"{path.name} line {number}: no “image/key”. Nothing was created.")
             keys.append(str(obj["image/key"]))

@@ -46,14 +46,13 @@ def service_arguments(options: dict, names: tuple[str, ...]) -> dict:
 
 
 class DemoLoadCommand(BaseCommand):
-    """Subclasses say why the demo does not belong in a real deployment (``force_help``, ``refusal``), load
-    it (``load``, returning a summary) and print that summary (``report``, skipped at verbosity 0)."""
+    """Subclasses say why the demo does not belong in a real deployment (``force_help``, ``refusal``), name
+    the service that loads it (``loader``, returning a summary) and print that summary (``report``, skipped
+    at verbosity 0; the demo's address is ``served_url``)."""
 
     force_help = ""
     refusal = ""
-
-    def load(self):
-        raise NotImplementedError
+    loader: Callable[[], object]
 
     def report(self, summary, options: dict) -> None:
         raise NotImplementedError
@@ -69,10 +68,15 @@ class DemoLoadCommand(BaseCommand):
         )
         parser.add_argument("--force", action="store_true", help=self.force_help)
 
+    @staticmethod
+    def served_url(options: dict) -> str:
+        """Where the demo will be served (``--url``), ending in one slash."""
+        return options["url"].rstrip("/") + "/"
+
     def handle(self, *args, **options):
         if not settings.DEBUG and not options["force"]:
             raise CommandError(f"DEBUG is off: {self.refusal} Use --force if you really want them here.")
-        summary = service_in_transaction(self.load, dry_run=options["dry_run"])
+        summary = service_in_transaction(self.loader, dry_run=options["dry_run"])
         if options["verbosity"] < 1:
             return
         if options["dry_run"]:

@@ -22,6 +22,12 @@ from annotation.services.annotators import annotator_create, password_set_path
 from core.admin import StyledModelAdmin, count_of, service_form_view, sortable_column
 
 
+def annotator_search(path: str = "annotator") -> list[str]:
+    """Admin search fields that find one annotator's rows through ``path``: their exact username or
+    pseudonym (a search names a person, and never finds another whose name merely contains it)."""
+    return [f"={path}__user__username", f"={path}__pseudonym"]
+
+
 class AnnotatorSkillInline(admin.TabularInline):
     model = AnnotatorSkill
     extra = 1

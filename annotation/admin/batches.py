@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.utils.text import Truncator
 
+from annotation.admin.annotators import annotator_search
 from annotation.models import (
     Assignment,
     Batch,
@@ -70,7 +71,7 @@ class BatchAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     ]
     list_select_related = ["campaign", "annotator__user"]
     list_filter = ["stage", "is_late", "campaign"]
-    search_fields = ["=annotator__user__username", "=annotator__pseudonym"]
+    search_fields = annotator_search()
     show_full_result_count = False
     inlines = [AssignmentInline]
 

@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
+from annotation.admin.annotators import annotator_search
 from annotation.models import Campaign, CampaignKind, CaptioningSystem
 from annotation.quality.models import ImageReport, ImageWithdrawal, TypingRecord, TypingReview
 from annotation.quality.reports import (
@@ -119,7 +120,7 @@ class TypingRecordAdmin(StyledModelAdmin):
         "draft_saves",
     ]
     list_filter = ["review", "flags", "assignment__batch__campaign"]
-    search_fields = ["=assignment__annotator__user__username", "=assignment__annotator__pseudonym"]
+    search_fields = annotator_search("assignment__annotator")
     list_select_related = [
         "assignment__written_caption",
         "assignment__draft",
@@ -233,7 +234,7 @@ class ImageReportAdmin(ReadOnlyAdminMixin, StyledModelAdmin):
     list_display = ["image", "campaign", "reporter", "reason_code", "reported", "counts", "state"]
     list_filter = [ReportStateFilter, "trusted", "reason", "campaign"]
     list_select_related = ["image", "annotator__user", "campaign"]
-    search_fields = ["=image__key", "=annotator__user__username", "=annotator__pseudonym"]
+    search_fields = ["=image__key", *annotator_search()]
     actions = ["withdraw_here", "withdraw_everywhere", "dismiss_reports"]
 
     def has_decide_permission(self, request):

@@ -12,8 +12,7 @@ class Command(DemoLoadCommand):
     force_help = "Load even with DEBUG off: the demo accounts have a published password."
     refusal = "this looks like a real deployment, and the demo accounts have a published password."
 
-    def load(self):
-        return demo_load()
+    loader = staticmethod(demo_load)
 
     def report(self, summary, options):
         out = self.stdout.write
@@ -25,7 +24,7 @@ class Command(DemoLoadCommand):
         for name, code, state in summary.campaigns:
             out(f"Campaign “{name}” [{code}]: {state}.")
         out("")
-        url = options["url"].rstrip("/") + "/"
+        url = self.served_url(options)
         out(f"Open {url}  (admin: {url}admin/)")
         out("")
         width = max(len(a.username) for a in summary.accounts)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from dataclasses import asdict, dataclass
 
-from annotation.models import Campaign, CaptioningSystem
+from annotation.models import Campaign, CaptioningSystem, Language
 from core.errors import ValidationFailed
 
 PROMPT_LANGUAGE = "en"
@@ -15,10 +16,28 @@ MAX_REPLICATION = 20
 _SYSTEM_RANDOM = random.SystemRandom()
 
 
+@dataclass(frozen=True)
+class CampaignSettings:
+    """What every created campaign shares, as :func:`campaign_settings_check` accepted it: stored as it is on
+    the campaign (the name stripped)."""
+
+    name: str
+    batch_size: int
+    replication: int
+    sample_size: int | None
+    sample_seed: int | None
+
+    def campaign_create(self, **fields) -> Campaign:
+        """Store a campaign with these settings and its own ``fields`` (kind, language, lease, systems...),
+        which win over them."""
+        return Campaign.objects.create(**{**asdict(self), **fields})
+
+
 def campaign_settings_check(
     *, name: str, batch_size: int, replication: int, sample_size: int | None, seed: int | None
-) -> int:
-    """Validate what every created campaign shares (a new name, batch size, replication, sample, seed); return the seed to use (drawn if not given)."""
+) -> CampaignSettings:
+    """Validate what every created campaign shares (a new name, batch size, replication, sample, seed); return
+    it, with the seed to use (drawn if not given)."""
     if not name or not name.strip():
         raise ValidationFailed("Give the campaign a name.")
     if Campaign.objects.filter(name=name.strip()).exists():
@@ -30,10 +49,18 @@ def campaign_settings_check(
     if sample_size is not None and sample_size < 1:
         raise ValidationFailed("The sample size must be at least 1 (or empty for every image).")
     if seed is None:
-        return _SYSTEM_RANDOM.randrange(2**31)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        seed = _SYSTEM_RANDOM.randrange(2**31)
+    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
         raise ValidationFailed(f"The seed must be a whole number from 0 to {SEED_MAX}.")
-    return seed
+    return CampaignSettings(name.strip(), batch_size, replication, sample_size, seed)
+
+
+def language_of(code: str) -> Language:
+    """The language with this code; ValidationFailed if there is none."""
+    try:
+        return Language.objects.get(code=code)
+    except Language.DoesNotExist:
+        raise ValidationFailed(f"There is no language “{code}”.") from None
 
 
 def shuffle_key() -> int:

@@ -15,12 +15,12 @@ from annotation.models import (
     CaptioningSystem,
     ControlKind,
     Item,
-    Language,
     SystemCaption,
     WrittenCaption,
 )
 from annotation.services.campaigns.checks import (
     campaign_settings_check,
+    language_of,
     same_text,
     shuffle_key,
     system_of,
@@ -92,7 +92,7 @@ def sxs_campaign_create(
     the name), no eligible image, a sample larger than the eligible
     images, more controls of a kind than sampled images, or bad numbers.
     """
-    seed = campaign_settings_check(
+    settings = campaign_settings_check(
         name=name, batch_size=batch_size, replication=replication, sample_size=sample_size, seed=seed
     )
     for count in (controls_identical, controls_wrong_image):
@@ -104,10 +104,7 @@ def sxs_campaign_create(
         raise ValidationFailed("The minimum number of control judgments is a whole number.")
     if control_min_judgments < 1:
         raise ValidationFailed("The minimum number of control judgments is at least 1.")
-    try:
-        language = Language.objects.get(code=language_code)
-    except Language.DoesNotExist:
-        raise ValidationFailed(f"There is no language “{language_code}”.") from None
+    language = language_of(language_code)
     m1 = system_of(base_system, "base system m1")
     m2 = system_of(test_system, "test system m2")
     if m1.pk == m2.pk:
@@ -136,7 +133,7 @@ def sxs_campaign_create(
                 # "a caption in X", not "a X caption": no article to get wrong before Arabic, Urdu or Igbo.
                 f"No image has a stored file and a caption in {language.name} from both {m1.name} and {m2.name}."
             )
-        rng = random.Random(seed)
+        rng = random.Random(settings.sample_seed)
         chosen = _sample(
             rng,
             [(keys[i], i) for i in eligible],
@@ -149,16 +146,11 @@ def sxs_campaign_create(
                     f"At most {len(chosen)} {what} control items (one per image of the sample)."
                 )
 
-        campaign = Campaign.objects.create(
-            name=name.strip(),
+        campaign = settings.campaign_create(
             kind=CampaignKind.SIDE_BY_SIDE,
             language=language,
             base_system=m1,
             test_system=m2,
-            sample_size=sample_size,
-            sample_seed=seed,
-            batch_size=batch_size,
-            replication=replication,
             lease_minutes=lease_minutes,
             control_pass_threshold=control_pass_threshold,
             control_min_judgments=control_min_judgments,
@@ -220,7 +212,7 @@ def rating_campaign_create(
     (nothing stored) when the source is not a caption campaign, has no written caption, or
     the sample is larger than its captioned images.
     """
-    seed = campaign_settings_check(
+    settings = campaign_settings_check(
         name=name, batch_size=batch_size, replication=replication, sample_size=sample_size, seed=seed
     )
     with transaction.atomic():
@@ -245,19 +237,14 @@ def rating_campaign_create(
             keys[image_id] = key
         if not by_image:
             raise ValidationFailed(f"“{source.name}” has no written caption yet.")
-        rng = random.Random(seed)
+        rng = random.Random(settings.sample_seed)
         chosen = _sample(
             rng, [(keys[i], i) for i in by_image], sample_size, f"have captions in “{source.name}”"
         )
-        campaign = Campaign.objects.create(
-            name=name.strip(),
+        campaign = settings.campaign_create(
             kind=CampaignKind.RATING,
             language=source.language,
             source_campaign=source,
-            sample_size=sample_size,
-            sample_seed=seed,
-            batch_size=batch_size,
-            replication=replication,
             lease_minutes=lease_minutes,
         )
         Item.objects.bulk_create(

@@ -13,12 +13,12 @@ from annotation.models import (
     CaptioningSystem,
     Image,
     Item,
-    Language,
     SystemCaption,
 )
 from annotation.services.campaigns.checks import (
     PROMPT_LANGUAGE,
     campaign_settings_check,
+    language_of,
     shuffle_key,
     system_of,
 )
@@ -98,15 +98,12 @@ def caption_campaign_create(
     bad numbers, an unknown language or system, both kinds of selection at once, an empty
     selection, unknown keys, or selected images that cannot be shown (each listed, up to 10).
     """
-    campaign_settings_check(
+    settings = campaign_settings_check(
         name=name, batch_size=batch_size, replication=replication, sample_size=None, seed=0
     )
     if lease_minutes < 1:
         raise ValidationFailed("The lease is at least one minute.")
-    try:
-        language = Language.objects.get(code=language_code)
-    except Language.DoesNotExist:
-        raise ValidationFailed(f"There is no language “{language_code}”.") from None
+    language = language_of(language_code)
     system = system_of(prompt_system, "prompt system")
     if image_keys is not None and images_of_campaign_id is not None:
         raise ValidationFailed("Choose the images by key or from a campaign, not both.")
@@ -133,17 +130,16 @@ def caption_campaign_create(
             )
             if not selected:
                 raise ValidationFailed(f"“{source.name}” has no images.")
-        campaign = Campaign.objects.create(
-            name=name.strip(),
+        campaign = settings.campaign_create(
             kind=CampaignKind.CAPTION,
             language=language,
             prompt_system=system,
-            batch_size=batch_size,
-            replication=replication,
             lease_minutes=lease_minutes,
             rating_guidelines=rating_guidelines,
             writing_guidelines=writing_guidelines,
             fixed_images=selected is not None,
+            # It draws no sample: no seed is stored.
+            sample_seed=None,
         )
         if selected is not None:
             captions = _prompt_captions(system.pk, selected)

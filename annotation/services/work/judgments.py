@@ -36,7 +36,8 @@ def sxs_judgment_save(
     the score from m2's side is computed here from the assignment's stored ``m2_side``, never
     taken from the client. Works after the lease ran out (late work is kept). Locks the batch
     row. Raises NotFound for a batch or pair not of this annotator, ValidationFailed for an
-    unknown choice, Conflict after submit or for a batch that is not side by side.
+    unknown choice, Conflict after submit or for a batch that is not side by side. The returned
+    judgment carries ``lease_expires_at``, the batch's lease after the save.
     """
     if choice not in SxsChoice.values:
         raise ValidationFailed(gettext("Unknown choice “%(choice)s”.") % {"choice": choice})
@@ -54,7 +55,7 @@ def sxs_judgment_save(
                 "seconds": seconds,
             },
         )
-        checks.lease_touch(batch)
+        judgment.lease_expires_at = checks.lease_touch(batch)
         return judgment
 
 

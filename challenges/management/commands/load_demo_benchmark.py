@@ -11,11 +11,10 @@ class Command(DemoLoadCommand):
     force_help = "Load even with DEBUG off: a published team password does not belong in a real deployment."
     refusal = "this looks like a real deployment, and the demo team's password is published."
 
-    def load(self):
-        return demo_benchmark_load()
+    loader = staticmethod(demo_benchmark_load)
 
     def report(self, summary, options):
-        url = options["url"].rstrip("/") + "/"
+        url = self.served_url(options)
         if not summary.created:
             self.stdout.write("The demo benchmark exists already; nothing changed.")
         else:

@@ -18,8 +18,7 @@ class Command(DemoLoadCommand):
         "this looks like a real deployment, and these are simulated judgments that would enter its reports."
     )
 
-    def load(self):
-        return demo_results_load()
+    loader = staticmethod(demo_results_load)
 
     def report(self, summary, options):
         out = self.stdout.write
@@ -36,7 +35,7 @@ class Command(DemoLoadCommand):
         runs = MetricRun.objects.filter(pk__in=summary.run_ids).select_related("language").order_by("pk")
         for run in runs:
             out(f"Metric run #{run.pk} “{run.name}” [{run.language.code}]: {run.status}.")
-        url = options["url"].rstrip("/") + "/"
+        url = self.served_url(options)
         query = "&".join(f"runs={run_id}" for run_id in summary.run_ids)
         out("")
         out(f"Report (log in as researcher or manager): {url}reports/?{query}")

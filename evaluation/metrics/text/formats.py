@@ -15,6 +15,8 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import IO
 
+from core.json_lines import json_lines
+
 __all__ = [
     "FormatError",
     "References",
@@ -284,15 +286,11 @@ def _xm3600(text: str, name: str, language: str, field: str) -> References:
     captions: dict[Hashable, list[str]] = {}
     seen: dict[str, int] = {}
     missing: list[Hashable] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise FormatError(
-                f"invalid JSON: {error.msg} (column {error.colno})", source=name, line=number
-            ) from None
+
+    def invalid(number: int, error: json.JSONDecodeError) -> FormatError:
+        return FormatError(f"invalid JSON: {error.msg} (column {error.colno})", source=name, line=number)
+
+    for number, record in json_lines(text.split("\n"), invalid):
         if not isinstance(record, dict):
             raise FormatError(f"expected a JSON object, got {_kind(record)}", source=name, line=number)
         key = record.get("image/key")
