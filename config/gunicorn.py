@@ -12,7 +12,7 @@ bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")  # noqa: S104 - behind th
 # on PostgreSQL. A request is mostly Python, so a few threads per process are enough: more only
 # make them take turns on one interpreter lock, which costs CPU (docs/operations.md, "Web tier").
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
-worker_class = "gthread"
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 # Browsers keep a connection open between clicks; gunicorn's default of 2 s would make most of an
 # annotator's pauses reconnect. Idle connections wait in each process's poller, not on a thread.
