@@ -33,8 +33,7 @@ from evaluation.clip_checks.tasks import CLIP_PROBE_CHECK
 from evaluation.clip_choice import CLIP_SETTINGS, ClipModelChoice
 from evaluation.metrics.clip.trust import BASELINE_LANGUAGE
 from evaluation.models import ClipProbe, ClipProbeCheck
-from evaluation.models.fields import starter
-from evaluation.retrieval.plan import planned_model_key
+from evaluation.retrieval.plan import planned_check_fields
 
 KEYS_SHOWN = 5
 PLAIN_LABEL = "{}"
@@ -269,16 +268,9 @@ def probe_check_store(*, plan: ProbePlan, user=None, enqueue: bool = True) -> Cl
     Raises :class:`JobsUnavailable` (after the check is stored and marked failed) when the broker is
     unreachable. In eager mode (tests, the embedded default) the check has run when this returns."""
     size = plan.params["chunk_size"]
-    params = plan.params
     with transaction.atomic():
         check = ClipProbeCheck.objects.create(
-            name=plan.name,
-            probe=plan.probe,
-            languages=plan.languages,
-            params=params,
-            data=plan.data,
-            model_key=planned_model_key(params),
-            created_by=starter(user),
+            probe=plan.probe, data=plan.data, **planned_check_fields(plan, user)
         )
         rows = plan.images if plan.probe == ClipProbe.ZEROSHOT else [row[0] for row in plan.images]
         chunks = PROBE_CHUNKS.unsaved(

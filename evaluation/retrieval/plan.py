@@ -254,6 +254,18 @@ def planned_model_key(params: dict) -> str:
     )
 
 
+def planned_check_fields(plan, user) -> dict:
+    """What every CLIP check (retrieval, zero-shot, foil) is created with from its plan (which has a
+    ``name``, ``languages`` and ``params``): those, its model key and who started it."""
+    return {
+        "name": plan.name,
+        "languages": plan.languages,
+        "params": plan.params,
+        "model_key": planned_model_key(plan.params),
+        "created_by": starter(user),
+    }
+
+
 def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -> RetrievalCheck:
     """Store a planned check and its embedding chunks; send them to the workers on commit.
 
@@ -263,16 +275,8 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
     unreachable. In eager mode (tests, the embedded default) the check has run when this returns.
     """
     size = plan.params["chunk_size"]
-    params = plan.params
     with transaction.atomic():
-        check = RetrievalCheck.objects.create(
-            name=plan.name,
-            source=plan.source,
-            languages=plan.languages,
-            params=params,
-            model_key=planned_model_key(params),
-            created_by=starter(user),
-        )
+        check = RetrievalCheck.objects.create(source=plan.source, **planned_check_fields(plan, user))
         check.campaigns.set(plan.campaigns)
         check.reference_sets.set(plan.reference_sets)
         chunks = RETRIEVAL_CHUNKS.unsaved(
