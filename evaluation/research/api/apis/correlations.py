@@ -127,7 +127,7 @@ class TrustApi(ResearchApi):
             "min_items": MIN_ITEMS,
             "metrics": list(table.metrics) if table else [],
             "languages": trust_languages(table) if table else {},
-            "cells": trust_records(table, trust.system, trust.clip_flags, demo) if table else [],
+            "cells": trust_records(trust, demo) if table else [],
             "demo_metrics": demo,
             "clip_flags": trust.clip_flags,
             "skipped": found.skipped,
