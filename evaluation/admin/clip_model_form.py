@@ -8,6 +8,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 
+from evaluation.clip_choice import ClipModelChoice
 from evaluation.models import ClipModel
 
 
@@ -43,15 +44,17 @@ class ClipCheckModelFields(forms.Form):
 
     @staticmethod
     def clip_check_arguments(data: dict) -> dict:
-        """languages, name, model, pretrained and checkpoint for the plan; an empty model means the settings
+        """languages, name and the CLIP model choice for the plan; an empty model means the settings
         (pretrained and checkpoint then ``None``, the settings' too)."""
         model = data.get("model") or None
         return {
             "languages": data.get("language_codes") or [],
             "name": data.get("name") or "",
-            "model": model,
-            "pretrained": data.get("pretrained") or (None if model is None else ""),
-            "checkpoint": data.get("checkpoint") or (None if model is None else ""),
+            "clip": ClipModelChoice(
+                model=model,
+                pretrained=data.get("pretrained") or (None if model is None else ""),
+                checkpoint=data.get("checkpoint") or (None if model is None else ""),
+            ),
         }
 
 

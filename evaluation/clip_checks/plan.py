@@ -30,11 +30,10 @@ from evaluation.clip_checks.files import (
     parse_templates,
 )
 from evaluation.clip_checks.tasks import CLIP_PROBE_CHECK
-from evaluation.metrics.clip.embedding import image_orientation_check
+from evaluation.clip_choice import CLIP_SETTINGS, ClipModelChoice
 from evaluation.metrics.clip.trust import BASELINE_LANGUAGE
 from evaluation.models import ClipProbe, ClipProbeCheck
-from evaluation.models.fields import starter
-from evaluation.retrieval.plan import planned_model_key
+from evaluation.retrieval.plan import planned_check_fields
 
 KEYS_SHOWN = 5
 PLAIN_LABEL = "{}"
@@ -58,31 +57,6 @@ class ProbePlan:
 
 def _shown(values: list[str]) -> str:
     return ", ".join(values[:KEYS_SHOWN]) + (", …" if len(values) > KEYS_SHOWN else "")
-
-
-def _model_params(model, pretrained, checkpoint, image_orientation, prompt_prefix: str) -> dict:
-    """The CLIP_* settings unless a model is named (a named model brings its own weights), as
-    retrieval checks and metric runs resolve them."""
-    orientation = image_orientation or settings.CLIP_IMAGE_ORIENTATION
-    try:
-        image_orientation_check(orientation)
-    except ValueError as exc:
-        raise ValidationFailed(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
-    if model is None or (model == settings.CLIP_MODEL and pretrained is None and checkpoint is None):
-        model = settings.CLIP_MODEL
-        pretrained = settings.CLIP_PRETRAINED if pretrained is None else pretrained
-        checkpoint = settings.CLIP_CHECKPOINT if checkpoint is None else checkpoint
-    model, pretrained, checkpoint = model.strip(), (pretrained or "").strip(), (checkpoint or "").strip()
-    if not model:
-        raise ValidationFailed("Name the CLIP model to check.")
-    return {
-        "clip_model": model,
-        "clip_pretrained": pretrained,
-        "clip_checkpoint": checkpoint,
-        "clip_prompt_prefix": prompt_prefix,
-        "image_orientation": orientation,
-        "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
-    }
 
 
 def _images_by_name(names: list[str]) -> tuple[dict[str, int], list[str], list[str]]:
@@ -114,16 +88,14 @@ def zeroshot_check_plan(
     templates: tuple[str, bytes | str] | None = None,
     languages: list[str] | None = None,
     name: str = "",
-    model: str | None = None,
-    pretrained: str | None = None,
-    checkpoint: str | None = None,
-    image_orientation: str | None = None,
+    clip: ClipModelChoice = CLIP_SETTINGS,
 ) -> ProbePlan:
     """Parse and check a zero-shot import; stores nothing.
 
     ``labels``, ``images``, ``templates``: ``(file name, content)`` (formats in
     :mod:`evaluation.clip_checks.files`). ``languages`` keeps only those codes; English's labels are
-    always embedded when the file has them, as the baseline each language is compared with. Raises
+    always embedded when the file has them, as the baseline each language is compared with. ``clip``:
+    the model and image orientation (its prompt prefix is not used: the templates are the prompts). Raises
     ValidationFailed for a malformed file (naming its lines), an unknown or file-less image, a
     language not in the labels, or a language none of whose classes has a labelled image.
     """
@@ -166,7 +138,7 @@ def zeroshot_check_plan(
             for class_id, label in sorted(class_labels[code].items())
             for form in forms
         ]
-    params = _model_params(model, pretrained, checkpoint, image_orientation, prompt_prefix="")
+    params = clip.params(prompt_prefix="")  # the templates are the prompts
     data = {
         "files": {"labels": labels[0], "images": images[0], "templates": templates[0] if templates else ""},
         "n_classes": {code: len(class_labels[code]) for code in embedded},
@@ -204,17 +176,14 @@ def foil_check_plan(
     skip_unknown_images: bool = False,
     languages: list[str] | None = None,
     name: str = "",
-    model: str | None = None,
-    pretrained: str | None = None,
-    checkpoint: str | None = None,
-    prompt_prefix: str | None = None,
-    image_orientation: str | None = None,
+    clip: ClipModelChoice = CLIP_SETTINGS,
 ) -> ProbePlan:
     """Parse and check a foil import; stores nothing.
 
     ``files``: ``(file name, content, language)`` of VALSE-format files (language "" reads it from
     the file name, :func:`language_of_file`); a language may span several files (VALSE's pieces).
-    Only pairs with ``mturk.caption >= min_votes`` are kept. Raises ValidationFailed for a malformed
+    Only pairs with ``mturk.caption >= min_votes`` are kept. ``clip``: the model, prompt prefix and
+    image orientation. Raises ValidationFailed for a malformed
     file (naming its items), a pair whose image is not imported (unless ``skip_unknown_images``,
     which drops those pairs and counts them), the same pair twice, or a language with no valid pair.
     """
@@ -273,8 +242,7 @@ def foil_check_plan(
         texts[code] = rows
     if problems:
         raise ValidationFailed("Cannot check foils: " + "; ".join(problems) + ".")
-    prefix = settings.CLIP_PROMPT_PREFIX if prompt_prefix is None else prompt_prefix
-    params = _model_params(model, pretrained, checkpoint, image_orientation, prompt_prefix=prefix)
+    params = clip.params()
     params["n_boot"] = int(settings.CLIP_FOIL_BOOTSTRAP)
     data = {
         "files": [file_name for file_name, _, _ in files],
@@ -300,16 +268,9 @@ def probe_check_store(*, plan: ProbePlan, user=None, enqueue: bool = True) -> Cl
     Raises :class:`JobsUnavailable` (after the check is stored and marked failed) when the broker is
     unreachable. In eager mode (tests, the embedded default) the check has run when this returns."""
     size = plan.params["chunk_size"]
-    params = plan.params
     with transaction.atomic():
         check = ClipProbeCheck.objects.create(
-            name=plan.name,
-            probe=plan.probe,
-            languages=plan.languages,
-            params=params,
-            data=plan.data,
-            model_key=planned_model_key(params),
-            created_by=starter(user),
+            probe=plan.probe, data=plan.data, **planned_check_fields(plan, user)
         )
         rows = plan.images if plan.probe == ClipProbe.ZEROSHOT else [row[0] for row in plan.images]
         chunks = PROBE_CHUNKS.unsaved(

@@ -12,6 +12,7 @@ from evaluation.clip_checks.plan import (
     probe_check_store,
     zeroshot_check_plan,
 )
+from evaluation.clip_choice import ClipModelChoice
 from evaluation.finetune.plan import clip_model_demo_register
 from evaluation.metrics.clip.tiny import TINY_CLIP_CONFIG, TINY_CLIP_NAME
 from evaluation.models import ClipProbeCheck, RetrievalCheck, RunStatus
@@ -29,7 +30,7 @@ def demo_clip_checks_load(*, reference_sets: list[str]) -> list[tuple[str, int, 
     from evaluation.demo.clip_probe_data import demo_foil_files, demo_zeroshot_files
 
     registered = clip_model_demo_register()
-    model = {"model": TINY_CLIP_NAME, "pretrained": "", "checkpoint": registered.checkpoint}
+    clip = ClipModelChoice(model=TINY_CLIP_NAME, pretrained="", checkpoint=registered.checkpoint)
     out = []
     existing = RetrievalCheck.objects.filter(name=RETRIEVAL_NAME).order_by("pk").first()
     if existing is None:
@@ -49,9 +50,9 @@ def demo_clip_checks_load(*, reference_sets: list[str]) -> list[tuple[str, int, 
             images=files["images"],
             templates=files["templates"],
             name=ZEROSHOT_NAME,
-            **model,
+            clip=clip,
         ),
-        FOIL_NAME: lambda: foil_check_plan(files=demo_foil_files(), name=FOIL_NAME, **model),
+        FOIL_NAME: lambda: foil_check_plan(files=demo_foil_files(), name=FOIL_NAME, clip=clip),
     }
     for name, planner in planners.items():
         existing = ClipProbeCheck.objects.filter(name=name).order_by("pk").first()

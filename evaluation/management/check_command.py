@@ -9,6 +9,7 @@ from django.core.management.base import CommandError
 from core.commands import UnitProgressCommand
 from core.errors import DomainError
 from core.jobs.kinds import JobKind
+from evaluation.clip_choice import ClipModelChoice
 from evaluation.models import RunStatus
 
 
@@ -28,7 +29,13 @@ def add_clip_check_arguments(parser) -> None:
 
 def clip_check_options(options: dict) -> dict:
     """The plan's keyword arguments among the options of :func:`add_clip_check_arguments`."""
-    return {name: options[name] for name in ("languages", "name", "model", "pretrained", "checkpoint")}
+    return {
+        "languages": options["languages"],
+        "name": options["name"],
+        "clip": ClipModelChoice(
+            model=options["model"], pretrained=options["pretrained"], checkpoint=options["checkpoint"]
+        ),
+    }
 
 
 class CheckCommand(UnitProgressCommand):

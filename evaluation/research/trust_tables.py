@@ -192,17 +192,14 @@ def trust_cell_text(verdict: MetricVerdict | None, *, interval: bool = True) -> 
     return text
 
 
-def trust_records(
-    table: TrustTable,
-    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
-    clip_flags: Collection[str] = (),
-    demo_metrics: Collection[str] = (),
-) -> list[dict[str, Any]]:
+def trust_records(trust: Trust, demo_metrics: Collection[str] = ()) -> list[dict[str, Any]]:
     """One flat record per metric and language (``all`` first): the item level's acc23, τ_23, ε,
     n_items, interval, rank, best, the language's status, ``clip_flag`` (a CLIPScore / RefCLIPScore
-    cell of a language in ``clip_flags``, where the retrieval check says CLIP-based scores are
-    unreliable), and, when ``system`` (the model level's results) is given, the pairwise and soft
-    pairwise accuracies with their intervals."""
+    cell of a language in ``trust.clip_flags``, where the retrieval check says CLIP-based scores are
+    unreliable), ``demo_model`` (a metric of ``demo_metrics``) and, when ``trust.system`` (the model
+    level's results) is given, the pairwise and soft pairwise accuracies with their intervals.
+    ``trust.table`` is not None (as for every writer here)."""
+    table, system, clip_flags = trust.table, trust.system, trust.clip_flags
     records = []
     apart = not_pooled(table)
     every = _languages(table)
@@ -252,16 +249,12 @@ def trust_languages(table: TrustTable) -> dict[str, dict[str, Any]]:
     }
 
 
-def trust_json(
-    table: TrustTable,
-    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
-    clip_flags: Collection[str] = (),
-    demo_metrics: Collection[str] = (),
-) -> str:
+def trust_json(trust: Trust, demo_metrics: Collection[str] = ()) -> str:
     """``{metric: {language: record}}`` (see :func:`trust_records`), then ``"_settings"`` with how the
     numbers were made and ``"_languages"`` with each language's status and note."""
+    table = trust.table
     out: dict[str, Any] = {}
-    for record in trust_records(table, system, clip_flags, demo_metrics):
+    for record in trust_records(trust, demo_metrics):
         metric, language = record["metric"], record["language"]
         out.setdefault(metric, {})[language] = {
             k: v for k, v in record.items() if k not in ("metric", "language")
@@ -300,16 +293,11 @@ _CSV_COLUMNS = (
 )
 
 
-def trust_csv(
-    table: TrustTable,
-    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
-    clip_flags: Collection[str] = (),
-    demo_metrics: Collection[str] = (),
-) -> str:
+def trust_csv(trust: Trust, demo_metrics: Collection[str] = ()) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(_CSV_COLUMNS)
-    for record in trust_records(table, system, clip_flags, demo_metrics):
+    for record in trust_records(trust, demo_metrics):
         flat = dict(record)
         for name in ("acc23", "pairwise_accuracy", "soft_pairwise_accuracy"):
             ci = record.get(f"{name}_ci")
@@ -363,15 +351,11 @@ def clip_flag_note(clip_flags: Collection[str]) -> str:
     )
 
 
-def trust_text(
-    table: TrustTable,
-    system: Mapping[str, Mapping[str, CorrelationResult]] | None = None,
-    clip_flags: Collection[str] = (),
-    demo_metrics: Collection[str] = (),
-) -> str:
+def trust_text(trust: Trust, demo_metrics: Collection[str] = ()) -> str:
     """The table (metrics as rows, languages as columns), each language's ε and status, the model
-    level's pairwise accuracies when given, and the notes. ``clip_flags``: languages whose CLIP
+    level's pairwise accuracies when given, and the notes. ``trust.clip_flags``: languages whose CLIP
     cells are marked ``!`` (the retrieval check flags the CLIP model there)."""
+    table, system, clip_flags = trust.table, trust.system, trust.clip_flags
     languages = list(table.languages)
     header = ["metric", *languages]
     apart = not_pooled(table)

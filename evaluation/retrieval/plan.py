@@ -18,9 +18,9 @@ from django.db.models import Q
 from annotation.models import Campaign, CampaignKind, Image, Language
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
+from evaluation.clip_choice import CLIP_SETTINGS, ClipModelChoice
 from evaluation.human.selectors import reference_captions
 from evaluation.metrics.clip.compat import ensure_torchvision_loadable
-from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (
     ClipModel,
@@ -101,11 +101,7 @@ def retrieval_check_plan(
     reference_sets: list[str] | None = None,
     languages: list[str] | None = None,
     name: str = "",
-    model: str | None = None,
-    pretrained: str | None = None,
-    checkpoint: str | None = None,
-    prompt_prefix: str | None = None,
-    image_orientation: str | None = None,
+    clip: ClipModelChoice = CLIP_SETTINGS,
     clip_model_name: str | None = None,
 ) -> CheckPlan:
     """Check everything a retrieval check needs and gather its captions; stores nothing.
@@ -114,9 +110,9 @@ def retrieval_check_plan(
     in, or the captions of ``reference_sets`` (ids or names, one per language; imported from XM3600
     files or a campaign's). ``languages`` keeps only those codes, each of which must have captions.
     The model, as for metric runs: ``clip_model_name`` names a registered CLIP model (``ClipModel``:
-    the demo's, a fine-tuned one) whose weights and architecture the check uses; otherwise ``model``
-    (an open_clip architecture) with ``pretrained`` / ``checkpoint``, by default the ``CLIP_*``
-    settings. Raises NotFound for an unknown registered model; ValidationFailed when a registered
+    the demo's, a fine-tuned one) whose weights and architecture the check uses; otherwise ``clip``'s
+    model (an open_clip architecture) with its pretrained tag or checkpoint, by default the ``CLIP_*``
+    settings; ``clip`` gives the prompt prefix and image orientation in both cases. Raises NotFound for an unknown registered model; ValidationFailed when a registered
     model and a typed one are both given, when a typed name is not an open_clip architecture (a
     registered model's name typed there says to choose it instead), when: both or neither source is named, a name is unknown, a campaign is not a caption campaign,
     two reference sets share a language, a language has no captions or captions of fewer than 2
@@ -126,11 +122,7 @@ def retrieval_check_plan(
     reference_sets = [r for r in reference_sets or [] if str(r).strip()]
     if bool(campaigns) == bool(reference_sets):
         raise ValidationFailed("Name caption campaigns or reference sets to check on (one of the two).")
-    orientation = image_orientation or settings.CLIP_IMAGE_ORIENTATION
-    try:
-        image_orientation_check(orientation)
-    except ValueError as exc:
-        raise ValidationFailed(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+    clip.orientation()  # an unknown orientation is the first thing said
     wanted = list(dict.fromkeys(code.strip() for code in languages or [] if code.strip()))
     unknown = sorted(
         set(wanted) - set(Language.objects.filter(code__in=wanted).values_list("code", flat=True))
@@ -200,47 +192,27 @@ def retrieval_check_plan(
             f"A retrieval check needs the image files: {len(without_file)} images have none ({shown})."
         )
 
-    registered = _registered_model(clip_model_name, model, pretrained, checkpoint)
+    registered = _registered_model(clip_model_name, clip)
     if registered is not None:
-        plan.params = {
-            **registered.clip_params,
-            "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX if prompt_prefix is None else prompt_prefix,
-            "image_orientation": orientation,
-            "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
-        }
+        plan.params = clip.params(weights=registered.clip_params)
         plan.name = plan.name or _default_name(registered.name, *data_names)
         return plan
     # A name typed by the manager is checked; the CLIP_* settings are the operator's to get right.
-    typed = (model or "").strip()
-    typed = typed if typed and typed != settings.CLIP_MODEL else ""
-    # The CLIP_* settings unless a model is named; a named model brings its own weights.
-    if model is None or (model == settings.CLIP_MODEL and pretrained is None and checkpoint is None):
-        model = settings.CLIP_MODEL
-        pretrained = settings.CLIP_PRETRAINED if pretrained is None else pretrained
-        checkpoint = settings.CLIP_CHECKPOINT if checkpoint is None else checkpoint
-    model, pretrained, checkpoint = model.strip(), (pretrained or "").strip(), (checkpoint or "").strip()
-    if not model:
-        raise ValidationFailed("Name the CLIP model to check.")
-    if typed:
+    typed = (clip.model or "").strip()
+    weights = clip.weights()
+    if typed and typed != settings.CLIP_MODEL:
         _check_architecture(typed)
-    plan.params = {
-        "clip_model": model,
-        "clip_pretrained": pretrained,
-        "clip_checkpoint": checkpoint,
-        "clip_prompt_prefix": settings.CLIP_PROMPT_PREFIX if prompt_prefix is None else prompt_prefix,
-        "image_orientation": orientation,
-        "chunk_size": max(1, int(settings.METRIC_CLIP_CHUNK_SIZE)),
-    }
-    plan.name = plan.name or _default_name(model, *data_names)
+    plan.params = clip.params(weights=weights)
+    plan.name = plan.name or _default_name(plan.params["clip_model"], *data_names)
     return plan
 
 
-def _registered_model(name: str | None, model, pretrained, checkpoint) -> ClipModel | None:
+def _registered_model(name: str | None, clip: ClipModelChoice) -> ClipModel | None:
     """The registered model named ``name`` (None when none is named)."""
     name = (name or "").strip()
     if not name:
         return None
-    if any((value or "").strip() for value in (model, pretrained, checkpoint)):
+    if clip.typed:
         raise ValidationFailed(
             "Choose a registered CLIP model or type an open_clip model with its weights, not both."
         )
@@ -282,6 +254,18 @@ def planned_model_key(params: dict) -> str:
     )
 
 
+def planned_check_fields(plan, user) -> dict:
+    """What every CLIP check (retrieval, zero-shot, foil) is created with from its plan (which has a
+    ``name``, ``languages`` and ``params``): those, its model key and who started it."""
+    return {
+        "name": plan.name,
+        "languages": plan.languages,
+        "params": plan.params,
+        "model_key": planned_model_key(plan.params),
+        "created_by": starter(user),
+    }
+
+
 def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -> RetrievalCheck:
     """Store a planned check and its embedding chunks; send them to the workers on commit.
 
@@ -291,16 +275,8 @@ def retrieval_check_store(*, plan: CheckPlan, user=None, enqueue: bool = True) -
     unreachable. In eager mode (tests, the embedded default) the check has run when this returns.
     """
     size = plan.params["chunk_size"]
-    params = plan.params
     with transaction.atomic():
-        check = RetrievalCheck.objects.create(
-            name=plan.name,
-            source=plan.source,
-            languages=plan.languages,
-            params=params,
-            model_key=planned_model_key(params),
-            created_by=starter(user),
-        )
+        check = RetrievalCheck.objects.create(source=plan.source, **planned_check_fields(plan, user))
         check.campaigns.set(plan.campaigns)
         check.reference_sets.set(plan.reference_sets)
         chunks = RETRIEVAL_CHUNKS.unsaved(

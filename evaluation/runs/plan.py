@@ -17,8 +17,8 @@ from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from core.lookups import each_named
+from evaluation.clip_choice import clip_orientation
 from evaluation.human.selectors import reference_captions
-from evaluation.metrics.clip.embedding import image_orientation_check
 from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.meteor import meteor_setting
 from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, text_signature
@@ -145,11 +145,7 @@ def metric_run_plan(
     another language or its library is not installed here.
     """
     metrics = metrics_parse(metrics)
-    orientation = settings.CLIP_IMAGE_ORIENTATION if image_orientation in (None, "") else image_orientation
-    try:
-        image_orientation_check(orientation)
-    except ValueError as exc:
-        raise ValidationFailed(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+    orientation = clip_orientation(image_orientation)
     if cider_df not in CIDER_DF_CHOICES:
         raise ValidationFailed(
             f"Unknown CIDEr document-frequency source “{cider_df}”: choose {' or '.join(CIDER_DF_CHOICES)}."

@@ -54,7 +54,7 @@ from evaluation.research.meta_evaluation import (
     trust_table,
     with_soft_pairwise_accuracy,
 )
-from evaluation.research.trust_tables import trust_records
+from evaluation.research.trust_tables import Trust, trust_records
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -740,7 +740,7 @@ def test_the_trust_table_is_trust_table_of_the_same_selection(world):
         n_boot=200,
         seed=3,
     )
-    assert body["cells"] == trust_records(table, system)
+    assert body["cells"] == trust_records(Trust(table, system))
     assert body["clip_flags"] == [] and not any(
         cell["clip_flag"] for cell in body["cells"]
     )  # no CLIP run here

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from evaluation.clip_choice import ClipModelChoice
 from evaluation.models import ClipFineTune, ClipModel, ClipProbeCheck, RetrievalCheck, RunStatus
 from evaluation.retrieval.plan import retrieval_check_plan
 from tests import factories as f
@@ -46,7 +47,9 @@ def test_a_generated_check_name_names_what_fits_and_counts_the_rest(db):
         name = f"a-rather-long-reference-set-name-number-{i:02d}"
         f.reference_set_with(images, [["a"], ["b"]], name=name, language=language)
         names.append(name)
-    plan = retrieval_check_plan(reference_sets=names, model="ViT-B-32", pretrained="openai")
+    plan = retrieval_check_plan(
+        reference_sets=names, clip=ClipModelChoice(model="ViT-B-32", pretrained="openai")
+    )
     assert len(plan.name) <= 200
     assert plan.name.startswith("ViT-B-32 on reference sets a-rather-long-reference-set-name-number-00, ")
     shown = plan.name.count("a-rather-long")

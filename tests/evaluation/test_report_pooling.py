@@ -10,7 +10,7 @@ from evaluation.research.correlation import ALL, Comparison, correlate
 from evaluation.research.meta_evaluation import Item
 from evaluation.research.reports.heatmap import trust_heatmap
 from evaluation.research.tables import correlation_html, correlation_text
-from evaluation.research.trust_tables import trust_build, trust_html, trust_records, trust_text
+from evaluation.research.trust_tables import Trust, trust_build, trust_html, trust_records, trust_text
 
 
 def _items() -> list[Item]:
@@ -43,11 +43,11 @@ def test_all_ranks_only_metrics_present_in_every_language():
     assert cider["not_pooled"] and "n = 40, only de: not pooled, not ranked" in cider["text"]
     assert page["footer"][0]["text"] == "best: ROUGE-L"
     assert any("present in every language" in note for note in page["notes"])
-    records = {(r["metric"], r["language"]): r for r in trust_records(table)}
+    records = {(r["metric"], r["language"]): r for r in trust_records(Trust(table))}
     assert records["CIDEr", ALL]["pooled"] is False and records["CIDEr", ALL]["languages"] == ["de"]
     assert records["ROUGE-L", ALL]["pooled"] is True
     assert records["ROUGE-L", ALL]["languages"] == ["de", "en", "fr"]
-    assert "only de: not pooled, not ranked" in trust_text(table)
+    assert "only de: not pooled, not ranked" in trust_text(Trust(table))
     svg = trust_heatmap(table, "svg").decode()
     assert "only de" in svg and "not ranked" in svg
 

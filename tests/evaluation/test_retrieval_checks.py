@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import unit_claim
+from evaluation.clip_choice import ClipModelChoice
 from evaluation.metrics.clip import (
     embed_images,
     embed_texts,
@@ -289,9 +290,21 @@ def test_a_check_runs_with_a_registered_clip_model(data, demo_model, django_capt
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"model": "demo-tiny-clip"}, ValidationFailed, "“demo-tiny-clip” is a registered CLIP model"),
-        ({"model": "no-such-architecture"}, ValidationFailed, "is not an open_clip architecture"),
-        ({"clip_model_name": "demo-tiny-clip", "model": "ViT-B-32"}, ValidationFailed, "not both"),
+        (
+            {"clip": ClipModelChoice(model="demo-tiny-clip")},
+            ValidationFailed,
+            "“demo-tiny-clip” is a registered CLIP model",
+        ),
+        (
+            {"clip": ClipModelChoice(model="no-such-architecture")},
+            ValidationFailed,
+            "is not an open_clip architecture",
+        ),
+        (
+            {"clip_model_name": "demo-tiny-clip", "clip": ClipModelChoice(model="ViT-B-32")},
+            ValidationFailed,
+            "not both",
+        ),
         ({"clip_model_name": "missing"}, NotFound, "There is no registered CLIP model “missing”"),
     ],
 )

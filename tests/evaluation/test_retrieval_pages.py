@@ -14,7 +14,7 @@ from django.utils import timezone
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import ClipModel, RetrievalCheck, RunStatus
 from evaluation.research.meta_evaluation import Item, trust_table
-from evaluation.research.trust_tables import trust_html, trust_text
+from evaluation.research.trust_tables import Trust, trust_html, trust_text
 from tests import factories as f
 
 FLAG = "CLIP-based scores unreliable here"
@@ -222,7 +222,7 @@ def test_the_trust_table_marks_clip_cells_of_a_flagged_language():
     assert cells[("CLIPScore", "de")] is False and cells[("BLEU-4", "sw")] is False
     assert any("CLIP-based scores unreliable here" in note for note in trust_html(table, ["sw"])["notes"])
     assert not any("unreliable" in note for note in trust_html(table)["notes"])
-    text = trust_text(table, clip_flags=["sw"])
+    text = trust_text(Trust(table, clip_flags=["sw"]))
     clip_line = next(line for line in text.splitlines() if line.startswith("CLIPScore"))
     assert clip_line.count("!") == 1
     assert "! CLIP-based scores unreliable here" in text
@@ -232,9 +232,9 @@ def test_the_trust_table_marks_clip_cells_of_a_flagged_language():
     from evaluation.research.reports.heatmap import trust_heatmap
     from evaluation.research.trust_tables import trust_csv, trust_json
 
-    data = json.loads(trust_json(table, clip_flags=["sw"]))
+    data = json.loads(trust_json(Trust(table, clip_flags=["sw"])))
     assert data["CLIPScore"]["sw"]["clip_flag"] is True and data["CLIPScore"]["de"]["clip_flag"] is False
-    assert "clip_flag" in trust_csv(table, clip_flags=["sw"]).splitlines()[0]
+    assert "clip_flag" in trust_csv(Trust(table, clip_flags=["sw"])).splitlines()[0]
     svg = trust_heatmap(table, "svg", clip_flags=["sw"]).decode()
     assert "CLIP-based scores unreliable here (sw)" in svg
     assert "unreliable" not in trust_heatmap(table, "svg").decode()

@@ -126,4 +126,4 @@ class Command(BaseCommand):
         if trust.table is None:
             raise CommandError(f"{path}: no judged image has a metric difference.")
         render = {"json": trust_json, "csv": trust_csv, "text": trust_text}[options["format"]]
-        self.stdout.write(render(trust.table, trust.system), ending="")
+        self.stdout.write(render(trust), ending="")

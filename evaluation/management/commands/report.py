@@ -20,7 +20,7 @@ from evaluation.research.selection import (
     db_selection,
     selection_arguments,
 )
-from evaluation.research.trust_tables import trust_text
+from evaluation.research.trust_tables import Trust, trust_text
 
 
 class Command(BaseCommand):
@@ -113,7 +113,7 @@ class Command(BaseCommand):
         self.stdout.write(correlation_table(report, "text", show_p=verbosity >= 2), ending="")
         if report.trust is not None:
             out("")
-            self.stdout.write(trust_text(report.trust, report.correlations), ending="")
+            self.stdout.write(trust_text(Trust(report.trust, report.correlations)), ending="")
         if report.per_caption:
             out("")
             out(f"Per-caption agreement with screen-1 ratings (τ_c: {report.tau_c_label})")

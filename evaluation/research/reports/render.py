@@ -26,7 +26,7 @@ from evaluation.research.tables import (
     correlation_text,
     format_table,
 )
-from evaluation.research.trust_tables import trust_csv, trust_json, trust_text
+from evaluation.research.trust_tables import Trust, trust_csv, trust_json, trust_text
 
 __all__ = [
     "FILE_DESCRIPTIONS",
@@ -309,12 +309,10 @@ def report_write(report: Report, folder: str | Path) -> list[Path]:
     if report.fine_tunes:
         texts["finetune.txt"] = "\n\n".join(section.text for section in report.fine_tunes) + "\n"
     if report.trust is not None:
-        demo = report.demo_metrics
-        texts["trust.txt"] = trust_text(
-            report.trust, report.correlations, clip_flags=report.clip_flagged, demo_metrics=demo
-        )
-        texts["trust.csv"] = trust_csv(report.trust, report.correlations, report.clip_flagged, demo)
-        texts["trust.json"] = trust_json(report.trust, report.correlations, report.clip_flagged, demo)
+        trust, demo = Trust(report.trust, report.correlations, report.clip_flagged), report.demo_metrics
+        texts["trust.txt"] = trust_text(trust, demo)
+        texts["trust.csv"] = trust_csv(trust, demo)
+        texts["trust.json"] = trust_json(trust, demo)
     written: list[Path] = []
     for name, text in texts.items():
         path = folder / name

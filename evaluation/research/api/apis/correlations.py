@@ -25,6 +25,22 @@ from evaluation.research.reports.cache import result_or_compute
 from evaluation.research.reports.stored import API_CORRELATIONS, API_TRUST, api_selection
 from evaluation.research.trust_tables import trust_languages, trust_records
 
+
+def _draws(params: dict) -> dict:
+    """The random draws a selection's numbers were made with, as both endpoints report them."""
+    return {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
+
+
+def _stored_result(kind, params: dict, **selection):
+    """``(comparisons found, result, demo metrics)`` of the selection ``params``, computed once per
+    selection content and stored (evaluation.research.reports.cache); ValidationFailed with the
+    builder's message when the selection has no result."""
+    found, result, demo = result_or_compute(kind, api_selection(params, **selection))
+    if isinstance(result, str):
+        raise ValidationFailed(result)
+    return found, result, demo
+
+
 # --- Correlation of metrics with side-by-side judgments ----------------------------------------------
 
 
@@ -54,16 +70,10 @@ class CorrelationApi(ResearchApi):
     def get(self, request):
         params = self.validated(self.FilterSerializer, request.query_params)
         both = not params["one_direction"]
-        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
-        # Computed once per selection content and stored (evaluation.research.reports.cache).
-        found, results, demo = result_or_compute(
-            API_CORRELATIONS, api_selection(params, both_directions=both)
-        )
-        if isinstance(results, str):
-            raise ValidationFailed(results)
+        found, results, demo = _stored_result(API_CORRELATIONS, params, both_directions=both)
         output = {
             "both_directions": both,
-            **draws,
+            **_draws(params),
             "comparisons": found.sources,
             "skipped": found.skipped,
             "results": results,
@@ -107,21 +117,17 @@ class TrustApi(ResearchApi):
     )
     def get(self, request):
         params = self.validated(self.FilterSerializer, request.query_params)
-        draws = {key: params[key] for key in ("n_boot", "n_permutations", "seed")}
-        # Computed once per selection content and stored (evaluation.research.reports.cache).
-        found, trust, demo = result_or_compute(API_TRUST, api_selection(params))
-        if isinstance(trust, str):
-            raise ValidationFailed(trust)
+        found, trust, demo = _stored_result(API_TRUST, params)
         table = trust.table
         output = {
             "measure": ACC23_LABEL,
-            **draws,
+            **_draws(params),
             "alpha": SIGNIFICANCE_LEVEL,
             "significance_test": table.significance_test if table else DEFAULT_SIGNIFICANCE_TEST,
             "min_items": MIN_ITEMS,
             "metrics": list(table.metrics) if table else [],
             "languages": trust_languages(table) if table else {},
-            "cells": trust_records(table, trust.system, trust.clip_flags, demo) if table else [],
+            "cells": trust_records(trust, demo) if table else [],
             "demo_metrics": demo,
             "clip_flags": trust.clip_flags,
             "skipped": found.skipped,
