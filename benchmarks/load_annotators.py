@@ -905,6 +905,8 @@ def describe_server(tree: Path, workers: int, threads: int, env: dict) -> tuple[
         n, kind, threads_per, keepalive = probe.stdout.split()
     except ValueError:
         return "gunicorn (its settings could not be read)", 4
+    if kind == "sync":  # one request per process at a time; each connection closed after its answer
+        return f"-w {n} -k sync", int(n)
     return f"-w {n} -k {kind} --threads {threads_per} --keep-alive {keepalive}", int(n)
 
 
