@@ -35,7 +35,9 @@ def main(folder: str) -> None:
             method, url, wall, cpu, db, queries = line.split("\t")
             kind = next((k for k, m, rx in KINDS if m == method and rx.search(url)), "other")
             rows[kind].append((float(wall), float(cpu), float(db), int(queries)))
-    print(f"  {'request':<13}{'n':>6}{'p50':>7}{'p95':>7}   all: {'cpu':>5}{'db':>6}{'rest':>6}   slowest 5%: {'wall':>6}{'cpu':>6}{'db':>6}{'rest':>6}")
+    print(
+        f"  {'request':<13}{'n':>6}{'p50':>7}{'p95':>7}   all: {'cpu':>5}{'db':>6}{'rest':>6}   slowest 5%: {'wall':>6}{'cpu':>6}{'db':>6}{'rest':>6}"
+    )
     for kind, _m, _rx in [*KINDS, ("other", "", None)]:
         values = sorted(rows.get(kind, []))
         if not values:

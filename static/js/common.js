@@ -153,6 +153,23 @@ window.Annot = (function () {
     }
   }
 
+  // What every item screen's script starts from, read from the page the screen templates render: the
+  // list (#items, with its batch and submit URL), its items, the submit button and the done counter,
+  // a stopwatch per item, and when the page started.
+  function itemPage() {
+    const list = document.getElementById("items");
+    return {
+      list,
+      items: Array.from(list.querySelectorAll(".item")),
+      submitUrl: list.dataset.submitUrl,
+      batchId: list.dataset.batch,
+      submitBtn: document.getElementById("submit"),
+      countEl: document.getElementById("done-count"),
+      watch: new Stopwatch(),
+      pageStart: performance.now(),
+    };
+  }
+
   // One idempotency key per batch and tab: a retry or a double click sends the same key.
   function submitKey(batchId) {
     const name = "submit-key-" + batchId;
@@ -264,7 +281,7 @@ window.Annot = (function () {
   }
 
   return {
-    postJSON, status, problem, problemsChanged, setupGuidelines, dialogOpen, Stopwatch, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails,
+    postJSON, status, problem, problemsChanged, setupGuidelines, dialogOpen, Stopwatch, itemPage, HttpError, submitKey, forgetSubmitKey, submitBatch, markDetails,
     lockPage, lockIfSubmitted, isLocked, watchBatch, batchUrl,
   };
 })();

@@ -19,17 +19,10 @@
 "use strict";
 
 (function () {
-  const list = document.getElementById("items");
-  const items = Array.from(list.querySelectorAll(".item"));
+  const { list, items, submitUrl, batchId, submitBtn, countEl, watch, pageStart } = Annot.itemPage();
   const saveUrl = list.dataset.saveUrl;
-  const submitUrl = list.dataset.submitUrl;
   const field = list.dataset.field;
   const secondsField = list.dataset.secondsField || "seconds";
-  const batchId = list.dataset.batch;
-  const submitBtn = document.getElementById("submit");
-  const countEl = document.getElementById("done-count");
-  const watch = new Annot.Stopwatch();
-  const pageStart = performance.now();
   const pending = new Map(); // assignment -> value not yet saved
   let submitWhenSaved = false;
   let current = 0;

@@ -8,15 +8,8 @@
 "use strict";
 
 (function () {
-  const list = document.getElementById("items");
-  const items = Array.from(list.querySelectorAll(".item"));
+  const { list, items, submitUrl, batchId, submitBtn, countEl, watch, pageStart } = Annot.itemPage();
   const draftUrl = list.dataset.draftUrl;
-  const submitUrl = list.dataset.submitUrl;
-  const batchId = list.dataset.batch;
-  const submitBtn = document.getElementById("submit");
-  const countEl = document.getElementById("done-count");
-  const watch = new Annot.Stopwatch();
-  const pageStart = performance.now();
   // assignment -> {base: stored revision the text grew from, savedText: its text, timer,
   //                inflight: the save under way (a promise), conflict: {theirs, revision} or null,
   //                dirtySince: when the first change not yet sent was typed, or null}
