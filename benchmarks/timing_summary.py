@@ -16,6 +16,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from load_annotators import percentile  # the client's percentiles: the two tables read alike
+
 KINDS = [
     ("next_batch", "POST", re.compile(r"^/work/campaign/\d+/work/$")),
     ("screen1", "GET", re.compile(r"^/work/batch/\d+/rate/$")),
@@ -42,8 +44,9 @@ def main(folder: str) -> None:
         values = sorted(rows.get(kind, []))
         if not values:
             continue
-        n = len(values)
-        tail = values[int(n * 0.95) :] or values[-1:]
+        walls = [v[0] for v in values]
+        p95 = percentile(walls, 95)
+        tail = [v for v in values if v[0] >= p95]
 
         def mean(part, i):
             return 1000 * sum(v[i] for v in part) / len(part)
@@ -52,7 +55,7 @@ def main(folder: str) -> None:
             return 1000 * sum(v[0] - v[1] - v[2] for v in part) / len(part)
 
         print(
-            f"  {kind:<13}{n:>6}{1000 * values[n // 2][0]:>7.1f}{1000 * values[int(n * 0.95)][0]:>7.1f}"
+            f"  {kind:<13}{len(values):>6}{1000 * percentile(walls, 50):>7.1f}{1000 * p95:>7.1f}"
             f"        {mean(values, 1):>5.1f}{mean(values, 2):>6.1f}{rest(values):>6.1f}"
             f"               {mean(tail, 0):>6.1f}{mean(tail, 1):>6.1f}{mean(tail, 2):>6.1f}{rest(tail):>6.1f}"
         )
