@@ -1,6 +1,8 @@
-"""Single-row reads whose SQL the ORM builds once per thread instead of once per call.
+"""Reads whose SQL the ORM builds once per thread instead of once per call.
 
-Every request reads its session and its user (with the annotator profile) before the view runs. The
+Every request reads its session and its user (with the annotator profile) before the view runs; every
+screen and batch-wide write reads its batch with the campaign and language; every batch request reads
+the campaign, the annotator's open batch, enrolments and whether a tutorial is required. The
 ORM builds each query's SQL afresh each time (columns, joins, quoting, converters): for these two small
 reads that costs four times the database round trip itself, about 0.7 ms of CPU per request together.
 A :class:`CompiledRead` asks the ORM for the SQL and for how to turn a row into objects once, then per
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import connections, router
 from django.db.models import Field, Model, QuerySet
@@ -28,6 +30,17 @@ _SENTINELS = {
     str: "compiled-read-sentinel-0b5e",
     datetime: datetime(1901, 2, 3, 4, 5, 6, 789012, tzinfo=UTC),
 }
+
+
+def _sentinel(kind: type, number: int):
+    """The ``number``-th value of ``kind`` no real key takes: each keyword gets its own, so that two
+    keywords of one kind (a batch id and an annotator id) are told apart in the compiled SQL."""
+    base = _SENTINELS[kind]
+    if kind is int:
+        return base - number
+    if kind is str:
+        return f"{base}-{number}"
+    return base + timedelta(microseconds=number)
 
 
 class _Compiled:
@@ -48,10 +61,13 @@ class _Compiled:
 class CompiledRead:
     """``read(**values)``: the one ``model`` object ``build(**values)`` selects, or None when no row matches.
 
-    ``build`` returns the queryset (filters, ``select_related``, ``only``) for keyword values of the
-    kinds ``kinds`` names (``int``, ``str`` or an aware ``datetime``); each value must reach the SQL as
-    one parameter of one field, as ``field=value`` or ``field__gt=value`` filters do. The queryset
-    must select model instances (no ``values()``, annotations or ``prefetch_related``)."""
+    ``build`` returns the queryset (filters, ``select_related``, ``only``, ``select_for_update``, an
+    ordering and a slice) for keyword values of the kinds ``kinds`` names (``int``, ``str`` or an aware
+    ``datetime``); each value must reach the SQL as one parameter of one field, as ``field=value`` or
+    ``field__gt=value`` filters do. Other parameters (``stage__in=<constants>``) are the same on every
+    call and are kept as compiled. The queryset must select model instances (no ``values()``,
+    annotations or ``prefetch_related``). ``all(**values)``: every row it selects, in its order.
+    A read ``select_for_update`` must run inside the caller's transaction, as the ORM's would."""
 
     def __init__(self, model: type[Model], build: Callable[..., QuerySet], kinds: dict[str, type]):
         self.model = model
@@ -64,26 +80,31 @@ class CompiledRead:
         compiled = getattr(self._local, alias, None)
         if compiled is not None and compiled.connection is connection:
             return compiled
-        sentinels = {name: _SENTINELS[kind] for name, kind in self.kinds.items()}
+        sentinels = self._sentinels()
         queryset = self.build(**sentinels)
         if queryset._prefetch_related_lookups or queryset.query.annotations or queryset._fields:
             raise ValueError("CompiledRead selects plain model instances only")
         compiler = queryset.query.get_compiler(using=alias)
         sql, params = compiler.as_sql()
         fields = self._fields(queryset)
-        slots = []
+        slots = []  # per parameter: the keyword it takes, or (the constant,)
+        prepared = {
+            name: fields[name].get_db_prep_value(value, connection, prepared=False)
+            for name, value in sentinels.items()
+        }
         for param in params:
-            names = [
-                name
-                for name, value in sentinels.items()
-                if param == fields[name].get_db_prep_value(value, connection, prepared=False)
-            ]
-            if len(names) != 1:
+            names = [name for name, value in prepared.items() if param == value]
+            if len(names) > 1:
                 raise ValueError(f"CompiledRead: cannot place the parameter {param!r} of {sql}")
-            slots.append(names[0])
+            slots.append(names[0] if names else (param,))
+        if set(self.kinds) - {slot for slot in slots if isinstance(slot, str)}:
+            raise ValueError(f"CompiledRead: a keyword does not reach the SQL of {sql}")
         compiled = _Compiled(connection, sql, slots, compiler, fields)
         setattr(self._local, alias, compiled)
         return compiled
+
+    def _sentinels(self) -> dict:
+        return {name: _sentinel(kind, number) for number, (name, kind) in enumerate(self.kinds.items())}
 
     def _fields(self, queryset: QuerySet) -> dict[str, Field]:
         """The field each keyword value is compared with, from the queryset's WHERE clause."""
@@ -98,7 +119,7 @@ class CompiledRead:
                 nodes.extend(children)
         for lookup in lookups:
             rhs = getattr(lookup, "rhs", None)
-            for name, value in {name: _SENTINELS[kind] for name, kind in self.kinds.items()}.items():
+            for name, value in self._sentinels().items():
                 if rhs == value:
                     fields[name] = lookup.lhs.output_field
         missing = set(self.kinds) - set(fields)
@@ -107,18 +128,30 @@ class CompiledRead:
         return fields
 
     def read(self, **values) -> Model | None:
+        rows = self._rows(values, many=False)
+        return rows[0] if rows else None
+
+    def all(self, **values) -> list[Model]:
+        return self._rows(values, many=True)
+
+    def _rows(self, values: dict, many: bool) -> list[Model]:
         alias = router.db_for_read(self.model)
         compiled = self._compile(alias)
         connection = compiled.connection
         params = [
-            compiled.fields[name].get_db_prep_value(values[name], connection, prepared=False)
-            for name in compiled.slots
+            slot[0]
+            if isinstance(slot, tuple)
+            else compiled.fields[slot].get_db_prep_value(values[slot], connection, prepared=False)
+            for slot in compiled.slots
         ]
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
-            row = cursor.fetchone()
-        if row is None:
-            return None
+            rows = cursor.fetchall() if many else cursor.fetchmany(1)
+        return [self._object(compiled, alias, row) for row in rows]
+
+    @staticmethod
+    def _object(compiled: _Compiled, alias: str, row) -> Model:
+        connection = compiled.connection
         if compiled.converters:
             row = list(row)
             for position, (converters, expression) in compiled.converters:

@@ -47,6 +47,8 @@ from annotation.models import (
 )
 from annotation.models import UNCAPPED_CONTROL_KINDS as UNCAPPED
 from annotation.workforce.selectors import work_check
+from core.bounds import BIGINT_MAX
+from core.compiled_reads import CompiledRead
 from core.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 
 # How many candidate rows to lock per request, as a multiple of the batch size: a little
@@ -74,6 +76,22 @@ def _m2_sides(campaign: Campaign, n: int) -> list[str]:
     return [rng.choice((Side.LEFT, Side.RIGHT)) for _ in range(n)]
 
 
+# The two reads every batch request starts with, their SQL built once per connection
+# (core.compiled_reads): the campaign (the language is not joined: only a refusal names it, one
+# query then), and the annotator's open batch of it, locked, so that a concurrent lease expiry cannot
+# expire the batch between this read and its renewal (the annotator would be sent to an expired batch).
+_CAMPAIGN_READ = CompiledRead(Campaign, lambda pk: Campaign.objects.filter(pk=pk), {"pk": int})
+_OPEN_BATCH_READ = CompiledRead(
+    Batch,
+    lambda campaign_id, annotator_id: (
+        Batch.objects.select_for_update()
+        .filter(campaign_id=campaign_id, annotator_id=annotator_id, stage__in=OPEN_BATCH_STAGES)
+        .order_by("pk")[:1]
+    ),
+    {"campaign_id": int, "annotator_id": int},
+)
+
+
 def _renew_lease(batch: Batch, now: datetime) -> None:
     batch.lease_expires_at = now + timedelta(minutes=batch.campaign.lease_minutes)
     Batch.objects.filter(pk=batch.pk).update(lease_expires_at=batch.lease_expires_at)
@@ -93,25 +111,17 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
     """
     with transaction.atomic():
         _lock_annotator_campaign(annotator.pk, campaign_id)
-        try:
-            # The language is not joined: only a refusal names it (one query then).
-            campaign = Campaign.objects.get(pk=campaign_id)
-        except Campaign.DoesNotExist:
-            raise NotFound(gettext("No such campaign.")) from None
+        campaign = _CAMPAIGN_READ.read(pk=campaign_id) if 0 < int(campaign_id) <= BIGINT_MAX else None
+        if campaign is None:
+            raise NotFound(gettext("No such campaign."))
         # Entry-link scope, language declaration, tutorial and quota (annotation.workforce).
         work_check(annotator=annotator, campaign=campaign)
         problem = annotator_qualification_problem(annotator, campaign)
         if problem:
             raise NotAllowed(problem)
         now = timezone.now()
-        # Locked, so that a concurrent lease expiry cannot expire the batch between this read
-        # and the renewal below (the annotator would be sent to an expired batch).
-        # The campaign is the one just read: not joined and built a second time.
-        existing = (
-            Batch.objects.select_for_update()
-            .filter(campaign=campaign, annotator=annotator, stage__in=OPEN_BATCH_STAGES)
-            .first()
-        )
+        # Locked (see _OPEN_BATCH_READ). The campaign is the one just read: not joined and built again.
+        existing = _OPEN_BATCH_READ.read(campaign_id=campaign.pk, annotator_id=annotator.pk)
         if existing is not None:
             existing.campaign = campaign
             if existing.lease_expires_at < now:

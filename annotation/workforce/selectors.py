@@ -34,6 +34,7 @@ from annotation.models import (
     WrittenCaption,
 )
 from annotation.workforce import scoring
+from core.compiled_reads import CompiledRead
 from core.errors import NotAllowed, NotFound, NoWorkAvailable
 
 
@@ -67,11 +68,30 @@ def onboarding_of(campaign: Campaign) -> CampaignOnboarding | None:
     return CampaignOnboarding.objects.filter(campaign=campaign).first()
 
 
+# Two reads of every batch request (work_check), their SQL built once per connection.
+_TUTORIAL_READ = CompiledRead(
+    CampaignOnboarding,
+    lambda campaign_id: (
+        CampaignOnboarding.objects.filter(
+            campaign_id=campaign_id, tutorial_enabled=True, campaign__tutorial_items__isnull=False
+        )
+        .only("pk")
+        .order_by()[:1]
+    ),
+    {"campaign_id": int},
+)
+_ENROLMENTS_READ = CompiledRead(
+    Enrolment,
+    lambda annotator_id: (
+        Enrolment.objects.select_related("link").filter(annotator_id=annotator_id).order_by("pk")
+    ),
+    {"annotator_id": int},
+)
+
+
 def tutorial_required(campaign: Campaign) -> bool:
     """The campaign has an enabled tutorial with at least one gold item."""
-    return CampaignOnboarding.objects.filter(
-        campaign=campaign, tutorial_enabled=True, campaign__tutorial_items__isnull=False
-    ).exists()
+    return _TUTORIAL_READ.read(campaign_id=campaign.pk) is not None
 
 
 def tutorial_result(annotator: Annotator, campaign: Campaign) -> TutorialResult | None:
@@ -86,7 +106,7 @@ def work_check(*, annotator: Annotator, campaign: Campaign) -> None:
     failed. NoWorkAvailable: the link's quota of batches is reached (batches that count: a held batch
     does not). Reads only: two queries for an annotator who needs
     no tutorial (it runs on every batch request)."""
-    enrolments = list(Enrolment.objects.select_related("link").filter(annotator=annotator))
+    enrolments = _ENROLMENTS_READ.all(annotator_id=annotator.pk)
     enrolment = next((e for e in enrolments if e.campaign_id == campaign.pk), None)
     if enrolment is None and any(e.account_created for e in enrolments):
         raise NotFound(_("No such campaign."))

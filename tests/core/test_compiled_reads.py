@@ -138,3 +138,86 @@ def test_threads_reading_users_at_once_each_get_their_own_user(german):
 
     fail_on_db_errors(run_threads([reader(i) for i in range(8)]))
     assert wrong == []
+
+
+# --- the batch request's and the screens' reads (issue 24): two keys of one kind, constants, many rows
+
+
+def test_a_batch_read_is_the_object_the_orm_builds_and_only_its_annotators(
+    annotator_client, campaign, annotator
+):
+    from annotation.models import Batch
+    from annotation.selectors import _BATCH_READS, batch_of
+    from core.errors import NotFound
+    from tests import factories as f
+
+    batch = start_batch(annotator_client, campaign)
+    orm = Batch.objects.select_related("campaign", "campaign__language").get(pk=batch.pk)
+    for lock in (False, True):
+        ours = _BATCH_READS[lock].read(batch_id=batch.pk, annotator_id=annotator.pk)
+        assert _fields(ours) == _fields(orm)
+        assert _fields(ours.campaign) == _fields(orm.campaign)
+        assert _fields(ours.campaign.language) == _fields(orm.campaign.language)
+    stranger = f.AnnotatorFactory(languages=[campaign.language])
+    for who, batch_id in (
+        (stranger, batch.pk),
+        (annotator, batch.pk + 1000),
+        (annotator, 2**63),
+        (annotator, "x"),
+    ):
+        with pytest.raises(NotFound):
+            batch_of(who, batch_id)
+
+
+def test_two_keys_of_one_kind_each_reach_their_own_parameter(annotator_client, campaign, annotator):
+    from annotation.models import Batch
+    from annotation.selectors import _BATCH_READS
+
+    batch = start_batch(annotator_client, campaign)
+    # Swapped keys find nothing: each keyword went to its own column.
+    if annotator.pk != batch.pk:
+        assert _BATCH_READS[False].read(batch_id=annotator.pk, annotator_id=batch.pk) is None
+    compiled = _BATCH_READS[True]._compile("default")
+    assert sorted(compiled.slots) == ["annotator_id", "batch_id"]
+    assert "FOR UPDATE" in compiled.sql or not compiled.connection.features.has_select_for_update
+    assert Batch.objects.filter(pk=batch.pk).exists()
+
+
+def test_constant_parameters_are_kept_and_a_finished_batch_is_not_open(annotator_client, campaign, annotator):
+    from annotation.assignment.engine import _OPEN_BATCH_READ
+    from annotation.models import Batch, BatchStage
+
+    batch = start_batch(annotator_client, campaign)
+    compiled = _OPEN_BATCH_READ._compile("default")
+    assert [s for s in compiled.slots if isinstance(s, tuple)] == [("rating",), ("writing",)]
+    assert _OPEN_BATCH_READ.read(campaign_id=campaign.pk, annotator_id=annotator.pk).pk == batch.pk
+    Batch.objects.filter(pk=batch.pk).update(stage=BatchStage.SUBMITTED)
+    assert _OPEN_BATCH_READ.read(campaign_id=campaign.pk, annotator_id=annotator.pk) is None
+
+
+def test_all_reads_every_row_as_the_orm_does(annotator, campaign):
+    from annotation.models import Enrolment
+    from annotation.workforce.selectors import _ENROLMENTS_READ
+    from tests import factories as f
+    from tests.annotation.workforce_helpers import link_for
+
+    assert _ENROLMENTS_READ.all(annotator_id=annotator.pk) == []
+    other = f.CampaignFactory(language=campaign.language)
+    for c in (campaign, other):
+        Enrolment.objects.create(link=link_for(c), campaign=c, annotator=annotator)
+    orm = list(Enrolment.objects.select_related("link").filter(annotator=annotator).order_by("pk"))
+    ours = _ENROLMENTS_READ.all(annotator_id=annotator.pk)
+    assert [_fields(o) for o in ours] == [_fields(o) for o in orm]
+    assert [_fields(o.link) for o in ours] == [_fields(o.link) for o in orm]
+
+
+def test_a_keyword_that_reaches_no_parameter_is_refused(annotator):
+    from core.compiled_reads import CompiledRead
+
+    read = CompiledRead(
+        get_user_model(),
+        lambda pk, other: get_user_model().objects.filter(pk=pk),
+        {"pk": int, "other": int},
+    )
+    with pytest.raises(ValueError, match="no filter compares"):
+        read.read(pk=annotator.user.pk, other=1)
