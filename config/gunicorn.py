@@ -10,12 +10,15 @@ import os
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")  # noqa: S104 - behind the TLS proxy
 # One request at a time per process (gunicorn's sync workers): a process takes a connection only when
 # it is free, so no request waits behind a busy process while another one idles, and no two requests
-# take turns on one interpreter lock. A request is mostly Python with waits on PostgreSQL in between,
-# so a few processes per core keep the cores busy through those waits. Measured against 4 processes
-# of 8 threads on 2 cores at 500 annotators: the slowest 5% of next batches 2 to 5 times faster
-# (docs/operations.md, "Web tier"). Needs a buffering proxy in front (nginx's default), which reads
-# slow clients' requests and answers so that no process waits on a slow network.
-workers = int(os.environ.get("WEB_CONCURRENCY", str(5 * (os.cpu_count() or 1))))
+# take turns on one interpreter lock. Two processes per core: enough to keep the cores busy while a
+# request waits on PostgreSQL (which runs its part of the work on the same cores), few enough that a
+# burst waits in the accept queue and each request then runs at nearly a core's speed, instead of ten
+# requests sharing two cores and the heaviest (next batch, submit) taking five times their CPU time.
+# Measured at 500 annotators on 2 cores, back to back (docs/operations.md, "Web tier"): 4 processes
+# against 10, next-batch p95 586 against 766-828 ms on a slow hour, 57-102 ms on a fast one. Needs a
+# buffering proxy in front (nginx's default), which reads slow clients' requests and answers so that
+# no process waits on a slow network; long downloads are better served by a second pool (see there).
+workers = int(os.environ.get("WEB_CONCURRENCY", str(2 * (os.cpu_count() or 1))))
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "sync")
 threads = int(os.environ.get("GUNICORN_THREADS", "1"))
 # A download streams from its process: a large export must not be cut at gunicorn's default 30 s.

@@ -35,11 +35,11 @@ def _config(monkeypatch, **env):
     return WSGIApplication().cfg
 
 
-def test_by_default_each_process_serves_one_request_at_a_time_five_processes_per_core(monkeypatch):
+def test_by_default_each_process_serves_one_request_at_a_time_two_processes_per_core(monkeypatch):
     cfg = _config(monkeypatch)
     assert cfg.worker_class_str == "sync"
     assert cfg.threads == 1
-    assert cfg.workers == 5 * (os.cpu_count() or 1)
+    assert cfg.workers == 2 * (os.cpu_count() or 1)
     assert cfg.timeout == 300  # a streamed export is not cut at gunicorn's default 30 s
     assert cfg.address == [("0.0.0.0", 8000)]  # noqa: S104 - behind the TLS proxy
 
