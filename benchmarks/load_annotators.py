@@ -558,6 +558,20 @@ class CpuMeter:
 CPU_METER: CpuMeter | None = None
 
 
+def speed_probe() -> float:
+    """CPU ms of one fixed piece of pure-Python work (dicts, strings, JSON, sorting), best of 5: how
+    fast this machine runs Python just now. The cores of a shared host run the same code a third
+    faster or slower from hour to hour; the probe printed beside each tree's phases tells a run on a
+    slow hour from a regression (compare figures only where the probes agree)."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        rows = [{"id": n, "text": f"caption {n} " * 3, "tags": [n % 7, n % 11]} for n in range(20_000)]
+        json.loads(json.dumps(sorted(rows, key=lambda r: (r["tags"][1], -r["id"]))))
+        best = min(best, time.process_time() - start)
+    return 1000 * best
+
+
 def run_phase(browsers: list[Browser], phase: Phase, campaign_id: int) -> Phase:
     cpu_before = CPU_METER.snapshot() if CPU_METER else None
     threads = [
@@ -1273,6 +1287,8 @@ def run_tree(args, label: str, tree: Path, scales: list[float]) -> dict:
         )
         result["login_errors"] = sum(login_stats.errors.values())
         campaign_id = setup["campaign_id"]
+        result["probe"] = [speed_probe()]
+        print(f"Speed probe (fixed pure-Python work, CPU ms, lower is faster): {result['probe'][0]:.1f}")
         for scale in scales:
             print(
                 f"\nPhase 1 - open loop: {len(browsers)} annotators, think time x{scale:g} "
@@ -1318,6 +1334,8 @@ def run_tree(args, label: str, tree: Path, scales: list[float]) -> dict:
         print_table(closed.stats)
         print(f"  {closed.cpu}")
         result["closed"] = closed
+        result["probe"].append(speed_probe())
+        print(f"Speed probe after the phases: {result['probe'][-1]:.1f} ms")
         if args.with_background:
             result["background"] = background_phase(args, env, setup, browsers, scales, campaign_id)
         for browser in browsers:
@@ -1416,6 +1434,8 @@ def compare(args, before: dict, after: dict, scales: list[float]) -> None:
 
     print(f"\n=== before ({before['tree']}) and after ({after['tree']}), same run, same load ===")
     print(f"  {'':<44}{'before':>10}{'after':>10}  {'':<6}{'ratio':>7}")
+    for n, when in enumerate(("before the phases", "after the phases")):
+        row(f"speed probe {when} (lower is faster)", before["probe"][n], after["probe"][n], "ms")
     bc, ac = before["closed"], after["closed"]
     row(
         f"closed loop ({args.closed_clients} clients): requests/s",
