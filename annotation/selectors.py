@@ -34,7 +34,6 @@ from annotation.models import (
 )
 from annotation.workforce.counting import most_allowed
 from annotation.workforce.selectors import campaigns_visible
-from core.bounds import BIGINT_MAX
 from core.compiled_reads import CompiledRead
 from core.errors import NotFound
 
@@ -133,8 +132,9 @@ def batch_of(annotator: Annotator, batch_id: int, *, lock: bool = False) -> Batc
         batch_id = int(batch_id)
     except (TypeError, ValueError):
         batch_id = None
-    in_range = batch_id is not None and 0 < batch_id <= BIGINT_MAX
-    batch = None if not in_range else _BATCH_READS[lock].read(batch_id=batch_id, annotator_id=annotator.pk)
+    batch = (
+        None if batch_id is None else _BATCH_READS[lock].read(batch_id=batch_id, annotator_id=annotator.pk)
+    )
     if batch is None:
         raise NotFound(gettext("No such batch."))
     return batch

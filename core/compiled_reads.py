@@ -56,6 +56,13 @@ class _Compiled:
         self.init_list = [column[0].target.attname for column in select[start:end]]
         self.populators = get_related_populators(klass_info, select, connection.alias)
         self.converters = list(compiler.get_converters([column[0] for column in select]).items())
+        # Per integer keyword: its column's range. A value outside it matches no row, as the ORM's
+        # lookups say (EmptyResultSet), instead of reaching the database (where SQLite cannot bind it).
+        self.ranges = {}
+        for name, field in fields.items():
+            internal_type = getattr(field, "target_field", field).get_internal_type()
+            if internal_type in connection.ops.integer_field_ranges:
+                self.ranges[name] = connection.ops.integer_field_range(internal_type)
 
 
 class CompiledRead:
@@ -138,6 +145,12 @@ class CompiledRead:
         alias = router.db_for_read(self.model)
         compiled = self._compile(alias)
         connection = compiled.connection
+        for name, (low, high) in compiled.ranges.items():
+            value = values[name]
+            if isinstance(value, int) and not (
+                (low is None or low <= value) and (high is None or value <= high)
+            ):
+                return []
         params = [
             slot[0]
             if isinstance(slot, tuple)

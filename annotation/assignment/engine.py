@@ -47,7 +47,6 @@ from annotation.models import (
 )
 from annotation.models import UNCAPPED_CONTROL_KINDS as UNCAPPED
 from annotation.workforce.selectors import work_check
-from core.bounds import BIGINT_MAX
 from core.compiled_reads import CompiledRead
 from core.errors import Conflict, NotAllowed, NotFound, NoWorkAvailable
 
@@ -111,7 +110,7 @@ def batch_request(*, annotator: Annotator, campaign_id: int) -> tuple[Batch, boo
     """
     with transaction.atomic():
         _lock_annotator_campaign(annotator.pk, campaign_id)
-        campaign = _CAMPAIGN_READ.read(pk=campaign_id) if 0 < int(campaign_id) <= BIGINT_MAX else None
+        campaign = _CAMPAIGN_READ.read(pk=campaign_id)
         if campaign is None:
             raise NotFound(gettext("No such campaign."))
         # Entry-link scope, language declaration, tutorial and quota (annotation.workforce).

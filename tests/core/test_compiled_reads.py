@@ -221,3 +221,14 @@ def test_a_keyword_that_reaches_no_parameter_is_refused(annotator):
     )
     with pytest.raises(ValueError, match="no filter compares"):
         read.read(pk=annotator.user.pk, other=1)
+
+
+def test_a_key_outside_its_columns_range_matches_no_row_without_a_query(annotator, django_assert_num_queries):
+    from annotation.assignment.engine import _CAMPAIGN_READ
+
+    _USER_READ.read(pk=annotator.user.pk)  # compiled
+    _CAMPAIGN_READ.read(pk=1)
+    with django_assert_num_queries(0):
+        # As the ORM's lookups: an integer the column cannot hold finds nothing (SQLite could not bind it).
+        assert _USER_READ.read(pk=2**63) is None
+        assert _CAMPAIGN_READ.read(pk=-(2**63) - 1) is None
