@@ -407,8 +407,20 @@ def test_expire_leases_command_and_task_are_idempotent(campaign, annotator, othe
 KILL_GRACE = 1.0
 
 
-def terminate_backends(settings_dict) -> int:
-    """Kill every other client connection to the test database, as a DBA or failover would."""
+BUSY_BACKENDS = (
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+    "AND backend_type = 'client backend' AND state IN ('active', 'idle in transaction')"
+)
+
+
+def terminate_backends(settings_dict, wait_busy: float = 0.0) -> tuple[int, float, float]:
+    """Kill every other client connection to the test database, as a DBA or failover would.
+
+    With ``wait_busy``, first wait (up to that many seconds) until some backend is running a query
+    or sits inside a transaction, i.e. until a request is certainly in flight: whether a kill at a
+    random moment lands mid-request is chance, and requests keep getting shorter. Returns the
+    number killed and the window (monotonic start, end) in which the kill happened.
+    """
     conn = psycopg2.connect(
         dbname=settings_dict["NAME"],
         user=settings_dict["USER"],
@@ -419,12 +431,24 @@ def terminate_backends(settings_dict) -> int:
     try:
         conn.autocommit = True
         with conn.cursor() as cursor:
+            deadline = time.monotonic() + wait_busy
+            while time.monotonic() < deadline:
+                cursor.execute(BUSY_BACKENDS)
+                if cursor.fetchone()[0]:
+                    break
+                time.sleep(0.001)
+            started = time.monotonic()
+            # Signal every backend at once (the busy one must not finish while others are waited
+            # for), then wait until all are gone.
             cursor.execute(
-                # With a timeout, pg_terminate_backend waits until the backend is gone.
-                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+                # MATERIALIZED: the filter must run before any backend is signalled (ours included).
+                "WITH victims AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND backend_type = 'client backend') "
+                "SELECT pid FROM victims WHERE pg_terminate_backend(pid)"
             )
-            return sum(1 for (ok,) in cursor.fetchall() if ok)
+            pids = [pid for (pid,) in cursor.fetchall()]
+            cursor.execute("SELECT bool_and(pg_terminate_backend(pid, 5000)) FROM unnest(%s) AS pid", [pids])
+            return len(pids), started, time.monotonic()
     finally:
         conn.close()
 
@@ -522,14 +546,14 @@ def test_killing_database_connections_costs_only_requests_in_flight(german):
 
     def killer():
         time.sleep(1.0)
-        # At least three kills, and more (up to ten) until one has hit a request in flight:
-        # whether a kill lands mid-request is chance, and the claim is about those requests.
+        # At least three kills, and more (up to ten) until one has hit a request in flight. Each
+        # waits for a backend that is mid-query or mid-transaction, so that it most likely does.
         for n in range(10):
             if n >= 3 and attempts.failures:
                 break
-            before = time.monotonic()
-            killed.append(terminate_backends(settings_dict))
-            kill_windows.append((before, time.monotonic()))
+            count, started, ended = terminate_backends(settings_dict, wait_busy=2.0)
+            killed.append(count)
+            kill_windows.append((started, ended))
             time.sleep(random.uniform(0.8, 1.2))
         kills_over.set()
         # Bounded: if the annotators do not finish a batch each within seconds, stop anyway.
