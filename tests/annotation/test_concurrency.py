@@ -413,10 +413,10 @@ BUSY_BACKENDS = (
 )
 
 
-def terminate_backends(settings_dict, wait_busy: float = 0.0) -> tuple[int, float, float]:
+def terminate_backends(settings_dict, wait_busy: float) -> tuple[int, float, float]:
     """Kill every other client connection to the test database, as a DBA or failover would.
 
-    With ``wait_busy``, first wait (up to that many seconds) until some backend is running a query
+    First wait (up to ``wait_busy`` seconds) until some backend is running a query
     or sits inside a transaction, i.e. until a request is certainly in flight: whether a kill at a
     random moment lands mid-request is chance, and requests keep getting shorter. Returns the
     number killed and the window (monotonic start, end) in which the kill happened.
@@ -447,6 +447,7 @@ def terminate_backends(settings_dict, wait_busy: float = 0.0) -> tuple[int, floa
                 "SELECT pid FROM victims WHERE pg_terminate_backend(pid)"
             )
             pids = [pid for (pid,) in cursor.fetchall()]
+            # With a timeout, pg_terminate_backend waits until the backend is gone.
             cursor.execute("SELECT bool_and(pg_terminate_backend(pid, 5000)) FROM unnest(%s) AS pid", [pids])
             return len(pids), started, time.monotonic()
     finally:
