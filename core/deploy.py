@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from urllib.parse import urlsplit
 
+from publicsuffixlist import PublicSuffixList
 from zxcvbn import zxcvbn
 
 # Django's own check (security.W009) uses these numbers.
@@ -59,6 +61,24 @@ SAFE_SCRIPT_SOURCE = re.compile(
     re.IGNORECASE,
 )
 SCRIPT_DIRECTIVES = ("script-src", "script-src-elem", "script-src-attr")
+# Directives that must stay closed: plugins (object-src, which falls back to default-src) and the base URL
+# every relative link and form resolves against (base-uri, which falls back to nothing: absent, any).
+CLOSED_DIRECTIVES = {
+    "object-src": frozenset({"'none'", "'self'"}),
+    "base-uri": frozenset({"'none'", "'self'"}),
+}
+
+
+@lru_cache(maxsize=1)
+def _public_suffixes() -> PublicSuffixList:
+    # The Public Suffix List as the installed publicsuffixlist wheel ships it (ICANN and private sections:
+    # co.uk as well as github.io); nothing is downloaded.
+    return PublicSuffixList()
+
+
+def is_public_suffix(domain: str) -> bool:
+    """True for a domain under which anyone may register a site (``co.uk``, ``github.io``, ``com``)."""
+    return _public_suffixes().is_public(domain.strip(".").lower())
 
 
 def secret_key_problem(key: str, *, insecure_default: str = "") -> str | None:
@@ -100,11 +120,12 @@ def allowed_hosts_problem(hosts: Iterable[str]) -> str | None:
             "DJANGO_ALLOWED_HOSTS must not contain '*' (any Host header, which poisons password-reset "
             "and absolute links): list the site's host names; '.example.org' allows its subdomains."
         )
-    top_level = [host for host in hosts if host.startswith(".") and "." not in host.strip(".")]
-    if top_level:
+    public = [host for host in hosts if host.startswith(".") and is_public_suffix(host)]
+    if public:
         return (
-            f"DJANGO_ALLOWED_HOSTS must not allow a whole top-level domain ({', '.join(top_level)} matches "
-            "every site under it): name the site's own domain, e.g. '.example.org'."
+            f"DJANGO_ALLOWED_HOSTS must not allow a public suffix ({', '.join(public)} matches every site "
+            "anyone registers under it, by the Public Suffix List): name the site's own domain, e.g. "
+            "'.example.org'."
         )
     return None
 
@@ -132,6 +153,33 @@ def csp_problem(directives: Mapping[str, object] | None) -> str | None:
         return (
             f"CONTENT_SECURITY_POLICY lets injected scripts run ({'; '.join(unsafe)}): script sources may "
             "only be 'self', nonces, hashes and named https:// hosts."
+        )
+    return _closed_directives_problem(directives)
+
+
+def _sources(value: object) -> list[str]:
+    return [str(s).lower() for s in ([value] if isinstance(value, str) else (value or ()))]
+
+
+def _closed_directives_problem(directives: Mapping[str, object]) -> str | None:
+    """object-src (or default-src, its fallback) and base-uri may name only 'none' or 'self': a plugin from
+    anywhere runs script, and an injected <base href> sends every relative link and form elsewhere."""
+    opened = []
+    for name, allowed in CLOSED_DIRECTIVES.items():
+        if name in directives:
+            sources = _sources(directives[name])
+        elif name == "object-src":
+            name, sources = "default-src (object-src's fallback)", _sources(directives.get("default-src"))
+        else:
+            opened.append(f"{name} is missing (any base URL)")
+            continue
+        wide = [source for source in sources if source not in allowed]
+        if wide or not sources:
+            opened.append(f"{name} {' '.join(wide) or '(empty)'}")
+    if opened:
+        return (
+            f"CONTENT_SECURITY_POLICY leaves open what must stay closed ({'; '.join(opened)}): write "
+            "object-src 'none' and base-uri 'self' (or 'none')."
         )
     return None
 

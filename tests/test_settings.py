@@ -85,9 +85,14 @@ REFUSED = {
     "any host": ({"DJANGO_ALLOWED_HOSTS": "*"}, "DJANGO_ALLOWED_HOSTS"),
     "any host among others": ({"DJANGO_ALLOWED_HOSTS": "captions.example.org,*"}, "DJANGO_ALLOWED_HOSTS"),
     "no host": ({"DJANGO_ALLOWED_HOSTS": ""}, "DJANGO_ALLOWED_HOSTS"),
+    "a public suffix": ({"DJANGO_ALLOWED_HOSTS": "captions.example.org,.co.uk"}, "DJANGO_ALLOWED_HOSTS"),
     "empty CSP": ({"CONTENT_SECURITY_POLICY": ""}, "CONTENT_SECURITY_POLICY"),
     "CSP allowing any script": (
         {"CONTENT_SECURITY_POLICY": "default-src 'self'; script-src *"},
+        "CONTENT_SECURITY_POLICY",
+    ),
+    "CSP allowing any plugin and base URL": (
+        {"CONTENT_SECURITY_POLICY": "default-src 'self'; object-src *; base-uri *"},
         "CONTENT_SECURITY_POLICY",
     ),
     "SQLite database": ({"DATABASE_URL": "sqlite:////tmp/captioneval-prod.sqlite3"}, "DATABASE_URL"),

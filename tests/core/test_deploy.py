@@ -58,8 +58,38 @@ def test_self_nonces_hashes_and_named_https_hosts_are_allowed():
         "script-src": ["'self'", "'nonce-r4nd0m'", "'sha384-AbC+/d='", "https://cdn.example.org/js/"],
         "script-src-attr": ["'none'"],
         "img-src": ["'self'", "data:", "blob:"],  # not a script source
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
     }
     assert deploy.csp_problem(policy) is None
+
+
+@pytest.mark.parametrize(
+    ("policy", "words"),
+    [
+        ({"default-src": ["'self'"], "object-src": ["*"], "base-uri": ["'self'"]}, "object-src *"),
+        ({"default-src": ["'self'"], "object-src": ["'none'"], "base-uri": ["*"]}, "base-uri *"),
+        ({"default-src": ["'self'"], "object-src": ["'none'"]}, "base-uri is missing"),
+        ({"default-src": ["*"], "script-src": ["'self'"], "base-uri": ["'self'"]}, "object-src's fallback"),
+        (
+            {
+                "default-src": ["'self'"],
+                "object-src": ["https://plugins.example.org"],
+                "base-uri": ["'self'"],
+            },
+            "object-src https://plugins.example.org",
+        ),
+    ],
+)
+def test_plugins_and_the_base_url_stay_closed(policy, words):
+    problem = deploy.csp_problem(policy)
+    assert problem is not None and "leaves open what must stay closed" in problem and words in problem
+
+
+def test_the_default_policy_passes():
+    from django.conf import settings
+
+    assert deploy.csp_problem(settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]) is None
 
 
 @pytest.mark.parametrize(
@@ -82,10 +112,16 @@ def test_a_hostless_cache_url_is_refused_and_a_socket_is_not():
     assert deploy.celery_problem("redis://127.0.0.1:6379/0", always_eager=False) is None
 
 
-@pytest.mark.parametrize("hosts", [[".org"], ["captions.example.org", ".com"]])
-def test_a_whole_top_level_domain_is_refused(hosts):
-    assert "top-level domain" in deploy.allowed_hosts_problem(hosts)
+@pytest.mark.parametrize(
+    "hosts",
+    [[".org"], ["captions.example.org", ".com"], [".co.uk"], [".github.io"], [".CO.UK"], [".blogspot.com"]],
+)
+def test_a_public_suffix_is_refused(hosts):
+    # The Public Suffix List decides: a top-level domain, a second-level registry (co.uk) and a host's
+    # shared domain (github.io) all let anyone register a site under them.
+    assert "public suffix" in deploy.allowed_hosts_problem(hosts)
 
 
 def test_a_site_s_own_domain_and_its_subdomains_are_allowed():
     assert deploy.allowed_hosts_problem(["captions.example.org", ".example.org"]) is None
+    assert deploy.allowed_hosts_problem([".bbc.co.uk", ".someone.github.io", "127.0.0.1"]) is None
