@@ -107,13 +107,22 @@ def submission_get(*, user, submission_id: int) -> Submission:
     return submission
 
 
+def sealed_for(user, phase: Phase) -> bool:
+    """True while ``user`` may see only the public part of ``phase``: a test phase that the host has not
+    closed, for anyone but a host. The all-image numbers are sealed with the private ones: with the public
+    part beside them, the private part is their difference (private = (n_all·all − n_public·public) /
+    n_private for any mean, and one caption on a private image moves the all-image score)."""
+    return phase.is_test and not (can_host(user) or phase.private_revealed)
+
+
 def submission_scores(submission: Submission, *, user) -> list[SubmissionScore]:
-    """The submission's corpus scores its viewer may see: a test phase's private part only for hosts or once
-    the phase is closed."""
+    """The submission's corpus scores its viewer may see: while a test phase runs, a team sees only the
+    public part's (every reference count, the human comparison too); the all-image and private scores once
+    the host closes the phase; hosts everything at any time."""
     rows = SubmissionScore.objects.filter(submission=submission).select_related("language")
-    if submission.phase.is_test and not (can_host(user) or submission.phase.private_revealed):
-        rows = rows.exclude(split=Split.PRIVATE)
-    return list(rows.order_by("language__code", "reference_count", "split", "metric"))
+    if sealed_for(user, submission.phase):
+        rows = rows.filter(split=Split.PUBLIC)
+    return list(rows.order_by("language__code", "reference_count", "held_out", "split", "metric"))
 
 
 def per_image_scores(submission: Submission, *, user) -> list[ImageScores]:

@@ -129,6 +129,7 @@ def submission_detail(request, submission_id):
             "submission": submission,
             "scores": selectors.submission_scores(submission, user=request.user),
             "per_image": selectors.per_image_scores(submission, user=request.user),
+            "sealed": selectors.sealed_for(request.user, submission.phase),
             "can_select": submission.team_id and submission.status == "succeeded",
         },
     )
