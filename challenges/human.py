@@ -59,7 +59,7 @@ def top_entries(phase: Phase, language: Language, n: int) -> list[Submission]:
             submission__status=JobStatus.SUCCEEDED,
             submission__is_human=False,
             language=language,
-            metric=phase.ranking_metric,
+            metric=phase.ranked_by,
             reference_count=phase.reference_counts[0],
             held_out=False,
             split=Split.ALL,

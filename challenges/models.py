@@ -10,6 +10,7 @@ phase). A **submission** is a scoring job of the job engine: one unit per submit
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
@@ -17,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Image, Language
 from core.jobs.models import ChunkedJob, JobStatus, UnitStatus, WorkUnit
 from core.models import Named, TimeStamped
-from evaluation.models import ClipModel, ImageSet, Metric, ReferenceSet
+from evaluation.models import ALL_METRICS, ClipModel, ImageSet, Metric, ReferenceSet
 
 DEFAULT_METRICS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D", "METEOR"]
 ACTIVE_STATUSES = (JobStatus.PENDING, JobStatus.QUEUED, JobStatus.RUNNING)
@@ -66,6 +67,41 @@ class Visibility(models.TextChoices):
     HOSTS = "hosts", _("hosts only")
     PARTICIPANTS = "participants", _("teams of the benchmark")
     PUBLIC = "public", _("everyone")
+
+
+def phase_settings_problems(metrics: object, ranking_metric: str, reference_counts: object) -> dict[str, str]:
+    """What is wrong with a phase's metrics, ranking metric and reference counts, by field (empty: nothing).
+
+    A metric must be one the scorers compute (a misspelt name would be stored and never computed), and the
+    ranking metric one of the phase's metrics (else the leaderboard and the choice of entries for human
+    evaluation would rank by different metrics)."""
+    problems = {}
+    if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
+        problems["metrics"] = _('A list of metric names, e.g. ["BLEU-4", "CIDEr-D"].')
+    else:
+        unknown = [m for m in metrics if m not in ALL_METRICS]
+        if unknown:
+            problems["metrics"] = _("Unknown metric(s) %(unknown)s; the scorers compute %(known)s.") % {
+                "unknown": ", ".join(unknown),
+                "known": ", ".join(ALL_METRICS),
+            }
+        elif len(set(metrics)) != len(metrics):
+            problems["metrics"] = _("Each metric once.")
+        elif ranking_metric not in metrics:
+            problems["ranking_metric"] = _(
+                "The ranking metric %(metric)s is not among the phase's metrics (%(metrics)s): rank by one of "
+                "them, or add it."
+            ) % {"metric": ranking_metric, "metrics": ", ".join(metrics)}
+    if (
+        not isinstance(reference_counts, list)
+        or not reference_counts
+        or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= 100 for k in reference_counts)
+        or len(set(reference_counts)) != len(reference_counts)
+    ):
+        problems["reference_counts"] = _(
+            "A list of distinct reference counts from 0 to 100, e.g. [0, 5] (0: all references)."
+        )
+    return problems
 
 
 class Phase(TimeStamped):
@@ -131,6 +167,25 @@ class Phase(TimeStamped):
 
     def __str__(self) -> str:
         return f"{self.benchmark} / {self.name}"
+
+    def clean(self):
+        super().clean()
+        problems = phase_settings_problems(self.metrics, self.ranking_metric, self.reference_counts)
+        if problems:
+            raise ValidationError(problems)
+
+    def save(self, *args, **kwargs):
+        # Checked on every save, not only in forms: the admin, create_benchmark and any service refuse alike.
+        problems = phase_settings_problems(self.metrics, self.ranking_metric, self.reference_counts)
+        if problems:
+            raise ValidationError(problems)
+        super().save(*args, **kwargs)
+
+    @property
+    def ranked_by(self) -> str:
+        """The metric the phase ranks by: the one rule every leaderboard and every choice of top entries
+        reads (a phase saved before its settings were checked falls back to its first metric)."""
+        return self.ranking_metric if self.ranking_metric in self.metrics else self.metrics[0]
 
     @property
     def is_test(self) -> bool:

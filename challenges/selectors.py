@@ -224,13 +224,7 @@ def leaderboard(
         .values_list("language__code", flat=True)
     )
     metrics = list(phase.metrics)
-    metric = (
-        metric
-        if metric in metrics
-        else phase.ranking_metric
-        if phase.ranking_metric in metrics
-        else metrics[0]
-    )
+    metric = metric if metric in metrics else phase.ranked_by
     counts = list(phase.reference_counts)
     reference_count = reference_count if reference_count in counts else counts[0]
     language = (

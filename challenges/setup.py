@@ -19,7 +19,14 @@ from django.utils.text import slugify
 
 from annotation.models import Image
 from annotation.services.languages import language_ensure
-from challenges.models import Benchmark, BenchmarkLanguage, Phase, PhaseKind
+from challenges.models import (
+    Benchmark,
+    BenchmarkLanguage,
+    Phase,
+    PhaseKind,
+    default_metrics,
+    phase_settings_problems,
+)
 from core.errors import ValidationFailed
 from core.json_lines import json_lines
 from evaluation.metrics.references import references_import
@@ -73,6 +80,8 @@ def benchmark_create(
     validation_images: int = 100,
     seed: int = 0,
     reference_counts: list[int] | None = None,
+    metrics: list[str] | None = None,
+    ranking_metric: str = "CIDEr-D",
     dry_run: bool = False,
 ) -> BenchmarkCreated:
     """Create the benchmark ``name`` from an XM3600 captions file, all or nothing.
@@ -80,8 +89,14 @@ def benchmark_create(
     ``languages``: the codes to include (default: every language of the file; each is created from
     CLDR if new). ``validation_images`` of the file's images (a seeded draw) form the validation phase,
     the rest the test phase, with the same seed for the test phase's public/private split.
-    ``reference_counts``: e.g. [0, 5] for all references and c5. Refuses an existing name, unknown image
-    keys (import the images first) or an empty split. Raises ValidationFailed."""
+    ``reference_counts``: e.g. [0, 5] for all references and c5; ``metrics`` (default: the phases' default
+    set) and ``ranking_metric``, checked as every phase's are. Refuses an existing name, unknown image
+    keys (import the images first), an empty split or metrics no scorer computes. Raises ValidationFailed."""
+    metrics = list(metrics) if metrics else default_metrics()
+    reference_counts = reference_counts or [0]
+    problems = phase_settings_problems(metrics, ranking_metric, reference_counts)
+    if problems:
+        raise ValidationFailed(" ".join(str(p) for p in problems.values()) + " Nothing was created.")
     path = Path(path)
     if not path.is_file():
         raise ValidationFailed(f"{path}: no such file.")
@@ -138,7 +153,9 @@ def benchmark_create(
                 kind=kind,
                 image_set=image_set,
                 split_seed=seed,
-                reference_counts=reference_counts or [0],
+                reference_counts=reference_counts,
+                metrics=metrics,
+                ranking_metric=ranking_metric,
             )
         report.benchmark = benchmark
         if dry_run:

@@ -65,3 +65,36 @@ def test_unknown_images_create_nothing(xm_file):
 def test_dry_run_writes_nothing(xm_file):
     call_command("create_benchmark", str(xm_file), "--name", "Dry", "--validation-images", "2", "--dry-run")
     assert not Benchmark.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        (["--metrics", "BLEU-4,CLIPscore"], "Unknown metric(s) CLIPscore"),
+        (["--metrics", "BLEU-4,ROUGE-L"], "The ranking metric CIDEr-D is not among"),
+        (["--ranking-metric", "CIDEr"], "The ranking metric CIDEr is not among"),
+        (["--reference-counts", "0,-1"], "distinct reference counts"),
+    ],
+)
+def test_metrics_no_scorer_computes_create_nothing(xm_file, options, words):
+    with pytest.raises(CommandError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        call_command("create_benchmark", str(xm_file), "--name", "Misspelt", *options)
+    assert not Benchmark.objects.exists() and not Reference.objects.exists()
+
+
+def test_the_phases_rank_by_the_metric_asked_for(xm_file):
+    call_command(
+        "create_benchmark",
+        str(xm_file),
+        "--name",
+        "Ranked",
+        "--validation-images",
+        "3",
+        "--metrics",
+        "BLEU-4,ROUGE-L",
+        "--ranking-metric",
+        "ROUGE-L",
+    )
+    assert {(p.ranked_by, tuple(p.metrics)) for p in Phase.objects.all()} == {
+        ("ROUGE-L", ("BLEU-4", "ROUGE-L"))
+    }

@@ -28,6 +28,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reference-counts", default="0", help="e.g. 0,5: all references and the first 5 (c5)."
         )
+        parser.add_argument(
+            "--metrics",
+            default="",
+            help="Comma-separated metric names (default: BLEU-1..4, ROUGE-L, CIDEr-D, METEOR).",
+        )
+        parser.add_argument("--ranking-metric", default="CIDEr-D", help="The metric the phases rank by.")
         parser.add_argument("--dry-run", action="store_true", help="Check and report; write nothing.")
 
     def handle(self, *args, **options):
@@ -43,6 +49,8 @@ class Command(BaseCommand):
                 validation_images=options["validation_images"],
                 seed=options["seed"],
                 reference_counts=counts,
+                metrics=[m.strip() for m in options["metrics"].split(",") if m.strip()] or None,
+                ranking_metric=options["ranking_metric"],
                 dry_run=options["dry_run"],
             )
         except DomainError as exc:
