@@ -5,6 +5,7 @@ own campaign service; once judged, the leaderboard shows the human ranking (ΔS�
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -29,6 +30,8 @@ from evaluation.models import TEXT_METRICS
 from evaluation.runs.plan import metric_run_create
 
 HUMAN_N_BOOT = 1000
+# The letters of a campaign's blind label: no digits (nothing that reads as an id), no vowels (no words).
+BLIND_LETTERS = "bcdfghjkmnpqrstvwxz"
 
 
 def entry_system(submission: Submission, language: Language) -> CaptioningSystem:
@@ -48,6 +51,15 @@ def entry_system(submission: Submission, language: Language) -> CaptioningSystem
         ignore_conflicts=True,
     )
     return system
+
+
+def blinded_campaign_name(phase: Phase, language: Language) -> str:
+    """A side-by-side campaign's name, which annotators see on their dashboard and in page titles: it
+    carries no submission id, rank or order (the leaderboard pairs those with teams and methods), only a
+    random label that tells the campaigns of one language apart; the host finds the pair behind it in the
+    human comparisons of the phase."""
+    label = "".join(secrets.choice(BLIND_LETTERS) for _n in range(6))
+    return f"{phase.benchmark.name} · {phase.name} · {language.code} · {_('comparison')} {label}"
 
 
 def top_entries(phase: Phase, language: Language, n: int) -> list[Submission]:
@@ -126,7 +138,7 @@ def human_evaluation_create(
                     continue
                 m1, m2 = entry_system(a, language), entry_system(b, language)
                 campaign = sxs_campaign_create(
-                    name=f"{phase.benchmark.name} · {phase.name} · {language.code} · pair {a.pk}/{b.pk}",
+                    name=blinded_campaign_name(phase, language),
                     language_code=language.code,
                     base_system=m1,
                     test_system=m2,

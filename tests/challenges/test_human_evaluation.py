@@ -77,3 +77,56 @@ def test_one_entry_is_not_enough(bench):
     with pytest.raises(ValidationFailed):
         human_evaluation_create(phase_id=bench["test"].pk, top_n=3)
     assert not Campaign.objects.exists() and not HumanComparison.objects.exists()
+
+
+def test_nothing_an_annotator_sees_maps_to_an_entry(bench):
+    import re
+
+    from django.test import Client
+
+    from challenges.models import Submission
+
+    good = entry(bench, "good-method", lambda i, im: f"ein hund am strand {i}")
+    weak = entry(bench, "weak-method", lambda i, im: "etwas")
+    third = entry(bench, "third-method", lambda i, im: f"ein haus {i}")
+    created = human_evaluation_create(phase_id=bench["test"].pk, top_n=3, replication=1, batch_size=4)
+    assert len(created) == 3
+    ids = {str(s.pk) for s in (good, weak, third)}
+    names = [c.campaign.name for c in created]
+    assert len(set(names)) == 3
+    for name in names:
+        # No submission id (which the leaderboard's CSV, JSON and API pair with team and method), no order.
+        label = name.split(" · ", 3)[-1]
+        assert not re.search(r"\d", label) and not ids & set(re.findall(r"\d+", name)), name
+        assert "pair" not in name and "method" not in name
+    annotator = f.AnnotatorFactory(user__username="judge", languages=[bench["de"]])
+    client = Client()
+    client.force_login(annotator.user)
+    pages = [client.get(reverse("annotation:dashboard")).content.decode()]
+    for comparison in created:
+        response = client.post(
+            reverse("annotation:campaign_work", args=[comparison.campaign.pk]), follow=True
+        )
+        assert response.status_code == 200
+        pages.append(response.content.decode())
+    seen = "\n".join(pages)
+    assert all(name in seen for name in names)  # the campaigns were on the pages looked at
+    methods = Submission.objects.filter(phase=bench["test"]).values_list("method_name", flat=True)
+    for leaked in [*methods, bench["team"].name, *(f"pair {a.entry_a_id}" for a in created)]:
+        assert leaked not in seen, leaked
+    assert not re.search(r"entry-\d", seen)
+
+
+def test_campaigns_named_before_the_blinding_are_renamed(bench):
+    import importlib
+
+    from django.apps import apps
+
+    good = entry(bench, "good", lambda i, im: f"ein hund am strand {i}")
+    weak = entry(bench, "weak", lambda i, im: "etwas")
+    (comparison,) = human_evaluation_create(phase_id=bench["test"].pk, top_n=2, replication=1)
+    old = f"XM-mini · test · de · pair {good.pk}/{weak.pk}"
+    Campaign.objects.filter(pk=comparison.campaign_id).update(name=old)
+    importlib.import_module("challenges.migrations.0004_blind_comparison_names").blind(apps, None)
+    renamed = Campaign.objects.get(pk=comparison.campaign_id).name
+    assert renamed.startswith("XM-mini · test · de · comparison ") and "pair" not in renamed
