@@ -233,13 +233,28 @@ def human_ranking(phase: Phase, language_code: str) -> HumanRanking | None:
 
 
 @dataclass
+class EntryWords:
+    """One entry on the word-agreement page: its PHR averaged over the report's common words (the same
+    words for every entry), and how many of all the words it reaches human recall on."""
+
+    submission_id: int
+    method: str
+    baseline: bool
+    phr: float | None  # mean PHR over WordReport.common_words; None when there is none
+    reached: int  # words (of all the report's) where its recall reaches the human recall
+
+
+@dataclass
 class WordReport:
     language: str
     k: int
     words: list
     svg: str
-    # (entry id, method, mean PHR over the words where it reaches human recall, words reached, mean human precision there)
-    systems: list[tuple[int, str, float | None, int, float | None]]
+    systems: list[EntryWords]
+    # The words where every entry shown reaches human recall: each entry's mean PHR is over these, so the
+    # means compare (over each entry's own words, an entry reaching 1 word would stand beside one over 7).
+    common_words: list[str] = field(default_factory=list)
+    human_precision: float | None = None  # the mean human precision over the common words
 
 
 def word_agreement_report(
@@ -247,8 +262,8 @@ def word_agreement_report(
 ) -> WordReport | None:
     """Per frequent word of the phase's references in the language: human precision and recall of the
     (k+1)-th reference against the first k, the model's fitted p; and per scored entry its precision at
-    human recall (PHR). Words come from the language's tokenisation scheme, lowercased. None when the
-    language has no image with k+1 references."""
+    human recall (PHR), averaged over the words where every entry reaches human recall. Words come from the
+    language's tokenisation scheme, lowercased. None when the language has no image with k+1 references."""
     from challenges.scoring.selectors import phase_image_ids, phase_references
     from challenges.word_agreement import agreement_svg, human_agreement, system_agreement
     from evaluation.metrics.text.schemes import scheme_for_language
@@ -270,7 +285,7 @@ def word_agreement_report(
     rows = human_agreement(references, k=k, top=top)
     if not rows or not any(len(v) > k for v in references.values()):
         return None
-    systems = []
+    scored = []
     for submission in Submission.objects.filter(
         phase=phase, status=JobStatus.SUCCEEDED, is_human=False
     ).order_by("pk"):
@@ -281,15 +296,31 @@ def word_agreement_report(
                 "image_id", "text"
             )
         )
-        scored = system_agreement({i: words(t) for i, t in captions.items()}, references, rows, k=k)
-        reached = [(s.phr, h.human_precision) for s, h in zip(scored, rows, strict=True) if s.phr is not None]
-        systems.append(
-            (
-                submission.pk,
-                submission.method_name,
-                sum(p for p, _ in reached) / len(reached) if reached else None,
-                len(reached),
-                sum(h for _, h in reached if h is not None) / len(reached) if reached else None,
-            )
+        phr = {
+            s.word: s.phr
+            for s in system_agreement({i: words(t) for i, t in captions.items()}, references, rows, k=k)
+            if s.phr is not None
+        }
+        scored.append((submission, phr))
+    common = [r.word for r in rows if scored and all(r.word in phr for _s, phr in scored)]
+    human = {r.word: r.human_precision for r in rows}
+    systems = [
+        EntryWords(
+            submission_id=submission.pk,
+            method=submission.method_name,
+            baseline=submission.is_baseline,
+            phr=sum(phr[w] for w in common) / len(common) if common else None,
+            reached=len(phr),
         )
-    return WordReport(language=language.code, k=k, words=rows, svg=agreement_svg(rows, k=k), systems=systems)
+        for submission, phr in scored
+    ]
+    known = [human[w] for w in common if human[w] is not None]
+    return WordReport(
+        language=language.code,
+        k=k,
+        words=rows,
+        svg=agreement_svg(rows, k=k),
+        systems=systems,
+        common_words=common,
+        human_precision=sum(known) / len(known) if known else None,
+    )

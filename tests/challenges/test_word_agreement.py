@@ -48,3 +48,60 @@ def test_the_report_page(bench, pm_client):
     assert member.get(reverse("challenges:word-agreement", args=[bench["val"].pk])).status_code == 200
     # A test phase's words are the hidden references': hosts only.
     assert member.get(reverse("challenges:word-agreement", args=[bench["test"].pk])).status_code == 404
+
+
+def test_every_entry_s_mean_phr_is_over_the_same_words(bench, pm_client, monkeypatch):
+    """An entry that reaches human recall on 1 word and one that reaches it on 7 are averaged over the
+    words both reach, not each over its own (where the first showed 0.714 over 1 word against 0.616
+    over 7 for an entry above it)."""
+    from challenges.human import word_agreement_report
+    from challenges.services import submission_create
+    from challenges.word_agreement import human_agreement, system_agreement
+    from tests.challenges.conftest import coco
+
+    monkeypatch.setattr("core.jobs.engine.transaction.on_commit", lambda fn, using=None, robust=False: fn())
+    words = ["hund", "katze", "strand", "haus", "baum", "auto", "berg", "see", "stadt"]
+    phase = bench["val"]
+    images = bench["val_images"]
+    rich = coco(images, text=lambda i, im: f"ein {words[i % 9]} am {words[(i + 1) % 9]} {words[(i + 2) % 9]}")
+    poor = coco(images, text=lambda i, im: "ein hund am strand")
+    for name, data in (("rich", rich), ("poor", poor)):
+        submission_create(
+            phase_id=phase.pk,
+            user=bench["member"],
+            team_id=bench["team"].pk,
+            data=data,
+            filename="de.json",
+            language="de",
+            method_name=name,
+        )
+    report = word_agreement_report(phase, "de", k=2)
+    by_method = {e.method: e for e in report.systems}
+    assert by_method["rich"].reached != by_method["poor"].reached  # they reach different word sets
+    common = report.common_words
+    assert common  # the fixture's captions share some reached words
+    # Independently: each entry's PHR per word, the words where all reach it, the mean over those.
+    from challenges.scoring.selectors import phase_image_ids, phase_references
+
+    ids = phase_image_ids(phase)
+    refs = {
+        i: [set(t.lower().split()) for t in ts]
+        for i, ts in phase_references(phase, bench["de"].pk, ids).items()
+    }
+    rows = human_agreement(refs, k=2)
+    per_entry = {}
+    for name, text in (("rich", rich), ("poor", poor)):
+        import json
+
+        captions = {int(im.pk): set(e["caption"].lower().split()) for im, e in zip(images, json.loads(text))}
+        per_entry[name] = {
+            s.word: s.phr for s in system_agreement(captions, refs, rows, k=2) if s.phr is not None
+        }
+    shared = [r.word for r in rows if all(r.word in phr for phr in per_entry.values())]
+    assert common == shared
+    for name, phr in per_entry.items():
+        assert by_method[name].phr == pytest.approx(sum(phr[w] for w in shared) / len(shared), abs=1e-12)
+    page = pm_client.get(
+        reverse("challenges:word-agreement", args=[phase.pk]) + "?language=de&k=2"
+    ).content.decode()
+    assert f"over the same {len(shared)} words" in page or "over the same word," in page
