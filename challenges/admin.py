@@ -108,9 +108,19 @@ class InvitationInline(ReadOnlyAdminMixin, admin.TabularInline):
         return reverse("challenges:join", args=[invitation.token])
 
 
+def isolated(text) -> str:
+    """A name a team chose, in an isolate: direction controls in it cannot reorder what stands beside it."""
+    return format_html("<bdi>{}</bdi>", text)
+
+
 @admin.register(Team)
 class TeamAdmin(StyledModelAdmin):
-    list_display = ["name", "created_at"]
+    list_display = ["team_name", "created_at"]
+
+    @admin.display(description=_("name"), ordering="name")
+    def team_name(self, team):
+        return isolated(team.name)
+
     search_fields = ["name"]
     filter_horizontal = ["members", "benchmarks"]
     inlines = [InvitationInline]
@@ -182,9 +192,9 @@ class SubmissionAdmin(JobAdminMixin, StyledModelAdmin):
             )
 
     list_display = [
-        "__str__",
+        "entry",
         "phase",
-        "entrant",
+        "entrant_isolated",
         "status",
         "progress",
         "is_baseline",
@@ -216,6 +226,14 @@ class SubmissionAdmin(JobAdminMixin, StyledModelAdmin):
         "finished_at",
     ]
     fields = readonly_fields + ["is_selected"]
+
+    @admin.display(description=_("submission"), ordering="pk")
+    def entry(self, submission):
+        return format_html("#{} <bdi>{}</bdi>", submission.pk, submission.method_name)
+
+    @admin.display(description=_("entrant"), ordering="team__name")
+    def entrant_isolated(self, submission):
+        return isolated(submission.entrant)
 
     def add_view(self, request, form_url="", extra_context=None):
         def create(data):

@@ -284,3 +284,45 @@ def test_a_visitor_not_logged_in_is_asked_to_log_in_for_a_benchmark_they_cannot_
     assert Client().get(reverse("challenges:benchmark", args=["no-such"])).status_code == 302
     # After logging in, a member sees it.
     assert member_client.get(url).status_code == 200
+
+
+RLO, PDF = "\u202e", "\u202c"
+
+
+def test_direction_controls_in_names_reorder_nothing_beside_them(bench, member_client, pm_client):
+    """A right-to-left override in a method or team name is isolated wherever the name is shown: <bdi> on
+    the pages and in the admin, a first-strong isolate around the CSV cell (its closing PDI ends the
+    override, so the cells after it keep their order)."""
+    Team.objects.filter(pk=bench["team"].pk).update(name=f"{RLO}maet")
+    upload(member_client, bench["val"], coco(bench["val_images"]), method=f"{RLO}dohtem")
+    method, team = f"{RLO}dohtem", f"{RLO}maet"
+    board = reverse("challenges:leaderboard", args=[bench["val"].pk]) + "?language=de"
+    page = member_client.get(board).content.decode()
+    assert f"<bdi>{method}</bdi>" in page and f"<bdi>{team}</bdi>" in page
+    assert method not in page.replace(f"<bdi>{method}</bdi>", "")  # nowhere unisolated
+    benchmark = member_client.get(
+        reverse("challenges:benchmark", args=[bench["benchmark"].slug])
+    ).content.decode()
+    assert f"<bdi>{method}</bdi>" in benchmark and f"<bdi>{team}</bdi>" in benchmark
+    submission = Submission.objects.get(method_name=method)
+    detail = member_client.get(reverse("challenges:submission", args=[submission.pk])).content.decode()
+    assert f"<h1><bdi>{method}</bdi>" in detail and f"<bdi>{team}</bdi>" in detail
+    for url in (
+        reverse("admin:challenges_submission_changelist"),
+        reverse("admin:challenges_team_changelist"),
+    ):
+        admin_page = pm_client.get(url).content.decode()
+        assert f"<bdi>{method}</bdi>" in admin_page or f"<bdi>{team}</bdi>" in admin_page, url
+    csv = member_client.get(
+        reverse("challenges:leaderboard-csv", args=[bench["val"].pk]) + "?language=de"
+    ).content.decode()
+    row = next(line for line in csv.splitlines() if "dohtem" in line)
+    assert f",\u2068{method}\u2069,\u2068{team}\u2069," in row
+
+
+def test_a_csv_cell_cannot_close_its_own_isolate():
+    from core.csv_cells import csv_safe
+
+    cell = csv_safe(f"\u2069{RLO}x{PDF}\u2066y")
+    assert cell == f"\u2068{RLO}x{PDF}y\u2069"  # its own isolate controls dropped, then wrapped
+    assert csv_safe("plain") == "plain" and csv_safe("=1") == "'=1"
