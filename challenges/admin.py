@@ -243,7 +243,7 @@ class SubmissionAdmin(JobAdminMixin, StyledModelAdmin):
                     phase_id=data["phase"].pk,
                     user=request.user,
                     team_id=None,
-                    data=upload.read(),
+                    data=upload,
                     filename=upload.name,
                     language=data["language"],
                     method_name=data["method_name"],

@@ -7,17 +7,10 @@ Every service validates before it writes and runs in one transaction; the domain
 from __future__ import annotations
 
 import hashlib
+import io
 import secrets
 from datetime import timedelta
-
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.files.base import ContentFile
-from django.db import transaction
-from django.utils import timezone
-from django.utils.translation import gettext as _
+from typing import BinaryIO
 
 from annotation.models import Language
 from challenges.files import Limits, SubmissionInvalid, submission_parse
@@ -33,6 +26,14 @@ from challenges.scoring.plan import scoring_plan
 from challenges.scoring.selectors import phase_image_keys
 from challenges.selectors import team_for
 from core.errors import Conflict, NotAllowed, NotFound, ValidationFailed
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.files.base import File
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
 
 
 class SubmissionRefused(ValidationFailed):
@@ -160,7 +161,9 @@ def _phase_for_team(phase_id: int, team: Team | None) -> Phase:
     return phase
 
 
-def _parse(phase: Phase, *, data: bytes, filename: str, language: str | None) -> tuple[dict, dict[str, int]]:
+def _parse(
+    phase: Phase, *, data: BinaryIO, filename: str, language: str | None
+) -> tuple[dict, dict[str, int]]:
     keys = phase_image_keys(phase)
     codes = list(phase.benchmark.languages.values_list("code", flat=True))
     try:
@@ -180,6 +183,15 @@ def _parse(phase: Phase, *, data: bytes, filename: str, language: str | None) ->
             total=exc.total,
         ) from exc
     return parsed.captions, keys
+
+
+def _sha256(stream: BinaryIO) -> str:
+    digest = hashlib.sha256()
+    stream.seek(0)
+    for piece in iter(lambda: stream.read(1024 * 1024), b""):
+        digest.update(piece)
+    stream.seek(0)
+    return digest.hexdigest()
 
 
 def _quota_check(phase: Phase, team: Team) -> None:
@@ -206,16 +218,27 @@ def _quota_check(phase: Phase, team: Team) -> None:
 SUBMISSION_FIELDS = ("language", "method_name", "description", "paper_url", "code_url")
 
 
+def _open_check(phase: Phase) -> None:
+    now = timezone.now()
+    if (
+        not phase.is_open
+        or (phase.starts_at and now < phase.starts_at)
+        or (phase.ends_at and now >= phase.ends_at)
+    ):
+        raise Conflict(_("This phase is not open for submissions."))
+
+
 def submission_from_upload(*, phase, user, cleaned: dict) -> Submission:
     """:func:`submission_create` for an upload to ``phase`` by ``user`` (for their team, if any):
-    ``cleaned`` holds the uploaded ``file`` and the :data:`SUBMISSION_FIELDS`. Raises as it."""
+    ``cleaned`` holds the uploaded ``file`` (read as a stream) and the :data:`SUBMISSION_FIELDS`.
+    Raises as it."""
     team = team_for(user, phase.benchmark)
     upload = cleaned["file"]
     return submission_create(
         phase_id=phase.pk,
         user=user,
         team_id=team.pk if team else None,
-        data=upload.read(),
+        data=upload,
         filename=upload.name,
         **{name: cleaned[name] for name in SUBMISSION_FIELDS},
     )
@@ -226,7 +249,7 @@ def submission_create(
     phase_id: int,
     user,
     team_id: int | None,
-    data: bytes,
+    data: bytes | BinaryIO,
     filename: str,
     language: str | None = None,
     method_name: str,
@@ -237,11 +260,13 @@ def submission_create(
 ) -> Submission:
     """Check a result file, then store it as a submission and queue its scoring.
 
+    ``data``: the file's bytes or a seekable binary file (an upload), read as a stream, never whole.
     The file is read and checked completely first (no lock, nothing written): an invalid file raises
-    :class:`SubmissionRefused` with its problems and uses no quota. Then, in one transaction, the
-    team's row is locked (``SELECT ... FOR UPDATE``), so concurrent uploads of one team are counted
-    one after the other against the per-day, total and at-once limits (:class:`QuotaExceeded`), and
-    the captions and scoring units are stored; the units are sent to the workers on commit.
+    :class:`SubmissionRefused` with its problems and uses no quota. Then, in one transaction, the team's
+    row is locked
+    (``SELECT ... FOR UPDATE``), so concurrent uploads of one team are counted one after the other
+    against the per-day, total and at-once limits (:class:`QuotaExceeded`), and the file, its captions
+    and scoring units are stored; the units are sent to the workers on commit.
     A baseline (``baseline=True``, hosts only, no team) is not limited."""
     method_name = (method_name or "").strip()
     if not method_name:
@@ -252,14 +277,11 @@ def submission_create(
         if team is None:
             raise NotAllowed(_("Only a member of a team of this benchmark can submit."))
     phase = _phase_for_team(phase_id, team)
-    now = timezone.now()
-    if not baseline and (
-        not phase.is_open
-        or (phase.starts_at and now < phase.starts_at)
-        or (phase.ends_at and now >= phase.ends_at)
-    ):
-        raise Conflict(_("This phase is not open for submissions."))
-    captions, keys = _parse(phase, data=data, filename=filename, language=language)
+    if not baseline:
+        _open_check(phase)
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes | bytearray | memoryview) else data
+    captions, keys = _parse(phase, data=stream, filename=filename, language=language)
+    sha256 = _sha256(stream)
     languages = {lang.code: lang for lang in Language.objects.filter(code__in=captions)}
     with transaction.atomic():
         if team is not None:
@@ -274,11 +296,11 @@ def submission_create(
             paper_url=paper_url,
             code_url=code_url,
             file_name=filename[-255:],
-            file_sha256=hashlib.sha256(data).hexdigest(),
+            file_sha256=sha256,
             languages=sorted(captions),
             is_baseline=baseline,
         )
-        submission.file.save(f"{submission.pk}-{submission.file_sha256[:12]}", ContentFile(data), save=True)
+        submission.file.save(f"{submission.pk}-{sha256[:12]}", File(stream), save=True)
         SubmissionCaption.objects.bulk_create(
             [
                 SubmissionCaption(

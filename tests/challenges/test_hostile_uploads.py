@@ -1,0 +1,132 @@
+"""Hostile result files: what a file can make is bounded, not only its bytes, on every path that reads
+one; nothing is stored for any of them."""
+
+from __future__ import annotations
+
+import io
+import random
+import tracemalloc
+import zipfile
+
+import pytest
+from django.core.files.uploadedfile import TemporaryUploadedFile
+
+from challenges.files import SubmissionInvalid, submission_parse
+from challenges.models import Submission
+from challenges.services import SubmissionRefused, submission_from_upload
+
+MB = 1024 * 1024
+KEYS = [str(i) for i in range(1, 7)]
+
+
+@pytest.fixture(autouse=True)
+def _commit_now(monkeypatch):
+    monkeypatch.setattr("core.jobs.engine.transaction.on_commit", lambda fn, using=None, robust=False: fn())
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def empty_lists(n_bytes: int) -> bytes:
+    """``[[],[],...]``: three bytes make a list object of 56 bytes and its slot in the outer list."""
+    return b"[" + b"[]," * (n_bytes // 3) + b"[]]"
+
+
+def peak_while(operation) -> tuple[int, object]:
+    """The peak of Python's allocations (bytes) while ``operation`` runs, and what it raised or returned."""
+    tracemalloc.start()
+    try:
+        try:
+            outcome = operation()
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            outcome = exc
+        return tracemalloc.get_traced_memory()[1], outcome
+    finally:
+        tracemalloc.stop()
+
+
+def parse(data, filename="r.zip", language=None):
+    return submission_parse(
+        data, filename=filename, languages=["de", "en"], image_keys=KEYS, language=language
+    )
+
+
+def test_a_60_kb_zip_of_60_mb_of_empty_lists_is_refused_in_bounded_memory():
+    bomb = zipped({"de.json": empty_lists(60 * MB)})
+    assert len(bomb) < 100 * 1024  # json.loads made 20 million lists of it: 1.3 GB
+    peak, error = peak_while(lambda: parse(bomb))
+    assert isinstance(error, SubmissionInvalid)
+    assert peak < 50 * MB, f"{peak / MB:.0f} MB"
+    stop = "de.json entry 125: more than 124 entries in the file (the phase needs 12: one caption per image"
+    assert error.problems[-1].startswith(stop) and error.total == 125
+
+
+def test_a_60_kb_json_of_small_objects_stops_at_the_entry_budget():
+    bomb = empty_lists(60 * 1024)
+    error = pytest.raises(SubmissionInvalid, parse, bomb, filename="r.json", language="de").value
+    assert error.problems[-1].startswith("r.json entry 113: more than 112 entries in the file")
+    assert error.total == 113  # 112 entries that are not objects, then nothing after the budget was read
+
+
+def test_an_entry_of_a_million_values_is_refused_at_its_limit():
+    bomb = b'[{"image_id": 1, "caption": "x", "score": [' + b"0," * 500_000 + b"0]}]"
+    peak, error = peak_while(lambda: parse(bomb, filename="r.json", language="de"))
+    assert isinstance(error, SubmissionInvalid) and peak < 10 * MB
+    assert "r.json entry 1: more than 64 keys and values in one entry" in error.problems[0]
+
+
+def test_a_zip_member_inflating_past_its_declared_size_is_stopped_in_bounded_memory():
+    data = bytearray(zipped({"de.json": empty_lists(30 * MB)}))
+    # The central directory says the member inflates to 1 KB; it inflates to 30 MB.
+    at = data.rfind(b"PK\x01\x02")
+    data[at + 24 : at + 28] = (1024).to_bytes(4, "little")
+    peak, error = peak_while(lambda: parse(bytes(data)))
+    assert isinstance(error, SubmissionInvalid) and peak < 50 * MB, f"{peak / MB:.0f} MB"
+    # zipfile stops at the declared size and finds the checksum wrong: nothing past 1 KB was inflated.
+    assert error.problems == ["archive member “de.json”: cannot be read (Bad CRC-32 for file 'de.json')"]
+
+
+def test_a_zip_of_a_thousand_to_one_blank_is_stopped_at_the_value_limit():
+    bomb = zipped({"de.json": b"[" + b" " * (60 * MB) + b"]"})
+    assert len(bomb) < 80 * 1024
+    peak, error = peak_while(lambda: parse(bomb))
+    assert isinstance(error, SubmissionInvalid) and peak < 50 * MB, f"{peak / MB:.0f} MB"
+    assert "a single JSON value (or run of blanks) of more than 4,194,304 bytes" in error.problems[0]
+
+
+def test_a_zip_inside_a_zip_is_not_opened_whatever_its_name():
+    inner = zipped({"de.json": empty_lists(10 * MB)})
+    error = pytest.raises(SubmissionInvalid, parse, zipped({"inner.zip": inner, "de.json": inner})).value
+    assert error.problems[:2] == [
+        "inner.zip: only .json and .jsonl members are read",
+        "de.json: only .json and .jsonl members are read",
+    ]
+
+
+def junk_upload(n_bytes: int) -> TemporaryUploadedFile:
+    upload = TemporaryUploadedFile("r.json", "application/json", n_bytes, None)
+    rng = random.Random(34)
+    for _ in range(n_bytes // MB):
+        upload.write(rng.randbytes(MB))
+    upload.seek(0)
+    return upload
+
+
+def test_45_mb_of_junk_through_the_upload_service_is_refused_in_bounded_memory(bench):
+    upload = junk_upload(45 * MB)
+    fields = {"language": "de", "method_name": "m", "description": "", "paper_url": "", "code_url": ""}
+    peak, error = peak_while(
+        lambda: submission_from_upload(
+            phase=bench["val"], user=bench["member"], cleaned={"file": upload, **fields}
+        )
+    )
+    upload.close()
+    assert isinstance(error, SubmissionRefused), error
+    assert peak < 10 * MB, f"{peak / MB:.0f} MB"  # the file was read whole before: 45 MB and more
+    assert error.total == 1 and "r.json: line 1: not UTF-8 text (byte " in error.problems[0]
+    assert Submission.objects.count() == 0
