@@ -3,7 +3,8 @@
 - ``GET benchmarks/``: the benchmarks open to the caller, with their phases;
 - ``GET|POST phases/<id>/submissions/``: the team's submissions of a phase; upload one (multipart:
   ``file``, ``method_name``, ``language`` for a COCO results file, ``description``, ``paper_url``,
-  ``code_url``); a refused file answers 400 with its problems and uses no quota;
+  ``code_url``); a refused file answers 400 with its problems and uses no quota; a body declared over
+  ``SUBMISSION_MAX_BYTES`` (and the form's fields) answers 413 before it is read;
 - ``GET submissions/<id>/``: one of the team's submissions with the scores its team may see;
 - ``GET phases/<id>/leaderboard/?language=&metric=&refs=``: a leaderboard the caller may see.
 """
@@ -19,8 +20,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges import selectors
-from challenges.services import submission_from_upload
+from challenges.services import submission_from_upload, submission_upload_check
 from core.errors import NotFound
+from core.request_guard import accepts_files, files_too_large
 
 
 def _submission_out(submission, user) -> dict:
@@ -80,6 +82,7 @@ class BenchmarkListApi(APIView):
         return Response(data)
 
 
+@accepts_files("SUBMISSION_MAX_BYTES")
 class SubmissionCollectionApi(APIView):
     parser_classes = [MultiPartParser]
 
@@ -108,7 +111,10 @@ class SubmissionCollectionApi(APIView):
     )
     def post(self, request, phase_id):
         phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+        # Before the body is read (with a token; session authentication's CSRF check reads it first).
+        submission_upload_check(phase=phase, user=request.user)
         serializer = self.SubmissionUploadSerializer(data=request.data)
+        files_too_large(request)
         serializer.is_valid(raise_exception=True)
         submission = submission_from_upload(phase=phase, user=request.user, cleaned=serializer.validated_data)
         submission.refresh_from_db()  # its state as the queue left it (scored already where tasks run eagerly)

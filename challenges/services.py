@@ -228,6 +228,17 @@ def _open_check(phase: Phase) -> None:
         raise Conflict(_("This phase is not open for submissions."))
 
 
+def submission_upload_check(*, phase: Phase, user) -> Team:
+    """What an upload to ``phase`` by ``user`` must pass before its body is read: a team of the
+    benchmark (NotAllowed) and an open phase (Conflict). Reads only; :func:`submission_create` checks
+    the same again. Returns the team."""
+    team = team_for(user, phase.benchmark)
+    if team is None:
+        raise NotAllowed(_("Only a member of a team of this benchmark can submit."))
+    _open_check(phase)
+    return team
+
+
 def submission_from_upload(*, phase, user, cleaned: dict) -> Submission:
     """:func:`submission_create` for an upload to ``phase`` by ``user`` (for their team, if any):
     ``cleaned`` holds the uploaded ``file`` (read as a stream) and the :data:`SUBMISSION_FIELDS`.

@@ -17,6 +17,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from challenges import selectors
@@ -31,9 +32,11 @@ from challenges.services import (
     invitation_usable,
     submission_from_upload,
     submission_select,
+    submission_upload_check,
 )
 from core.csv_cells import csv_safe
 from core.errors import DomainError, NotFound
+from core.request_guard import accepts_files, files_too_large
 
 
 @login_required
@@ -95,11 +98,22 @@ def benchmark_detail(request, slug):
     )
 
 
+@accepts_files("SUBMISSION_MAX_BYTES")
+@csrf_exempt  # checked in _upload_read, after the checks below: CSRF's check reads the body
 @login_required
 @require_POST
 def submission_upload(request, phase_id):
+    """The upload form's target. Everything that needs no body is checked before it is read: its
+    declared size (core.request_guard), the phase, the team, the refused files of account and team."""
     phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    submission_upload_check(phase=phase, user=request.user)
+    return _upload_read(request, phase)
+
+
+@csrf_protect
+def _upload_read(request, phase):
     form = SubmissionForm(request.POST, request.FILES)
+    files_too_large(request)
     problems, total = [], 0
     if form.is_valid():
         try:

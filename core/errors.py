@@ -70,6 +70,13 @@ class EditConflict(Conflict):
     code = "edit_conflict"
 
 
+class TooLarge(DomainError):
+    """A body or file over its limit, refused before it was read."""
+
+    status_code = 413
+    code = "too_large"
+
+
 class JobsUnavailable(DomainError):
     """A job could not be handed to the workers (the broker is down). Nothing else is affected: the
     job is stored, marked failed with the reason, and can be resumed once the broker is back."""

@@ -1,5 +1,5 @@
-"""Hostile result files: what a file can make is bounded, not only its bytes, on every path that reads
-one; nothing is stored for any of them."""
+"""Hostile result files: what a file can make is bounded, not only its bytes; a body over the limit is
+refused before it is read on the upload page and the API alike; nothing is stored for any of them."""
 
 from __future__ import annotations
 
@@ -7,13 +7,19 @@ import io
 import random
 import tracemalloc
 import zipfile
+from pathlib import Path
 
 import pytest
-from django.core.files.uploadedfile import TemporaryUploadedFile
+from django.conf import settings as django_settings
+from django.core.files.uploadedfile import SimpleUploadedFile, TemporaryUploadedFile
+from django.test import Client
+from django.urls import reverse
 
 from challenges.files import SubmissionInvalid, submission_parse
-from challenges.models import Submission
-from challenges.services import SubmissionRefused, submission_from_upload
+from challenges.models import ScoringUnit, Submission, SubmissionCaption
+from challenges.services import SubmissionRefused, api_token_rotate, submission_from_upload
+from tests import factories as f
+from tests.challenges.conftest import coco
 
 MB = 1024 * 1024
 KEYS = [str(i) for i in range(1, 7)]
@@ -130,3 +136,85 @@ def test_45_mb_of_junk_through_the_upload_service_is_refused_in_bounded_memory(b
     assert peak < 10 * MB, f"{peak / MB:.0f} MB"  # the file was read whole before: 45 MB and more
     assert error.total == 1 and "r.json: line 1: not UTF-8 text (byte " in error.problems[0]
     assert Submission.objects.count() == 0
+
+
+class Unreadable(io.RawIOBase):
+    """A request body that fails the test if anything reads it."""
+
+    def read(self, size=-1):
+        raise AssertionError("the body was read")
+
+    readline = readinto = read
+
+
+def unread_post(client: Client, url: str, length: int, **headers):
+    return client.post(
+        url,
+        CONTENT_TYPE="multipart/form-data; boundary=xyz",
+        CONTENT_LENGTH=str(length),
+        **{"wsgi.input": Unreadable()},
+        **headers,
+    )
+
+
+def stored() -> tuple:
+    media = Path(django_settings.MEDIA_ROOT) / "submissions"
+    files = sorted(p.name for p in media.rglob("*") if p.is_file()) if media.exists() else []
+    return (
+        Submission.objects.count(),
+        SubmissionCaption.objects.count(),
+        ScoringUnit.objects.count(),
+        files,
+    )
+
+
+def test_a_body_declared_over_the_limit_is_refused_on_both_paths_without_reading_it(bench, settings):
+    before = stored()
+    over = settings.SUBMISSION_MAX_BYTES + 64 * 1024 + 1
+    page = Client()
+    page.force_login(bench["member"])
+    answer = unread_post(page, reverse("challenges:submit", args=[bench["val"].pk]), over)
+    assert answer.status_code == 413
+    assert "The file is larger than 50.0\xa0MB, the limit for this upload" in answer.content.decode()
+    token = api_token_rotate(user=bench["member"])
+    api = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    answer = unread_post(api, reverse("challenges-api:submissions", args=[bench["val"].pk]), over)
+    assert answer.status_code == 413 and answer.json()["error"] == "too_large"
+    assert f"larger than {over - 1:,} bytes (a file of at most 52,428,800 bytes" in answer.json()["message"]
+    # Within the limit the body is read: the same unreadable body now fails the test.
+    with pytest.raises(AssertionError, match="the body was read"):
+        unread_post(api, reverse("challenges-api:submissions", args=[bench["val"].pk]), over - 1)
+    assert stored() == before
+
+
+def test_an_account_in_no_team_of_a_public_benchmark_is_refused_before_its_body_is_read(bench):
+    before = stored()
+    bench["val"].visibility = "public"
+    bench["val"].save()
+    stranger = f.UserFactory(username="stranger")
+    client = Client()
+    client.force_login(stranger)
+    answer = unread_post(client, reverse("challenges:submit", args=[bench["val"].pk]), 10 * MB)
+    assert answer.status_code == 403
+    assert "Only a member of a team of this benchmark can submit." in answer.content.decode()
+    token = api_token_rotate(user=stranger)
+    api = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    answer = unread_post(api, reverse("challenges-api:submissions", args=[bench["val"].pk]), 10 * MB)
+    assert answer.status_code == 403 and answer.json()["error"] == "forbidden"
+    assert stored() == before
+
+
+def test_a_file_past_the_limit_within_the_multipart_allowance_is_stopped_while_it_streams(bench, settings):
+    settings.SUBMISSION_MAX_BYTES = 1000
+    before = stored()
+    client = Client()
+    client.force_login(bench["member"])
+    data = coco(bench["val_images"], text=lambda i, im: f"ein hund {i} " + "x" * 900)
+    assert 1000 < len(data) < 64 * 1024
+    answer = client.post(
+        reverse("challenges:submit", args=[bench["val"].pk]),
+        {"file": SimpleUploadedFile("r.json", data), "language": "de", "method_name": "m"},
+    )
+    assert answer.status_code == 413
+    assert "The file is larger than 1000\xa0bytes, the limit for this upload" in answer.content.decode()
+    assert stored() == before
