@@ -4,7 +4,8 @@
 - ``GET|POST phases/<id>/submissions/``: the team's submissions of a phase; upload one (multipart:
   ``file``, ``method_name``, ``language`` for a COCO results file, ``description``, ``paper_url``,
   ``code_url``); a refused file answers 400 with its problems and uses no quota; a body declared over
-  ``SUBMISSION_MAX_BYTES`` (and the form's fields) answers 413 before it is read;
+  ``SUBMISSION_MAX_BYTES`` (and the form's fields) answers 413 before it is read; past
+  ``SUBMISSION_REFUSED_RATE`` refused files of the account or team, 429 with ``Retry-After``;
 - ``GET submissions/<id>/``: one of the team's submissions with the scores its team may see;
 - ``GET phases/<id>/leaderboard/?language=&metric=&refs=``: a leaderboard the caller may see.
 """

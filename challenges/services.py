@@ -12,6 +12,16 @@ import secrets
 from datetime import timedelta
 from typing import BinaryIO
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.files.base import File
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from annotation.models import Language
 from challenges.files import Limits, SubmissionInvalid, submission_parse
 from challenges.models import (
@@ -25,15 +35,8 @@ from challenges.models import (
 from challenges.scoring.plan import scoring_plan
 from challenges.scoring.selectors import phase_image_keys
 from challenges.selectors import team_for
-from core.errors import Conflict, NotAllowed, NotFound, ValidationFailed
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.files.base import File
-from django.db import transaction
-from django.utils import timezone
-from django.utils.translation import gettext as _
+from core import ratelimit
+from core.errors import Conflict, NotAllowed, NotFound, RateLimited, ValidationFailed
 
 
 class SubmissionRefused(ValidationFailed):
@@ -49,6 +52,12 @@ class SubmissionRefused(ValidationFailed):
 
 class QuotaExceeded(Conflict):
     code = "quota_exceeded"
+
+
+class TooManyRefused(RateLimited):
+    """The account or its team had ``SUBMISSION_REFUSED_RATE`` files refused: no file is read for now."""
+
+    code = "too_many_refused"
 
 
 def _limits() -> Limits:
@@ -194,6 +203,47 @@ def _sha256(stream: BinaryIO) -> str:
     return digest.hexdigest()
 
 
+# --- Refused files: a limit per account and per team --------------------------------------------------
+# Only refused files count (an accepted one uses the phase's quota instead). The count is checked before
+# a file is read and added once it was refused, so uploads read at the same moment may pass the limit by
+# their number (at most one per web process); each of them is bounded in memory and time by the reading.
+
+
+def _refusal_keys(user, team: Team | None) -> list[tuple[str, str]]:
+    keys = [("upload-refused-user", str(user.pk))]
+    if team is not None:
+        keys.append(("upload-refused-team", str(team.pk)))
+    return keys
+
+
+def _refusals_check(user, team: Team | None) -> None:
+    rate = ratelimit.Rate.parse(settings.SUBMISSION_REFUSED_RATE)
+    waits = [ratelimit.peek(scope, key, rate) for scope, key in _refusal_keys(user, team)]
+    refused = [d.retry_after for d in waits if not d.allowed]
+    if refused:
+        wait = max(refused)
+        minutes = max(1, round(wait / 60))
+        raise TooManyRefused(
+            ngettext(
+                "Too many refused files from your account or team: try again in %(minutes)s minute. "
+                "Refused files use none of your submissions; after %(count)s of them the server reads "
+                "no more files from you for a while.",
+                "Too many refused files from your account or team: try again in %(minutes)s minutes. "
+                "Refused files use none of your submissions; after %(count)s of them the server reads "
+                "no more files from you for a while.",
+                minutes,
+            )
+            % {"minutes": minutes, "count": rate.count},
+            retry_after=wait,
+        )
+
+
+def _refusal_count(user, team: Team | None) -> None:
+    rate = ratelimit.Rate.parse(settings.SUBMISSION_REFUSED_RATE)
+    for scope, key in _refusal_keys(user, team):
+        ratelimit.hit(scope, key, rate)
+
+
 def _quota_check(phase: Phase, team: Team) -> None:
     now = timezone.now()
     counted = Submission.objects.filter(phase=phase, team=team).exclude(status="failed")
@@ -230,12 +280,14 @@ def _open_check(phase: Phase) -> None:
 
 def submission_upload_check(*, phase: Phase, user) -> Team:
     """What an upload to ``phase`` by ``user`` must pass before its body is read: a team of the
-    benchmark (NotAllowed) and an open phase (Conflict). Reads only; :func:`submission_create` checks
-    the same again. Returns the team."""
+    benchmark (NotAllowed), an open phase (Conflict), fewer refused files than ``SUBMISSION_REFUSED_RATE``
+    from the account and the team (:class:`TooManyRefused`). Reads only; :func:`submission_create`
+    checks the same again. Returns the team."""
     team = team_for(user, phase.benchmark)
     if team is None:
         raise NotAllowed(_("Only a member of a team of this benchmark can submit."))
     _open_check(phase)
+    _refusals_check(user, team)
     return team
 
 
@@ -273,8 +325,9 @@ def submission_create(
 
     ``data``: the file's bytes or a seekable binary file (an upload), read as a stream, never whole.
     The file is read and checked completely first (no lock, nothing written): an invalid file raises
-    :class:`SubmissionRefused` with its problems and uses no quota. Then, in one transaction, the team's
-    row is locked
+    :class:`SubmissionRefused` with its problems, uses no quota and counts toward the refused files of
+    the account and the team; once those reach ``SUBMISSION_REFUSED_RATE``, :class:`TooManyRefused` is
+    raised before any file is read. Then, in one transaction, the team's row is locked
     (``SELECT ... FOR UPDATE``), so concurrent uploads of one team are counted one after the other
     against the per-day, total and at-once limits (:class:`QuotaExceeded`), and the file, its captions
     and scoring units are stored; the units are sent to the workers on commit.
@@ -290,8 +343,14 @@ def submission_create(
     phase = _phase_for_team(phase_id, team)
     if not baseline:
         _open_check(phase)
+        _refusals_check(user, team)
     stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes | bytearray | memoryview) else data
-    captions, keys = _parse(phase, data=stream, filename=filename, language=language)
+    try:
+        captions, keys = _parse(phase, data=stream, filename=filename, language=language)
+    except SubmissionRefused:
+        if not baseline:
+            _refusal_count(user, team)
+        raise
     sha256 = _sha256(stream)
     languages = {lang.code: lang for lang in Language.objects.filter(code__in=captions)}
     with transaction.atomic():

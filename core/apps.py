@@ -33,15 +33,21 @@ def roles_after_migrate(sender, using="default", **kwargs):
     roles_ensure()
 
 
+RATE_SETTINGS = ("LOGIN_RATE_LIMIT", "SUBMISSION_REFUSED_RATE")
+
+
 def check_login_rate_limit(app_configs, **kwargs):
-    """A mistyped ``LOGIN_RATE_LIMIT`` stops the start instead of failing every login."""
+    """A mistyped rate (``LOGIN_RATE_LIMIT``, ``SUBMISSION_REFUSED_RATE``) stops the start instead of
+    failing every login or upload."""
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
 
     from core.ratelimit import Rate
 
-    try:
-        Rate.parse(settings.LOGIN_RATE_LIMIT)
-    except ImproperlyConfigured as error:
-        return [checks.Error(str(error), id="core.E001", obj="LOGIN_RATE_LIMIT")]
-    return []
+    errors = []
+    for name in RATE_SETTINGS:
+        try:
+            Rate.parse(getattr(settings, name, "1/m"))
+        except ImproperlyConfigured as error:
+            errors.append(checks.Error(str(error), id="core.E001", obj=name))
+    return errors

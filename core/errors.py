@@ -77,6 +77,18 @@ class TooLarge(DomainError):
     code = "too_large"
 
 
+class RateLimited(DomainError):
+    """Too many of something in a while: ``retry_after`` seconds until it is let through again (the
+    answer's ``Retry-After``)."""
+
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int, details: dict | list | None = None):
+        super().__init__(message, details=details)
+        self.retry_after = retry_after
+
+
 class JobsUnavailable(DomainError):
     """A job could not be handed to the workers (the broker is down). Nothing else is affected: the
     job is stored, marked failed with the reason, and can be resumed once the broker is back."""
@@ -102,7 +114,10 @@ def _first_message(detail) -> str:
 
 def api_exception_handler(exc, context):
     if isinstance(exc, DomainError):
-        return Response(exc.as_dict(), status=exc.status_code)
+        response = Response(exc.as_dict(), status=exc.status_code)
+        if isinstance(exc, RateLimited):
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     response = exception_handler(exc, context)
     if response is not None and isinstance(exc, drf_exceptions.ValidationError):
         # Same shape as domain errors, so the pages can always show ``message``.
@@ -128,6 +143,8 @@ def domain_error_page(request, exc: DomainError) -> HttpResponse:
         response = page_not_found(request, Http404())
     else:
         response = render(request, "core/domain_error.html", {"message": exc.message}, status=exc.status_code)
+        if isinstance(exc, RateLimited):
+            response["Retry-After"] = str(exc.retry_after)
     add_never_cache_headers(response)
     return response
 

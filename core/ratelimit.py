@@ -1,4 +1,5 @@
-"""A sliding-window rate limit kept in the shared cache (Redis in production), for login.
+"""A sliding-window rate limit kept in the shared cache (Redis in production), for login and for
+refused submission files.
 
 A limit of N per W seconds lets through at most N counted hits in any W seconds, wherever the
 minute turns: fixed windows (django-ratelimit's) let 2N through a burst that straddles a boundary.
@@ -50,14 +51,18 @@ class Decision:
     retry_after: int  # seconds until a hit would be let through again; 0 when allowed
 
 
+def _prefix(scope: str, key: str, rate: Rate) -> str:
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"rl:{scope}:{rate.count}/{rate.seconds}:{digest}:"
+
+
 def hit(scope: str, key: str, rate: Rate) -> Decision:
     """Count one hit of ``key`` (hashed: no user name is stored) under ``scope`` and say whether it
     is within ``rate``. Writes only the current slot's counter; safe to call from any process."""
     slot_seconds = rate.seconds / SLOTS
     now = time.time()
     current = math.floor(now / slot_seconds)
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    prefix = f"rl:{scope}:{rate.count}/{rate.seconds}:{digest}:"
+    prefix = _prefix(scope, key, rate)
     slot_key = f"{prefix}{current}"
     # Two slots longer than the window, so a slot outlives every window that counts it.
     ttl = math.ceil(rate.seconds + 2 * slot_seconds) + 1
@@ -77,6 +82,21 @@ def hit(scope: str, key: str, rate: Rate) -> Decision:
     with contextlib.suppress(ValueError):  # the slot expired meanwhile: nothing to take back
         cache.decr(slot_key)
     per_slot[-1] = max(per_slot[-1] - 1, 0)
+    return Decision(False, _retry_after(per_slot, slots, rate, slot_seconds, now))
+
+
+def peek(scope: str, key: str, rate: Rate) -> Decision:
+    """Whether one more hit of ``key`` would be within ``rate``, counting nothing: for limits on what
+    went wrong (refused files), checked before the work and counted by :func:`hit` after it failed."""
+    slot_seconds = rate.seconds / SLOTS
+    now = time.time()
+    current = math.floor(now / slot_seconds)
+    prefix = _prefix(scope, key, rate)
+    slots = range(current - SLOTS, current + 1)
+    counts = cache.get_many([f"{prefix}{s}" for s in slots])
+    per_slot = [int(counts.get(f"{prefix}{s}", 0)) for s in slots]
+    if sum(per_slot) < rate.count:
+        return Decision(True, 0)
     return Decision(False, _retry_after(per_slot, slots, rate, slot_seconds, now))
 
 

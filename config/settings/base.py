@@ -406,5 +406,8 @@ SUBMISSION_MAX_BYTES = env.int("SUBMISSION_MAX_BYTES", default=50 * 1024 * 1024)
 SUBMISSION_MAX_UNZIPPED_BYTES = env.int("SUBMISSION_MAX_UNZIPPED_BYTES", default=200 * 1024 * 1024)
 SUBMISSION_MAX_ZIP_MEMBERS = env.int("SUBMISSION_MAX_ZIP_MEMBERS", default=100)
 SUBMISSION_MAX_CAPTION_CHARS = env.int("SUBMISSION_MAX_CAPTION_CHARS", default=2000)
+# Refused files per account and per team in any sliding window (core/ratelimit.py): past it, uploads are
+# refused before their body is read until the window has room again. Accepted files do not count.
+SUBMISSION_REFUSED_RATE = env.str("SUBMISSION_REFUSED_RATE", default="20/h")
 # How long an invitation link stays valid.
 INVITATION_DAYS = env.int("INVITATION_DAYS", default=14)

@@ -70,6 +70,16 @@ def make_benchmark(name="XM-mini", base=100):
     }
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    # The refused-file counts live in the cache (core/ratelimit.py): each test starts with none.
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def bench(db):
     data = make_benchmark()

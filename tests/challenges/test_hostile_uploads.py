@@ -1,10 +1,13 @@
 """Hostile result files: what a file can make is bounded, not only its bytes; a body over the limit is
-refused before it is read on the upload page and the API alike; nothing is stored for any of them."""
+refused before it is read on the upload page and the API alike; refused files are limited per account
+and per team; nothing is stored for any of them."""
 
 from __future__ import annotations
 
 import io
+import json
 import random
+import time
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -16,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from challenges.files import SubmissionInvalid, submission_parse
-from challenges.models import ScoringUnit, Submission, SubmissionCaption
+from challenges.models import ScoringUnit, Submission, SubmissionCaption, Team
 from challenges.services import SubmissionRefused, api_token_rotate, submission_from_upload
 from tests import factories as f
 from tests.challenges.conftest import coco
@@ -218,3 +221,86 @@ def test_a_file_past_the_limit_within_the_multipart_allowance_is_stopped_while_i
     assert answer.status_code == 413
     assert "The file is larger than 1000\xa0bytes, the limit for this upload" in answer.content.decode()
     assert stored() == before
+
+
+BAD = json.dumps([{"image_id": 999, "caption": "x"}]).encode()
+
+
+def page_upload(client, phase, data):
+    return client.post(
+        reverse("challenges:submit", args=[phase.pk]),
+        {"file": SimpleUploadedFile("r.json", data), "language": "de", "method_name": "m"},
+    )
+
+
+def api_upload(client, phase, data):
+    return client.post(
+        reverse("challenges-api:submissions", args=[phase.pk]),
+        {"file": SimpleUploadedFile("r.json", data), "language": "de", "method_name": "m"},
+    )
+
+
+def second_team(bench, name):
+    team = Team.objects.create(name=f"{name} team")
+    team.benchmarks.add(bench["benchmark"])
+    user = f.UserFactory(username=name)
+    team.members.add(user)
+    return user
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """A still clock at the start of a minute: the limit's windows (core/ratelimit.py) then end exactly
+    61 minutes on (its 60 slots of a minute and the current one)."""
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.0)
+
+
+def test_the_twenty_first_refused_file_of_an_hour_is_refused_unread_on_the_page(bench, settings, clock):
+    assert settings.SUBMISSION_REFUSED_RATE == "20/h"
+    phase = bench["val"]
+    client = Client()
+    client.force_login(bench["member"])
+    for _ in range(19):
+        assert page_upload(client, phase, BAD).status_code == 400
+    assert page_upload(client, phase, coco(bench["val_images"])).status_code == 302  # accepted: not counted
+    assert page_upload(client, phase, BAD).status_code == 400  # the 20th refused file
+    before = stored()
+    answer = page_upload(client, phase, coco(bench["val_images"]))
+    assert answer.status_code == 429 and answer["Retry-After"] == "3660"
+    page = answer.content.decode()
+    assert "Too many refused files from your account or team: try again in 61 minutes." in page
+    assert "Refused files use none of your submissions" in page
+    assert stored() == before
+    # The team's other member is refused too (the team's count); another team is not.
+    teammate = f.UserFactory(username="tom")
+    bench["team"].members.add(teammate)
+    client.force_login(teammate)
+    assert page_upload(client, phase, coco(bench["val_images"])).status_code == 429
+    client.force_login(second_team(bench, "rita"))
+    assert page_upload(client, phase, coco(bench["val_images"])).status_code == 302
+
+
+def test_the_twenty_first_refused_file_of_an_hour_is_a_429_in_the_api(bench, clock):
+    phase = bench["val"]
+    api = Client(HTTP_AUTHORIZATION=f"Token {api_token_rotate(user=bench['member'])}")
+    for _ in range(10):
+        assert api_upload(api, phase, BAD).status_code == 400
+    assert api_upload(api, phase, coco(bench["val_images"])).status_code == 201
+    for _ in range(10):
+        assert api_upload(api, phase, BAD).status_code == 400
+    before = stored()
+    answer = unread_post(api, reverse("challenges-api:submissions", args=[phase.pk]), 1000)
+    assert answer.status_code == 429 and answer["Retry-After"] == "3660"
+    body = answer.json()
+    assert body["error"] == "too_many_refused" and "try again in 61 minutes" in body["message"]
+    assert stored() == before
+    other = Client(HTTP_AUTHORIZATION=f"Token {api_token_rotate(user=second_team(bench, 'rita'))}")
+    assert api_upload(other, phase, coco(bench["val_images"])).status_code == 201
+
+
+def test_a_mistyped_refused_rate_stops_the_start(settings):
+    from django.core.checks import run_checks
+
+    settings.SUBMISSION_REFUSED_RATE = "20 an hour"
+    errors = [e for e in run_checks() if e.id == "core.E001"]
+    assert [e.obj for e in errors] == ["SUBMISSION_REFUSED_RATE"]

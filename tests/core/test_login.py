@@ -193,6 +193,23 @@ def test_rates_parse_as_django_ratelimit_wrote_them():
     assert Rate.parse(" 3 / s ") == Rate(3, 1)
 
 
+def test_peek_counts_nothing_and_refuses_once_hits_fill_the_window(clock):
+    from core.ratelimit import Rate, hit, peek
+
+    rate = Rate.parse("3/h")
+    for _ in range(5):
+        assert peek("test-peek", "k", rate).allowed  # looking is free
+    for _ in range(3):
+        assert hit("test-peek", "k", rate).allowed
+    full = peek("test-peek", "k", rate)
+    assert not full.allowed and full.retry_after == 3660  # the window's slots cover one slot more
+    assert peek("test-peek", "other", rate).allowed
+    clock[0] += 3659
+    assert not peek("test-peek", "k", rate).allowed
+    clock[0] += 1
+    assert peek("test-peek", "k", rate).allowed
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_login_survives_its_connection_killed_during_the_password_check(annotator, clock, monkeypatch):
