@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import MetricResult
 from .preprocess import TokenCorpus
 
-__all__ = ["BleuResult", "BleuStats", "bleu", "bleu_from_corpus"]
+__all__ = ["BleuResult", "BleuStats", "bleu", "bleu_from_corpus", "corpus_bleu"]
 
 _SMALL = 1e-9
 _TINY = 1e-15  # so that if guess is 0 the score is still 0 (comment of the reference code)
@@ -51,11 +51,17 @@ class BleuStats:
 
 @dataclass(frozen=True)
 class BleuResult:
-    """``scores[k - 1]`` is corpus BLEU-k; ``per_caption[k - 1]`` maps candidate key -> BLEU-k."""
+    """``scores[k - 1]`` is corpus BLEU-k; ``per_caption[k - 1]`` maps candidate key -> BLEU-k.
+
+    ``image_stats``: one row per image (candidate key order), the sufficient statistics the corpus score
+    sums: ``correct[0..n-1]``, ``guess[0..n-1]``, the candidate length and the closest reference length
+    (:func:`corpus_bleu` turns sums of rows into the corpus scores, e.g. of a resampled corpus).
+    """
 
     scores: tuple[float, ...]
     per_caption: tuple[dict[Hashable, float], ...]
     stats: BleuStats
+    image_stats: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def metric(self, k: int) -> MetricResult:
         """BLEU-k as a :class:`MetricResult` named ``"BLEU-k"``."""
@@ -120,7 +126,22 @@ def bleu_from_corpus(corpus: TokenCorpus, *, n: int = 4) -> BleuResult:
         scores=_corpus_scores(stats),
         per_caption=tuple(dict(zip(keys, column)) for column in sentence_bleu.T.tolist()),
         stats=stats,
+        image_stats=np.column_stack([correct, guess, testlen, closest]).astype(np.int64),
     )
+
+
+def corpus_bleu(totals: np.ndarray, *, n: int = 4) -> np.ndarray:
+    """Corpus BLEU-1..n of summed ``image_stats`` rows (one corpus per row of ``totals``, shape
+    ``(rows, 2n + 2)``): the reference's formula of :func:`_corpus_scores`, vectorised over the rows."""
+    totals = np.asarray(totals, dtype=np.float64)
+    correct, guess = totals[:, :n], totals[:, n : 2 * n]
+    testlen, reflen = totals[:, 2 * n], totals[:, 2 * n + 1]
+    product = np.cumprod((correct + _TINY) / (guess + _SMALL), axis=1)
+    scores = product ** (1.0 / np.arange(1, n + 1))
+    ratio = (testlen + _TINY) / (reflen + _SMALL)
+    short = ratio < 1
+    scores[short] *= np.exp(1 - 1 / ratio[short])[:, None]
+    return scores
 
 
 def _corpus_scores(stats: BleuStats) -> tuple[float, ...]:

@@ -38,8 +38,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from . import MetricResult
 
@@ -55,6 +57,7 @@ __all__ = [
     "meteor_score",
     "meteor_setting",
     "protocol_text",
+    "resample_statistics",
 ]
 
 JAR_NAME = "meteor-1.5.jar"
@@ -195,6 +198,7 @@ class MeteorConfig:
 class MeteorResult:
     result: MetricResult
     setting: MeteorSetting
+    replicates: np.ndarray | None = field(default=None, compare=False, repr=False)  # one per resample
 
 
 _PIPES = re.compile(r"\|\|\|")
@@ -215,11 +219,15 @@ def meteor_score(
     *,
     language: str,
     config: MeteorConfig | None = None,
+    resamples: np.ndarray | None = None,
 ) -> MeteorResult:
     """METEOR of tokenised candidates (key -> tokens) against references (key -> token lists).
 
     The tokens are joined by spaces, as pycocoevalcap feeds the jar its PTB-tokenised text. Per
-    caption and corpus scores are the jar's (see the module docstring). One JVM per call. Raises
+    caption and corpus scores are the jar's (see the module docstring). ``resamples``: draw counts
+    (one row per resample, one column per candidate in key order); each resample's corpus score, the
+    jar's score of its summed segment statistics (:func:`resample_statistics`), is in ``replicates``
+    (same JVM, one more EVAL line). One JVM per call. Raises
     :class:`MeteorUnavailable` (no Java, no jar) or :class:`MeteorFailed` (crash, timeout, protocol),
     with the JVM's last stderr lines in the message; ``ValueError`` for an empty candidate set.
     """
@@ -243,10 +251,39 @@ def meteor_score(
         jvm.write([" ||| ".join(["EVAL", *stats])])
         per_caption = [jvm.read_score() for _ in keys]
         corpus = jvm.read_score()
+        replicates = None
+        if resamples is not None:
+            totals = resample_statistics(stats, resamples)
+            jvm.write([" ||| ".join(["EVAL", *totals])])
+            # One score per summed line (the score of that resample's corpus), then their aggregate.
+            replicates = np.array([jvm.read_score() for _ in totals])
+            jvm.read_score()
     return MeteorResult(
         result=MetricResult(name="METEOR", score=corpus, per_caption=dict(zip(keys, per_caption))),
         setting=setting,
+        replicates=replicates,
     )
+
+
+def resample_statistics(stats: Sequence[str], resamples: np.ndarray) -> list[str]:
+    """The jar's statistics of each resampled corpus, as one line each: its segments' SCORE answers
+    summed as the jar's ``MeteorStats.addStats`` sums them for an EVAL line, with each segment counted
+    as often as it is drawn.
+
+    A line holds: test and reference length, test and reference function words, four stages of (test
+    content, reference content, test function, reference function) matches, chunks, test and reference
+    word matches. ``addStats`` adds every field, except that a segment matched completely in one chunk
+    (all test and reference words matched, chunks = 1) adds no chunk. Every field is a count, so the
+    float64 sums are exact, and the jar reads them back as they are written.
+    """
+    table = np.array([[float(x) for x in line.split()] for line in stats], dtype=np.float64)
+    chunks = table.shape[1] - 3
+    test_matches = table[:, 4:chunks:4].sum(axis=1) + table[:, 6:chunks:4].sum(axis=1)
+    reference_matches = table[:, 5:chunks:4].sum(axis=1) + table[:, 7:chunks:4].sum(axis=1)
+    whole = (test_matches == table[:, 0]) & (reference_matches == table[:, 1]) & (table[:, chunks] == 1)
+    table[whole, chunks] = 0.0
+    totals = np.asarray(resamples, dtype=np.float64) @ table
+    return [" ".join(map(repr, row)) for row in totals.tolist()]
 
 
 _EOF = object()

@@ -31,6 +31,7 @@ from .bleu import BleuStats, bleu_from_corpus
 from .cider import DF_FROM_TEST, DocumentFrequency, cider_variants, document_frequency
 from .meteor import MeteorConfig, MeteorError, meteor_score
 from .preprocess import TokenCorpus, check_references
+from .resampling import bleu_replicates, cider_replicates, mean_replicates
 from .rouge import rouge_l_from_corpus
 from .schemes import PRETOKENIZED, Scheme, scheme_for_language, text_signature
 
@@ -64,6 +65,8 @@ class ScoreReport:
     references; else the df corpus's name), ``meteor_setting`` how the jar was run (e.g. ``meteor-1.5
     en norm exact+stem+synonym+paraphrase``). ``signature`` is the signature of the in-process numbers
     (:func:`~evaluation.metrics.text.schemes.text_signature`); :meth:`signature_of` gives a metric's.
+    ``replicates[name]``, when ``resamples`` were given: the metric's corpus score on each resample
+    (:mod:`.resampling`), an array in the order of the resamples' rows.
     """
 
     corpus: dict[str, float]
@@ -76,6 +79,7 @@ class ScoreReport:
     not_computed: dict[str, str] = field(default_factory=dict)
     df_source: str = DF_FROM_TEST
     meteor_setting: str | None = None
+    replicates: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     def signature_of(self, name: str) -> str:
         """The signature of one metric's numbers: METEOR's also names how the jar was run."""
@@ -108,13 +112,16 @@ def score_tokens(
     meteor: MeteorConfig | None = None,
     df_references: Mapping[Hashable, Sequence[Sequence[str]]] | None = None,
     df_name: str | None = None,
+    resamples: np.ndarray | None = None,
 ) -> ScoreReport:
     """Score tokenised candidates (key -> tokens) against references (key -> list of token lists).
 
     ``language`` (a language code) is needed for METEOR, ``meteor`` says where the jar and Java are
     (default: pycocoevalcap's jar, ``java`` on the PATH). ``df_references`` (image -> token lists) and
-    ``df_name``: take CIDEr's document frequencies from that corpus. Raises ``ValueError`` for an
-    empty candidate set, candidate keys without references (named in the message), unknown metric
+    ``df_name``: take CIDEr's document frequencies from that corpus. ``resamples``: draw counts, one row
+    per resample and one column per candidate in key order, each row summing to the number of
+    candidates; every metric's score on each resampled corpus is in ``replicates``. Raises
+    ``ValueError`` for an empty candidate set, candidate keys without references (named in the message), unknown metric
     names, METEOR without a language or a df corpus without a name; ``TypeError`` if a caption is a
     string, not a token list.
     """
@@ -122,8 +129,11 @@ def score_tokens(
     df = _df(df_references, df_name)
     corpus = TokenCorpus.build(candidates, references)
     signature = text_signature(PRETOKENIZED, df_source=df.name if df is not None else DF_FROM_TEST)
-    report = _score_corpus(corpus, wanted, scheme=PRETOKENIZED, signature=signature, df=df)
-    return _with_meteor(report, wanted, candidates, references, language, meteor)
+    resamples = _check_resamples(resamples, corpus.n_images)
+    report = _score_corpus(
+        corpus, wanted, scheme=PRETOKENIZED, signature=signature, df=df, resamples=resamples
+    )
+    return _with_meteor(report, wanted, candidates, references, language, meteor, resamples)
 
 
 def score_texts(
@@ -136,6 +146,7 @@ def score_texts(
     meteor: MeteorConfig | None = None,
     df_references: Mapping[Hashable, Sequence[str]] | None = None,
     df_name: str | None = None,
+    resamples: np.ndarray | None = None,
 ) -> ScoreReport:
     """Preprocess and score raw candidates (key -> caption) against references (key -> captions).
 
@@ -143,7 +154,8 @@ def score_texts(
     None takes the default scheme of ``language`` (the language's setting is the caller's to pass), or
     ``whitespace``, the platform's rule, when no language is given either;
     ``language`` also checks that the scheme is meant for it and is named in error messages.
-    ``df_references`` are raw captions (image -> captions), tokenised like the scored ones.
+    ``df_references`` are raw captions (image -> captions), tokenised like the scored ones;
+    ``resamples`` as for :func:`score_tokens`.
     Raises like :func:`score_tokens`, plus a :class:`~evaluation.metrics.text.schemes.SchemeError`
     (a ``ValueError`` naming the scheme and the language) for an unknown scheme, one for another
     language, a library that is not installed or a caption the segmenter rejects, and ``TypeError``
@@ -162,6 +174,7 @@ def score_texts(
             meteor=meteor,
             language=language or "en",
             scheme=chosen.name,
+            resamples=resamples,
         )
     check_references(candidates, references)
     cache: dict[str, list[str]] = {}
@@ -192,8 +205,13 @@ def score_texts(
     signature = text_signature(
         chosen, language=language, df_source=df.name if df is not None else DF_FROM_TEST
     )
-    report = _score_corpus(corpus, wanted, scheme=chosen.name, signature=signature, df=df)
-    return _with_meteor(report, wanted, tokenised_candidates, tokenised_references, language, meteor)
+    resamples = _check_resamples(resamples, corpus.n_images)
+    report = _score_corpus(
+        corpus, wanted, scheme=chosen.name, signature=signature, df=df, resamples=resamples
+    )
+    return _with_meteor(
+        report, wanted, tokenised_candidates, tokenised_references, language, meteor, resamples
+    )
 
 
 def meteor_signature(text_signature: str, setting: str) -> str:
@@ -209,6 +227,7 @@ def score_ptb_texts(
     meteor: MeteorConfig | None = None,
     language: str = "en",
     scheme: str = "coco-ptb",
+    resamples: np.ndarray | None = None,
 ) -> ScoreReport:
     """Score raw captions tokenised as the COCO server does (:mod:`.ptb`), from raw text.
 
@@ -245,7 +264,8 @@ def score_ptb_texts(
         vocabulary=vocabulary,
     )
     signature = text_signature(chosen, language=language)
-    report = _score_corpus(corpus, wanted, scheme=chosen.name, signature=signature)
+    resamples = _check_resamples(resamples, corpus.n_images)
+    report = _score_corpus(corpus, wanted, scheme=chosen.name, signature=signature, resamples=resamples)
     if "METEOR" not in wanted:
         return report
     words = list(corpus.vocabulary)  # in id order: index = token id
@@ -257,7 +277,20 @@ def score_ptb_texts(
         key: sentences[len(keys) + a : len(keys) + b]
         for key, a, b in zip(keys, corpus.ref_starts, corpus.ref_starts[1:])
     }
-    return _with_meteor(report, wanted, token_candidates, token_references, language, meteor)
+    return _with_meteor(report, wanted, token_candidates, token_references, language, meteor, resamples)
+
+
+def _check_resamples(resamples, n_images: int) -> np.ndarray | None:
+    if resamples is None:
+        return None
+    resamples = np.asarray(resamples)
+    if resamples.ndim != 2 or resamples.shape[1] != n_images:
+        raise ValueError(
+            f"resamples must have one column per candidate ({n_images}), not shape {resamples.shape}"
+        )
+    if resamples.min(initial=0) < 0 or np.any(resamples.sum(axis=1) != n_images):
+        raise ValueError("every resample must draw as many images as there are candidates")
+    return resamples
 
 
 def _check_metrics(metrics: Iterable[str], language: str | None) -> tuple[str, ...]:
@@ -280,12 +313,14 @@ def _df(references, name: str | None) -> DocumentFrequency | None:
     return document_frequency(references, name=name)
 
 
-def _with_meteor(report: ScoreReport, wanted, candidates, references, language, config) -> ScoreReport:
+def _with_meteor(
+    report: ScoreReport, wanted, candidates, references, language, config, resamples=None
+) -> ScoreReport:
     """Add METEOR, in its requested place, to a report of the in-process metrics; or say why not."""
     if "METEOR" not in wanted:
         return report
     try:
-        meteor = meteor_score(candidates, references, language=language, config=config)
+        meteor = meteor_score(candidates, references, language=language, config=config, resamples=resamples)
     except MeteorError as exc:
         return replace(report, not_computed={**report.not_computed, "METEOR": str(exc)})
     corpus = {**report.corpus, "METEOR": meteor.result.score}
@@ -296,6 +331,11 @@ def _with_meteor(report: ScoreReport, wanted, candidates, references, language, 
         corpus={name: corpus[name] for name in computed},
         per_caption={name: per_caption[name] for name in computed},
         meteor_setting=meteor.setting.name,
+        replicates=(
+            report.replicates
+            if meteor.replicates is None
+            else {**report.replicates, "METEOR": meteor.replicates}
+        ),
     )
 
 
@@ -306,21 +346,33 @@ def _score_corpus(
     scheme: str,
     signature: str,
     df: DocumentFrequency | None = None,
+    resamples: np.ndarray | None = None,
 ) -> ScoreReport:
     results: dict[str, MetricResult] = {}
+    replicates: dict[str, np.ndarray] = {}
     bleu_stats = None
     bleu_orders = [int(name.split("-")[1]) for name in wanted if name.startswith("BLEU-")]
     if bleu_orders:
         bleu = bleu_from_corpus(corpus, n=4)
         bleu_stats = bleu.stats
+        resampled = None if resamples is None else bleu_replicates(bleu.image_stats, resamples, n=4)
         for k in bleu_orders:
             results[f"BLEU-{k}"] = bleu.metric(k)
+            if resampled is not None:
+                replicates[f"BLEU-{k}"] = resampled[:, k - 1]
     if "ROUGE-L" in wanted:
         results["ROUGE-L"] = rouge_l_from_corpus(corpus)
     variants = [name for name in wanted if name in ("CIDEr", "CIDEr-D")]
     if variants:
         for result in cider_variants(corpus, variants=variants, df=df):
             results[result.name] = result
+        if resamples is not None and df is None:
+            replicates.update(cider_replicates(corpus, resamples, variants=variants))
+    if resamples is not None:
+        # The rest are means over images (with a df corpus, CIDEr's weights do not change either).
+        for name, result in results.items():
+            if name not in replicates:
+                replicates[name] = mean_replicates(list(result.per_caption.values()), resamples)
     in_process = [name for name in wanted if name in results]
     return ScoreReport(
         corpus={name: results[name].score for name in in_process},
@@ -331,4 +383,5 @@ def _score_corpus(
         scheme=scheme,
         signature=signature,
         df_source=df.name if df is not None else DF_FROM_TEST,
+        replicates={name: replicates[name] for name in in_process if name in replicates},
     )
