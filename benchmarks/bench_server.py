@@ -10,10 +10,11 @@ image are generated with a fixed seed. Stages, as a scoring worker runs them (``
 
 1. validation: ``challenges.files.submission_parse`` on the JSON-lines file (every language, every image);
 2. scoring, per metric: ``score_texts`` (the metric runs' scorers) per language on all images and on the
-   public and private halves, as a test phase scores them; then the 95% bootstrap intervals of every
-   (language, split, metric) (``challenges.statistics.mean_interval``, 1,000 resamples);
-3. leaderboard update: the paired bootstrap between ``--entries`` entries, adjacent pairs, per language
-   and metric, and the mean over languages.
+   public and private halves, as a test phase scores them, each on its split's 1,000 shared resamples
+   (``challenges.statistics.split_resamples``: every corpus score recomputed on each); then the 95%
+   intervals of every (language, split, metric) from those replicates;
+3. leaderboard update: the paired bootstrap between ``--entries`` entries (their replicates), adjacent
+   pairs, per language and metric, and the mean over languages.
 
 Reference: pycocoevalcap's Bleu(4), Rouge and Cider (the COCO server's CIDEr-D) on the same tokens of
 all images, per language (its scorers have no split or interval: one corpus call per language). METEOR
@@ -34,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from challenges.files import Limits, submission_parse  # noqa: E402
-from challenges.statistics import mean_interval, paired_p_value, public_images  # noqa: E402
+from challenges.statistics import interval, paired_p_value, public_images, split_resamples  # noqa: E402
 from evaluation.metrics.text.scoring import score_texts  # noqa: E402
 
 METRIC_GROUPS = {
@@ -116,8 +117,11 @@ def main() -> None:
         groups["METEOR"] = ["METEOR"]
     t_metric = dict.fromkeys(groups, 0.0)
     t_intervals = 0.0
-    per_image: dict[tuple[int, str, str], list[float]] = {}
+    replicates: dict[tuple[int, str, str, str], object] = {}
     corpus: dict[tuple[int, str, str], float] = {}
+    start = time.perf_counter()
+    resamples = {split: split_resamples(split_ids, seed=args.seed) for split, split_ids in splits.items()}
+    t_intervals += time.perf_counter() - start
     for e, entry in enumerate(subs):
         for code in codes:
             candidates = {index[k]: v for k, v in entry[code].items()}
@@ -131,18 +135,18 @@ def main() -> None:
                         scheme="whitespace",
                         metrics=metrics,
                         language="en" if group == "METEOR" else None,
+                        resamples=resamples[split],
                     )
                     t_metric[group] += time.perf_counter() - start
                     for m in metrics:
-                        corpus[(e, code, m)] = report.corpus[m]
+                        replicates[(e, code, split, m)] = report.replicates[m]
                         if split == "all":
-                            per_image[(e, code, m)] = [report.per_caption[m][i] for i in ids]
+                            corpus[(e, code, m)] = report.corpus[m]
             if e == 0:  # intervals of the timed submission only
                 start = time.perf_counter()
                 for m in (m for ms in groups.values() for m in ms):
-                    for split_ids in splits.values():
-                        values = per_image[(e, code, m)]
-                        mean_interval([values[i] for i in split_ids], seed=args.seed, group=f"{code}|{m}")
+                    for split in splits:
+                        interval(replicates[(e, code, split, m)])
                 t_intervals += time.perf_counter() - start
     # Per-metric times of the first (timed) submission: the loop above scored all entries; divide.
     t_metric = {group: seconds / args.entries for group, seconds in t_metric.items()}
@@ -152,12 +156,7 @@ def main() -> None:
         for m in (m for ms in groups.values() for m in ms):
             order = sorted(range(args.entries), key=lambda e: -corpus[(e, code, m)])
             for a, b in zip(order, order[1:], strict=False):
-                paired_p_value(
-                    per_image[(a, code, m)],
-                    per_image[(b, code, m)],
-                    seed=args.seed,
-                    group=f"{code}|{m}|{a}|{b}",
-                )
+                paired_p_value(replicates[(a, code, "all", m)], replicates[(b, code, "all", m)])
     for e in range(args.entries):
         for m in (m for ms in groups.values() for m in ms):
             sum(corpus[(e, code, m)] for code in codes) / len(codes)

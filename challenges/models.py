@@ -319,7 +319,8 @@ class Split(models.TextChoices):
 
 
 class SubmissionScore(TimeStamped):
-    """A corpus score of a submission in one language, reference count and split, with its 95% interval."""
+    """A corpus score of a submission in one language, reference count and split, with its 95% interval:
+    the percentile interval of the same score recomputed on the split's image resamples."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
     language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="+")
@@ -335,6 +336,12 @@ class SubmissionScore(TimeStamped):
     high = models.FloatField(null=True)
     n_images = models.PositiveIntegerField()
     signature = models.TextField(blank=True)
+    replicates = models.BinaryField(
+        null=True,
+        editable=False,
+        help_text="The score on each of the split's shared image resamples (float64, little-endian): what "
+        "the interval, the paired tests and the mean over languages are read from.",
+    )
 
     class Meta:
         ordering = ["submission", "language", "reference_count", "split", "metric"]

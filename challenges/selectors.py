@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
@@ -25,7 +26,7 @@ from challenges.models import (
     Team,
     Visibility,
 )
-from challenges.statistics import mean_interval, paired_p_value, public_images
+from challenges.statistics import interval, paired_p_value, replicates_from_bytes
 from core.access import can_host_benchmarks
 from core.errors import NotFound
 from core.jobs.models import JobStatus
@@ -198,13 +199,6 @@ def _entries_counted(phase: Phase) -> list[Submission]:
     return [s for s in scored if s.is_baseline or s.team_id not in selected_teams or s.is_selected]
 
 
-def _split_ids(phase: Phase, split: str, image_ids: list[int]) -> list[int]:
-    if split == Split.ALL:
-        return image_ids
-    public = public_images(image_ids, seed=phase.split_seed, share=phase.public_share)
-    return [i for i in image_ids if (i in public) == (split == Split.PUBLIC)]
-
-
 def leaderboard(
     *,
     phase: Phase,
@@ -242,11 +236,21 @@ def leaderboard(
         reference_count=reference_count,
         held_out=comparison,
         split=split,
-    ).values_list("submission_id", "language__code", "value", "low", "high", "signature", "n_images")
+    ).values_list(
+        "submission_id", "language__code", "value", "low", "high", "signature", "n_images", "replicates"
+    )
     by_submission: dict[int, dict[str, tuple]] = {}
-    for submission_id, code, value, low, high, signature, n in rows:
-        by_submission.setdefault(submission_id, {})[code] = (value, low, high, signature, n)
+    for submission_id, code, value, low, high, signature, n, data in rows:
+        by_submission.setdefault(submission_id, {})[code] = (
+            value,
+            low,
+            high,
+            signature,
+            n,
+            replicates_from_bytes(data),
+        )
     entries = []
+    replicates: dict[int, np.ndarray] = {}
     for submission in submissions:
         scores = by_submission.get(submission.pk, {})
         entry = Entry(
@@ -259,27 +263,26 @@ def leaderboard(
             value=None,
             per_language={code: row[0] for code, row in scores.items()},
         )
+        own = None
         if language == MEAN:
             if all(code in scores for code in languages):
                 entry.value = sum(scores[code][0] for code in languages) / len(languages)
+                entry.n_images = scores[languages[0]][4]
+                # The mean over languages on each resample (every language has the split's images).
+                parts = [scores[code][5] for code in languages]
+                if all(part is not None and len(part) == len(parts[0]) for part in parts):
+                    own = np.mean(parts, axis=0)
+                    entry.low, entry.high = interval(own) or (None, None)
         elif language in scores:
-            entry.value, entry.low, entry.high, entry.signature, entry.n_images = scores[language]
+            entry.value, entry.low, entry.high, entry.signature, entry.n_images, own = scores[language]
         if entry.value is not None:
             entries.append(entry)
+            if own is not None:
+                replicates[submission.pk] = own
     entries.sort(key=lambda e: (-e.value, e.submission_id))
     for rank, entry in enumerate(entries, start=1):
         entry.rank = rank
-    if entries:
-        _paired_tests(
-            phase,
-            entries,
-            language=language,
-            languages=languages,
-            metric=metric,
-            reference_count=reference_count,
-            split=split,
-            held_out=comparison,
-        )
+    _paired_tests(entries, replicates)
     return Leaderboard(
         phase=phase,
         language=language,
@@ -313,66 +316,12 @@ def leaderboard_asked(*, phase: Phase, user, params) -> Leaderboard:
     )
 
 
-def _per_image(
-    entries, *, language, languages, metric, reference_count, held_out
-) -> dict[int, dict[int, float]]:
-    """submission -> image -> its per-image score; for the mean over languages, the mean of the languages'
-    per-image scores of each image (the phase's images are the same in every language)."""
-    codes = languages if language == MEAN else [language]
-    rows = ImageScores.objects.filter(
-        submission_id__in=[e.submission_id for e in entries],
-        language__code__in=codes,
-        metric=metric,
-        reference_count=reference_count,
-        held_out=held_out,
-    ).values_list("submission_id", "image_ids", "values")
-    sums: dict[int, dict[int, list[float]]] = {}
-    for sid, ids, vals in rows:
-        by_image = sums.setdefault(sid, {})
-        for image_id, value in zip(ids, vals, strict=True):
-            by_image.setdefault(image_id, []).append(value)
-    return {
-        sid: {i: sum(v) / len(v) for i, v in by_image.items() if len(v) == len(codes)}
-        for sid, by_image in sums.items()
-    }
-
-
-def _paired_tests(
-    phase, entries: list[Entry], *, language, languages, metric, reference_count, split, held_out
-) -> None:
-    """The paired bootstrap between adjacent entries; for the mean over languages also each entry's
-    interval (per language it is stored with the score)."""
-    values = _per_image(
-        entries,
-        language=language,
-        languages=languages,
-        metric=metric,
-        reference_count=reference_count,
-        held_out=held_out,
-    )
-    if language == MEAN:
-        for entry in entries:
-            own = values.get(entry.submission_id)
-            if own:
-                ids = _split_ids(phase, split, sorted(own))
-                entry.n_images = len(ids)
-                interval = mean_interval(
-                    [own[i] for i in ids],
-                    seed=phase.split_seed,
-                    group=f"mean|{reference_count}|{split}|{metric}",
-                )
-                if interval:
-                    entry.low, entry.high = interval
+def _paired_tests(entries: list[Entry], replicates: dict[int, np.ndarray]) -> None:
+    """The paired bootstrap between adjacent entries, on the replicates of the score shown (``replicates``:
+    submission -> its replicates on the split's shared resamples)."""
     for upper, lower in zip(entries, entries[1:], strict=False):
-        a, b = values.get(upper.submission_id), values.get(lower.submission_id)
-        if not a or not b:
-            continue
-        ids = _split_ids(phase, split, sorted(set(a) & set(b)))
         upper.p_vs_next = paired_p_value(
-            [a[i] for i in ids],
-            [b[i] for i in ids],
-            seed=phase.split_seed,
-            group=f"{language}|{reference_count}|{split}|{metric}|{upper.submission_id}|{lower.submission_id}",
+            replicates.get(upper.submission_id), replicates.get(lower.submission_id)
         )
         if upper.p_vs_next is not None:
             upper.significant = upper.p_vs_next < SIGNIFICANCE

@@ -1,12 +1,19 @@
-"""Leaderboard statistics over per-image scores (pure): the public/private split, 95% bootstrap
-intervals of a mean over images, and the paired bootstrap between two entries on the same images.
+"""Leaderboard statistics (pure): the public/private split, the shared image resamples, and the 95%
+intervals and paired tests read from each score's bootstrap replicates.
 
-The generators are the project's seeded ones (``evaluation.research.bootstrap``): the same seed and
-group give the same draws, so a submission scored twice gets the same intervals.
+Every interval and paired test is of the statistic shown. A resample of a split is a row of draw counts
+over the split's images (sorted ids); the scorer recomputes each metric's corpus score on it
+(:mod:`evaluation.metrics.text.resampling`), and those replicates are stored with the score. The
+resamples of a split depend only on the phase's seed and the split's images, so every entry, language,
+reference count and metric of the phase is resampled on the same image draws: a paired test compares
+two entries' replicates row by row, and the mean over languages is the mean of the languages' replicates
+of each resample. The generators are the project's seeded ones (``evaluation.research.bootstrap``): a
+submission scored twice gets the same intervals.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,8 +21,6 @@ import numpy as np
 from evaluation.research.bootstrap import percentile_interval, seeded_rng
 
 SCORE_N_BOOT = 1000
-# Resamples drawn at once: bounds memory (rows x images) for 3,600-image sets.
-_ROWS = 250
 
 
 def public_images(image_ids: Sequence[int], *, seed: int, share: float) -> set[int]:
@@ -30,38 +35,41 @@ def public_images(image_ids: Sequence[int], *, seed: int, share: float) -> set[i
     return {ids[i] for i in order[:count]}
 
 
-def _resampled_means(values: np.ndarray, *, n_boot: int, seed: int, group: str) -> np.ndarray:
-    rng = seeded_rng(seed, group)
-    out = np.empty(n_boot)
-    for start in range(0, n_boot, _ROWS):
-        rows = min(_ROWS, n_boot - start)
-        picks = rng.integers(0, len(values), size=(rows, len(values)))
-        out[start : start + rows] = values[picks].mean(axis=1)
-    return out
-
-
-def mean_interval(
-    values: Sequence[float], *, n_boot: int = SCORE_N_BOOT, seed: int = 0, group: str = ""
-) -> tuple[float, float] | None:
-    """95% percentile interval of the mean of ``values`` over images resampled with replacement."""
-    array = np.asarray(values, dtype=float)
-    if len(array) < 2:
+def split_resamples(image_ids: Sequence[int], *, seed: int, n_boot: int = SCORE_N_BOOT) -> np.ndarray | None:
+    """The phase's resamples of a split's images (ids in ascending order): ``(n_boot, len(image_ids))``
+    draw counts, each row drawing as many images, with replacement, as the split has. None for fewer
+    than two images (no interval). The draws depend on ``seed`` and the ids only."""
+    ids = np.asarray(image_ids, dtype=np.int64)
+    n = len(ids)
+    if n < 2:
         return None
-    return percentile_interval(_resampled_means(array, n_boot=n_boot, seed=seed, group=group))
+    if np.any(np.diff(ids) <= 0):
+        raise ValueError("the split's image ids must be distinct and in ascending order")
+    # The ids themselves name the draw, so a split of other images never shares its resamples.
+    group = "images|" + hashlib.sha256(ids.astype("<i8").tobytes()).hexdigest()[:32]
+    picks = seeded_rng(seed, group).integers(0, n, size=(n_boot, n))
+    picks += np.arange(n_boot)[:, None] * n
+    return np.bincount(picks.ravel(), minlength=n_boot * n).reshape(n_boot, n).astype(np.int32)
 
 
-def paired_p_value(
-    better: Sequence[float],
-    worse: Sequence[float],
-    *,
-    n_boot: int = SCORE_N_BOOT,
-    seed: int = 0,
-    group: str = "",
-) -> float | None:
-    """Paired bootstrap over the same images (Koehn 2004): the share of resamples in which ``better``'s
-    mean is not above ``worse``'s. Small (< 0.05): the order is significant."""
-    a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
-    if len(a) != len(b) or len(a) < 2:
+def interval(replicates: np.ndarray | None) -> tuple[float, float] | None:
+    """95% percentile interval of a score's replicates."""
+    if replicates is None or len(replicates) == 0:
         return None
-    means = _resampled_means(a - b, n_boot=n_boot, seed=seed, group=group)
-    return float((means <= 0).mean())
+    return percentile_interval(np.asarray(replicates, dtype=np.float64))
+
+
+def paired_p_value(better: np.ndarray | None, worse: np.ndarray | None) -> float | None:
+    """Paired bootstrap (Koehn 2004) over the same resamples: the share of resamples in which
+    ``better``'s score is not above ``worse``'s. Small (< 0.05): the order is significant."""
+    if better is None or worse is None or len(better) != len(worse) or not len(better):
+        return None
+    return float((np.asarray(better) <= np.asarray(worse)).mean())
+
+
+def replicates_to_bytes(replicates: np.ndarray | None) -> bytes | None:
+    return None if replicates is None else np.asarray(replicates, dtype="<f8").tobytes()
+
+
+def replicates_from_bytes(data) -> np.ndarray | None:
+    return None if data is None else np.frombuffer(bytes(data), dtype="<f8")

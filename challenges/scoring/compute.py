@@ -3,8 +3,11 @@
 The text metrics are the metric runs' own scorers (:func:`evaluation.metrics.text.scoring.score_texts`)
 with the language's tokenisation scheme, so a leaderboard number and a metric-run number with the same
 signature are the same number. Per reference count (0 = all, k = the first k of each image) the whole
-phase is scored once (per-image values kept for intervals and paired tests); a test phase's public and
-private parts are each scored as a corpus of their own, as a server that shows only one part would.
+phase is scored once (per-image values kept for the validation phase's per-image table and word
+agreement); a test phase's public and private parts are each scored as a corpus of their own, as a server
+that shows only one part would. Every score is recomputed on each of its split's shared image resamples
+(:func:`challenges.statistics.split_resamples`) by the same scorer: its interval, the paired tests and the
+mean over languages are read from those replicates, so each is of the number shown.
 
 Nothing here puts a reference into an error message: a failure names counts, never texts.
 """
@@ -15,8 +18,9 @@ from dataclasses import dataclass, field
 
 from challenges.models import ImageScores, ScoringUnit, Split, Submission, SubmissionScore
 from challenges.scoring.selectors import phase_image_ids, phase_references, submission_captions
-from challenges.statistics import mean_interval, public_images
+from challenges.statistics import interval, public_images, replicates_to_bytes, split_resamples
 from core.jobs.engine import JobDataError, timings_add
+from evaluation.metrics.text.resampling import mean_replicates
 from evaluation.metrics.text.schemes import scheme_for_language
 from evaluation.metrics.text.scoring import score_texts
 from evaluation.models import CLIP_METRICS, TEXT_METRICS, EmbeddingKind, Metric
@@ -35,12 +39,11 @@ class UnitResult:
     signatures: dict[str, str] = field(default_factory=dict)
     not_computed: dict[str, str] = field(default_factory=dict)
 
-    def split_score_add(self, key: tuple, values: list, value: float, signature: str) -> None:
-        """One row of ``scores`` for ``key`` = (reference count, held out, split, metric): ``value`` with the
-        interval of the mean of the split's per-image ``values``."""
+    def split_score_add(self, key: tuple, value: float, replicates, n_images: int, signature: str) -> None:
+        """One row of ``scores`` for ``key`` = (reference count, held out, split, metric): ``value`` with
+        its ``replicates`` on the split's resamples (None for a one-image split) and their interval."""
         count, held_out, split, metric = key
-        group = f"{self.language}|{count}|{int(held_out)}|{split}|{metric}"
-        low, high = mean_interval(values, seed=self.seed, group=group) or (None, None)
+        low, high = interval(replicates) or (None, None)
         self.scores.append(
             {
                 "reference_count": count,
@@ -50,8 +53,9 @@ class UnitResult:
                 "value": value,
                 "low": low,
                 "high": high,
-                "n_images": len(values),
+                "n_images": n_images,
                 "signature": signature,
+                "replicates": replicates_to_bytes(replicates),
             }
         )
 
@@ -67,9 +71,15 @@ class UnitResult:
         )
 
 
-def _score(candidates, references, *, language, scheme, metrics):
+def _score(candidates, references, *, language, scheme, metrics, resamples):
     return score_texts(
-        candidates, references, language=language, scheme=scheme, metrics=metrics, meteor=meteor_config()
+        candidates,
+        references,
+        language=language,
+        scheme=scheme,
+        metrics=metrics,
+        meteor=meteor_config(),
+        resamples=resamples,
     )
 
 
@@ -197,6 +207,8 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
         public = public_images(image_ids, seed=phase.split_seed, share=phase.public_share)
         splits[Split.PUBLIC] = [i for i in image_ids if i in public]
         splits[Split.PRIVATE] = [i for i in image_ids if i not in public]
+    # The split's resamples, the same for every entry, language, reference count and metric.
+    resamples = {split: split_resamples(ids, seed=phase.split_seed) for split, ids in splits.items()}
     result = UnitResult(language=language.code, seed=phase.split_seed)
     variants: list[tuple[int, bool, dict[int, list[str]]]] = []
     if not submission.is_human:
@@ -223,12 +235,22 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
                 for split, ids in splits.items():
                     split_values = [per_image[i] for i in ids]
                     mean = sum(split_values) / len(split_values)
+                    replicates = (
+                        None if resamples[split] is None else mean_replicates(split_values, resamples[split])
+                    )
                     result.split_score_add(
-                        (count, held_out, split, metric), split_values, mean, clip.signature
+                        (count, held_out, split, metric), mean, replicates, len(ids), clip.signature
                     )
         if not metrics:
             continue
-        full = _score(captions, refs, language=language.code, scheme=scheme, metrics=metrics)
+        full = _score(
+            captions,
+            refs,
+            language=language.code,
+            scheme=scheme,
+            metrics=metrics,
+            resamples=resamples[Split.ALL],
+        )
         result.not_computed.update(full.not_computed)
         for metric in full.metrics:
             per_image = full.per_caption[metric]
@@ -246,13 +268,16 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
                     language=language.code,
                     scheme=scheme,
                     metrics=metrics,
+                    resamples=resamples[split],
                 )
             )
             for metric, value in report.corpus.items():
-                per_image = full.per_caption[metric]
-                values = [per_image[i] for i in ids]
                 result.split_score_add(
-                    (count, held_out, split, metric), values, float(value), report.signature_of(metric)
+                    (count, held_out, split, metric),
+                    float(value),
+                    report.replicates.get(metric),
+                    len(ids),
+                    report.signature_of(metric),
                 )
     return result
 
