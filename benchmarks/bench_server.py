@@ -156,7 +156,11 @@ def main() -> None:
         for m in (m for ms in groups.values() for m in ms):
             order = sorted(range(args.entries), key=lambda e: -corpus[(e, code, m)])
             for a, b in zip(order, order[1:], strict=False):
-                paired_p_value(replicates[(a, code, "all", m)], replicates[(b, code, "all", m)])
+                paired_p_value(
+                    replicates[(a, code, "all", m)],
+                    replicates[(b, code, "all", m)],
+                    corpus[(a, code, m)] - corpus[(b, code, m)],
+                )
     for e in range(args.entries):
         for m in (m for ms in groups.values() for m in ms):
             sum(corpus[(e, code, m)] for code in codes) / len(codes)

@@ -321,7 +321,9 @@ def _paired_tests(entries: list[Entry], replicates: dict[int, np.ndarray]) -> No
     submission -> its replicates on the split's shared resamples)."""
     for upper, lower in zip(entries, entries[1:], strict=False):
         upper.p_vs_next = paired_p_value(
-            replicates.get(upper.submission_id), replicates.get(lower.submission_id)
+            replicates.get(upper.submission_id),
+            replicates.get(lower.submission_id),
+            upper.value - lower.value,
         )
         if upper.p_vs_next is not None:
             upper.significant = upper.p_vs_next < SIGNIFICANCE

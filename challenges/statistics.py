@@ -7,7 +7,7 @@ over the split's images (sorted ids); the scorer recomputes each metric's corpus
 resamples of a split depend only on the phase's seed and the split's images, so every entry, language,
 reference count and metric of the phase is resampled on the same image draws: a paired test compares
 two entries' replicates row by row, and the mean over languages is the mean of the languages' replicates
-of each resample. The generators are the project's seeded ones (``evaluation.research.bootstrap``): a
+of each resample. The paired test is a centred one (:func:`paired_p_value`). The generators are the project's seeded ones (``evaluation.research.bootstrap``): a
 submission scored twice gets the same intervals.
 """
 
@@ -59,12 +59,22 @@ def interval(replicates: np.ndarray | None) -> tuple[float, float] | None:
     return percentile_interval(np.asarray(replicates, dtype=np.float64))
 
 
-def paired_p_value(better: np.ndarray | None, worse: np.ndarray | None) -> float | None:
-    """Paired bootstrap (Koehn 2004) over the same resamples: the share of resamples in which
-    ``better``'s score is not above ``worse``'s. Small (< 0.05): the order is significant."""
+def paired_p_value(better: np.ndarray | None, worse: np.ndarray | None, difference: float) -> float | None:
+    """Paired bootstrap test of an observed ``difference`` (``better``'s score minus ``worse``'s, >= 0 for
+    adjacent rows of a ranking) on the replicates of both scores over the same resamples.
+
+    The resampled differences, centred on their mean, stand for what chance alone gives; the p-value is
+    the share of them at least as far from zero as the observed difference, with one added to both counts
+    (``(1 + #{|d* - mean d*| >= |difference|}) / (1 + resamples)``), as sacrebleu's paired bootstrap after
+    MultEval does. The test says whether the ranking's order is significant; it cannot favour the entry
+    ranked below, whose resampled scores may still exceed the one above in many resamples when the
+    statistic's bootstrap distribution is skewed (BLEU's brevity penalty, CIDEr's document frequencies).
+    Small (< 0.05): the order is significant."""
     if better is None or worse is None or len(better) != len(worse) or not len(better):
         return None
-    return float((np.asarray(better) <= np.asarray(worse)).mean())
+    deltas = np.asarray(better, dtype=np.float64) - np.asarray(worse, dtype=np.float64)
+    extreme = np.abs(deltas - deltas.mean()) >= abs(difference)
+    return float((1 + extreme.sum()) / (1 + len(deltas)))
 
 
 def replicates_to_bytes(replicates: np.ndarray | None) -> bytes | None:

@@ -141,12 +141,22 @@ def test_resamples_depend_on_the_seed_and_the_images_only():
         split_resamples([3, 2], seed=1)
 
 
-def test_paired_p_value_is_the_share_of_resamples_not_in_the_order():
+def test_paired_p_value_is_the_share_of_centred_differences_as_far_as_the_observed_one():
     better = np.array([0.5, 0.6, 0.4, 0.7])
     worse = np.array([0.4, 0.6, 0.5, 0.1])
-    assert paired_p_value(better, worse) == 0.5  # 0.6 <= 0.6 and 0.4 <= 0.5
-    assert paired_p_value(better, None) is None
-    assert paired_p_value(better, worse[:3]) is None
+    # Differences 0.1, 0, -0.1, 0.6 (mean 0.15), centred: -0.05, -0.15, -0.25, 0.45.
+    assert paired_p_value(better, worse, 0.2) == pytest.approx(3 / 5)
+    assert paired_p_value(better, worse, 0.5) == pytest.approx(1 / 5)
+    assert paired_p_value(better, worse, 0.0) == 1.0  # a tie is never significant
+    assert paired_p_value(better, None, 0.1) is None
+    assert paired_p_value(better, worse[:3], 0.1) is None
+
+
+def _centred_p(a: np.ndarray, b: np.ndarray, difference: float) -> float:
+    """The paired test written out once more, resample by resample."""
+    deltas = [x - y for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+    mean = sum(deltas) / len(deltas)
+    return (1 + sum(abs(d - mean) >= abs(difference) for d in deltas)) / (1 + len(deltas))
 
 
 # --- A scored test phase -----------------------------------------------------------------------------------
@@ -246,23 +256,45 @@ def _boards(phase):
                     )
 
 
-def test_paired_tests_and_mean_intervals_are_of_the_ranked_numbers(scored, settings):
+def _replicates(submission_id: int, board, code: str) -> np.ndarray:
+    return replicates_from_bytes(
+        SubmissionScore.objects.get(
+            submission_id=submission_id,
+            language__code=code,
+            metric=board.metric,
+            reference_count=board.reference_count,
+            held_out=board.comparison,
+            split=board.split,
+        ).replicates
+    )
+
+
+def test_paired_tests_and_mean_intervals_are_of_the_ranked_numbers(scored):
+    """On every board (language or mean, metric, split, reference count, human comparison): each interval
+    contains its number, each paired test is that of the two numbers ranked (recomputed here from the
+    stored replicates), and a significant order is the ranking's."""
     from challenges.services import phase_close
 
     phase_close(phase_id=scored["phase"].pk)  # every split is shown
     phase = Phase.objects.get(pk=scored["phase"].pk)
-    pairs = 0
+    pairs = significant = 0
     for board in _boards(phase):
         assert len(board.entries) >= 5
         for entry in board.entries:
             assert entry.low <= entry.value <= entry.high, (board.language, board.metric, board.split)
+        codes = ["de", "en"] if board.language == MEAN else [board.language]
         for upper, lower in zip(board.entries, board.entries[1:]):
+            pairs += 1
             assert upper.value >= lower.value
-            if upper.value > lower.value:
-                pairs += 1
-                # The test never favours the entry ranked below.
-                assert upper.p_vs_next <= 0.5, (board.language, board.metric, board.split, upper.p_vs_next)
-    assert pairs > 300
+            a = np.mean([_replicates(upper.submission_id, board, code) for code in codes], axis=0)
+            b = np.mean([_replicates(lower.submission_id, board, code) for code in codes], axis=0)
+            assert upper.p_vs_next == pytest.approx(_centred_p(a, b, upper.value - lower.value), abs=1e-12)
+            if upper.significant:
+                significant += 1
+                assert upper.value > lower.value
+            if upper.value == lower.value:
+                assert upper.p_vs_next == 1.0
+    assert pairs > 300 and significant > 20
 
 
 def test_the_mean_over_languages_is_resampled_on_the_same_images(scored):
@@ -303,7 +335,9 @@ def test_the_mean_over_languages_is_resampled_on_the_same_images(scored):
         )
         for e in (top, second)
     }
-    assert top.p_vs_next == float((both[top.submission_id] <= both[second.submission_id]).mean())
+    assert top.p_vs_next == pytest.approx(
+        _centred_p(both[top.submission_id], both[second.submission_id], top.value - second.value), abs=1e-12
+    )
 
 
 def test_a_public_score_is_resampled_on_the_public_part_as_its_own_corpus(scored):
