@@ -272,7 +272,7 @@ def leaderboard(
                 parts = [scores[code][5] for code in languages]
                 if all(part is not None and len(part) == len(parts[0]) for part in parts):
                     own = np.mean(parts, axis=0)
-                    entry.low, entry.high = interval(own) or (None, None)
+                    entry.low, entry.high = interval(own, entry.value) or (None, None)
         elif language in scores:
             entry.value, entry.low, entry.high, entry.signature, entry.n_images, own = scores[language]
         if entry.value is not None:

@@ -52,11 +52,23 @@ def split_resamples(image_ids: Sequence[int], *, seed: int, n_boot: int = SCORE_
     return np.bincount(picks.ravel(), minlength=n_boot * n).reshape(n_boot, n).astype(np.int32)
 
 
-def interval(replicates: np.ndarray | None) -> tuple[float, float] | None:
-    """95% percentile interval of a score's replicates."""
+def interval(replicates: np.ndarray | None, value: float | None = None) -> tuple[float, float] | None:
+    """95% percentile interval of a score's replicates. With the score's ``value``: an end that misses it
+    by float rounding only (1e-12 of its size; the replicates sum in another order) is moved onto it, so
+    a resample equal to the corpus itself (two images drawn once each) cannot put the interval just
+    beside its number."""
     if replicates is None or len(replicates) == 0:
         return None
-    return percentile_interval(np.asarray(replicates, dtype=np.float64))
+    found = percentile_interval(np.asarray(replicates, dtype=np.float64))
+    if found is None or value is None:
+        return found
+    low, high = found
+    slack = 1e-12 * max(1.0, abs(value))
+    if value < low <= value + slack:
+        low = value
+    if value - slack <= high < value:
+        high = value
+    return low, high
 
 
 def paired_p_value(better: np.ndarray | None, worse: np.ndarray | None, difference: float) -> float | None:

@@ -43,7 +43,7 @@ class UnitResult:
         """One row of ``scores`` for ``key`` = (reference count, held out, split, metric): ``value`` with
         its ``replicates`` on the split's resamples (None for a one-image split) and their interval."""
         count, held_out, split, metric = key
-        low, high = interval(replicates) or (None, None)
+        low, high = interval(replicates, value) or (None, None)
         self.scores.append(
             {
                 "reference_count": count,
