@@ -7,11 +7,16 @@
   ``SUBMISSION_MAX_BYTES`` (and the form's fields) answers 413 before it is read; past
   ``SUBMISSION_REFUSED_RATE`` refused files of the account or team, 429 with ``Retry-After``;
 - ``GET submissions/<id>/``: one of the team's submissions with the scores its team may see;
-- ``GET phases/<id>/leaderboard/?language=&metric=&refs=``: a leaderboard the caller may see.
+- ``GET phases/<id>/leaderboard/?language=&metric=&refs=``: a leaderboard the caller may see;
+- ``GET phases/<id>/images/``: the phase's images (image id, file name, bytes, sha256, width, height,
+  address of each, and of them all as one zip), for the benchmark's teams and hosts;
+- ``GET phases/<id>/images.zip`` and ``GET phases/<id>/images/<image id>``: those files.
 """
 
 from __future__ import annotations
 
+from django.http import StreamingHttpResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -20,7 +25,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.views import image_file_response
 from challenges import selectors
+from challenges.images import phase_image, phase_manifest, zip_stream
 from challenges.services import submission_from_upload, submission_upload_check
 from core.errors import NotFound
 from core.request_guard import accepts_files, files_too_large
@@ -152,4 +159,66 @@ class LeaderboardApi(APIView):
         )
 
 
-__all__ = ["BenchmarkListApi", "LeaderboardApi", "SubmissionCollectionApi", "SubmissionDetailApi"]
+def _images_phase(request, phase_id):
+    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    if not selectors.images_visible(request.user, phase):
+        raise NotFound("No such phase.")
+    return phase
+
+
+class PhaseImagesApi(APIView):
+    @extend_schema(
+        summary="A phase's images: the ids a result file must cover, with each file's name, size, sha256 and "
+        "address, and the address of them all as one zip (teams of the benchmark and hosts)",
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request, phase_id):
+        phase = _images_phase(request, phase_id)
+        rows = [row.as_dict() for row in phase_manifest(phase)]
+        for row in rows:
+            row["url"] = request.build_absolute_uri(
+                reverse("challenges-api:image", args=[phase.pk, row["image_id"]])
+            )
+        return Response(
+            {
+                "phase": phase.pk,
+                "count": len(rows),
+                "zip": request.build_absolute_uri(reverse("challenges-api:images-zip", args=[phase.pk])),
+                "images": rows,
+            }
+        )
+
+
+class PhaseImagesZipApi(APIView):
+    @extend_schema(
+        summary="Every image of a phase as one zip (made while it is sent)", responses=OpenApiTypes.BINARY
+    )
+    def get(self, request, phase_id):
+        phase = _images_phase(request, phase_id)
+        response = StreamingHttpResponse(zip_stream(phase_manifest(phase)), content_type="application/zip")
+        response["Content-Disposition"] = f'attachment; filename="images-{phase.pk}.zip"'
+        return response
+
+
+class PhaseImageApi(APIView):
+    @extend_schema(
+        operation_id="challenges_phases_image_retrieve",
+        summary="One image of a phase, by its id",
+        responses=OpenApiTypes.BINARY,
+    )
+    def get(self, request, phase_id, key):
+        image = phase_image(_images_phase(request, phase_id), key)
+        if image is None:
+            raise NotFound("No such image in this phase.")
+        return image_file_response(image)
+
+
+__all__ = [
+    "BenchmarkListApi",
+    "LeaderboardApi",
+    "PhaseImageApi",
+    "PhaseImagesApi",
+    "PhaseImagesZipApi",
+    "SubmissionCollectionApi",
+    "SubmissionDetailApi",
+]

@@ -77,6 +77,12 @@ def phase_get(*, user, phase_id: int) -> Phase:
     return phase
 
 
+def images_visible(user, phase: Phase) -> bool:
+    """Whether ``user`` may list and download the phase's images: a member of a team of the benchmark, or
+    a host (the images are the benchmark's to hand to its teams, not to the public)."""
+    return can_host(user) or is_member(user, phase.benchmark)
+
+
 def leaderboard_visible(user, phase: Phase) -> bool:
     if can_host(user) or phase.visibility == Visibility.PUBLIC:
         return True

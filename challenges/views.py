@@ -13,17 +13,20 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
+from annotation.views import image_file_response
 from challenges import selectors
 from challenges.forms import JoinForm, SubmissionForm
 from challenges.human import human_ranking, word_agreement_report
-from challenges.models import Submission
+from challenges.images import MANIFEST_COLUMNS, phase_image, phase_manifest, zip_stream
+from challenges.models import Phase, Submission
 from challenges.scoring.selectors import phase_image_ids
 from challenges.services import (
     SubmissionRefused,
@@ -84,6 +87,7 @@ def benchmark_detail(request, slug):
                 "leaderboard": selectors.leaderboard_visible(request.user, phase),
                 "form": SubmissionForm() if team and phase.is_open else None,
                 "n_images": phase.image_set.images.count(),
+                "images": selectors.images_visible(request.user, phase),
             }
         )
     return render(
@@ -240,6 +244,63 @@ def word_agreement(request, phase_id):
             "k": k,
         },
     )
+
+
+def _images_phase(request, phase_id) -> Phase:
+    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    if not selectors.images_visible(request.user, phase):
+        raise NotFound(_("No such download."))
+    return phase
+
+
+@login_required
+def images_manifest(request, phase_id, fmt):
+    """The phase's images, one row each (image id, file name, bytes, sha256, width, height), as CSV or
+    JSON, for the benchmark's teams and its hosts."""
+    phase = _images_phase(request, phase_id)
+    rows = [row.as_dict() for row in phase_manifest(phase)]
+    name = f"images-{phase.pk}"
+    if fmt == "json":
+        for row in rows:
+            row["url"] = request.build_absolute_uri(
+                reverse("challenges:image", args=[phase.pk, row["image_id"]])
+            )
+        response = JsonResponse(
+            {"phase": phase.pk, "images": rows}, json_dumps_params={"ensure_ascii": False}
+        )
+        response["Content-Disposition"] = f'attachment; filename="{name}.json"'
+        return response
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(MANIFEST_COLUMNS)
+    for row in rows:
+        writer.writerow(
+            [
+                csv_safe(v) if isinstance(v := row[column], str) else ("" if v is None else v)
+                for column in MANIFEST_COLUMNS
+            ]
+        )
+    return response
+
+
+@login_required
+def images_zip(request, phase_id):
+    """Every stored image of the phase as one zip, made while it is sent."""
+    phase = _images_phase(request, phase_id)
+    response = StreamingHttpResponse(zip_stream(phase_manifest(phase)), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="images-{phase.pk}.zip"'
+    return response
+
+
+@login_required
+def image_download(request, phase_id, key):
+    """One image of the phase by its key."""
+    phase = _images_phase(request, phase_id)
+    image = phase_image(phase, key)
+    if image is None:
+        raise NotFound(_("No such image in this phase."))
+    return image_file_response(image)
 
 
 def references_download(request, phase_id):

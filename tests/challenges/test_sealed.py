@@ -139,6 +139,11 @@ def _requests(bench, phase) -> dict[str, list[str]]:
             for k in (1, 2)
         ],
         "challenges:references": [reverse("challenges:references", args=[p.pk]) for p in (phase, val)],
+        "challenges:images-csv": [reverse("challenges:images-csv", args=[p.pk]) for p in (phase, val)],
+        "challenges:images-json": [reverse("challenges:images-json", args=[p.pk]) for p in (phase, val)],
+        # The image files and their zip are the stored pictures' bytes (tests/challenges/test_phase_images.py).
+        "challenges:images-zip": [],
+        "challenges:image": [],
         "challenges:benchmark": [reverse("challenges:benchmark", args=[bench["benchmark"].slug])],
         "challenges-api:benchmarks": [reverse("challenges-api:benchmarks")],
         "challenges-api:submissions": [
@@ -146,6 +151,9 @@ def _requests(bench, phase) -> dict[str, list[str]]:
         ],
         "challenges-api:leaderboard": boards("challenges-api:leaderboard"),
         "challenges-api:submission": [reverse("challenges-api:submission", args=[pk]) for pk in own + others],
+        "challenges-api:images": [reverse("challenges-api:images", args=[p.pk]) for p in (phase, val)],
+        "challenges-api:images-zip": [],  # the stored pictures' bytes, as the pages' own
+        "challenges-api:image": [],
     }
 
 
