@@ -14,10 +14,10 @@ parser; each entry is checked as soon as its last event arrives, and no list or 
 the one entry being read (a list or object nested inside an entry is walked, never built). Bounded while
 reading (:class:`Limits`): the file's bytes; an archive's members (counted from its directory's end
 record before the directory is read) and every member as it inflates (never past its declared size);
-the entries (JSON lines) of the file, from the phase's size; the JSON nesting; the keys and values of one
-entry and its bytes; one JSON value's bytes (a caption, a number, a run of blanks). A limit that makes
-the rest unreadable stops the reading there, as one problem named where it was hit; the problems found
-before it are kept.
+the entries (JSON lines) of the file, from the phase's size; the problems found; the JSON nesting; the
+keys and values of one entry and its bytes; one JSON value's bytes (a caption, a number, a run of
+blanks). A limit that makes the rest unreadable stops the reading there, as one problem named where it
+was hit; the problems found before it are kept.
 """
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ class Limits:
     max_entry_values: int = 64  # keys and values of one entry (a valid one has at most 11)
     max_entry_bytes: int = 5 * 1024 * 1024  # one entry, one JSON line
     max_value_bytes: int = 4 * 1024 * 1024  # one string or number, or a run of blanks between values
+    # Problems before the reading stops: a file this wrong is not worth reading on, and each wrong entry
+    # costs as much as a right one (a zip of 60 MB of [] holds 20 million wrong entries).
+    max_problems: int = 1000
 
 
 class Problems:
@@ -197,6 +200,10 @@ class _Reading:
 
     def take_entry(self, where: str, unit: str) -> None:
         self.entries += 1
+        if self.problems.total >= self.limits.max_problems:
+            raise _StopAll(
+                where, f"{self.problems.total:,} problems before this; nothing from here on was read"
+            )
         if self.entries > self.allowed_entries:
             raise _StopAll(
                 where,

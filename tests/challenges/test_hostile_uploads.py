@@ -82,6 +82,19 @@ def test_a_60_kb_json_of_small_objects_stops_at_the_entry_budget():
     assert error.total == 113  # 112 entries that are not objects, then nothing after the budget was read
 
 
+def test_a_file_of_wrong_entries_is_read_only_up_to_a_thousand_problems():
+    # An XM3600-size phase of two languages may hold 14,500 entries; the bomb holds 20 million.
+    keys = [str(100_000 + i) for i in range(3600)]
+    bomb = zipped({"de.json": empty_lists(60 * MB)})
+    error = pytest.raises(
+        SubmissionInvalid, submission_parse, bomb, filename="r.zip", languages=["de", "en"], image_keys=keys
+    ).value
+    assert error.total == 1001 and len(error.problems) == 21
+    assert (
+        error.problems[-1] == "de.json entry 1001: 1,000 problems before this; nothing from here on was read"
+    )
+
+
 def test_an_entry_of_a_million_values_is_refused_at_its_limit():
     bomb = b'[{"image_id": 1, "caption": "x", "score": [' + b"0," * 500_000 + b"0]}]"
     peak, error = peak_while(lambda: parse(bomb, filename="r.json", language="de"))
