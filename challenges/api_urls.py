@@ -12,6 +12,6 @@ urlpatterns = [
     path("phases/<id:phase_id>/leaderboard/", api.LeaderboardApi.as_view(), name="leaderboard"),
     path("phases/<id:phase_id>/images/", api.PhaseImagesApi.as_view(), name="images"),
     path("phases/<id:phase_id>/images.zip", api.PhaseImagesZipApi.as_view(), name="images-zip"),
-    path("phases/<id:phase_id>/images/<str:key>", api.PhaseImageApi.as_view(), name="image"),
+    path("phases/<id:phase_id>/images/<imagekey:key>", api.PhaseImageApi.as_view(), name="image"),
     path("submissions/<id:submission_id>/", api.SubmissionDetailApi.as_view(), name="submission"),
 ]

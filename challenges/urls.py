@@ -29,6 +29,6 @@ urlpatterns = [
     path("phases/<id:phase_id>/images.csv", views.images_manifest, {"fmt": "csv"}, name="images-csv"),
     path("phases/<id:phase_id>/images.json", views.images_manifest, {"fmt": "json"}, name="images-json"),
     path("phases/<id:phase_id>/images.zip", views.images_zip, name="images-zip"),
-    path("phases/<id:phase_id>/images/<str:key>", views.image_download, name="image"),
+    path("phases/<id:phase_id>/images/<imagekey:key>", views.image_download, name="image"),
     path("<slug100:slug>/", views.benchmark_detail, name="benchmark"),
 ]

@@ -51,6 +51,13 @@ class TokenConverter(CodeConverter):
     regex = "[-a-zA-Z0-9_]{1,64}"
 
 
+class ImageKeyConverter(CodeConverter):
+    """An image key in a path (Image.key, at most 200 characters): letters, digits, ``_``, ``-`` and
+    ``.``, not starting with a dot, so no ``..`` path step and no NUL reach a view."""
+
+    regex = "[A-Za-z0-9_][-A-Za-z0-9_.]{0,199}"
+
+
 def converters_register() -> None:
     """Register ``<id:…>``, ``<code:…>``, ``<slug100:…>`` and ``<token:…>`` for every urls.py; called from
     CoreConfig.ready()."""
@@ -58,3 +65,4 @@ def converters_register() -> None:
     register_converter(CodeConverter, "code")
     register_converter(ShortSlugConverter, "slug100")
     register_converter(TokenConverter, "token")
+    register_converter(ImageKeyConverter, "imagekey")

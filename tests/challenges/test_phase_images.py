@@ -106,7 +106,7 @@ def test_an_image_of_another_phase_is_not_served_by_this_ones_address(bench, mem
     response = member_client.get(reverse("challenges:image", args=[bench["test"].pk, other.key]))
     assert response.status_code == 404
     base = reverse("challenges:image", args=[bench["test"].pk, "x"])[: -len("x")]
-    for path in ("..%2F..%2Fetc%2Fpasswd", "%2E%2E", "100%00"):
+    for path in ("..%2F..%2Fetc%2Fpasswd", "%2E%2E", "100%00", ".hidden"):
         assert member_client.get(base + path).status_code == 404, path
 
 
