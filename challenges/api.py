@@ -1,6 +1,7 @@
 """The evaluation server's REST API (``/api/challenges/``), token or session authentication:
 
-- ``GET benchmarks/``: the benchmarks open to the caller, with their phases;
+- ``GET benchmarks/``: the benchmarks open to the caller, with their phases, their limits and the
+  caller's team's use of them (``usage``: today, total, scoring now);
 - ``GET|POST phases/<id>/submissions/``: the team's submissions of a phase; upload one (multipart:
   ``file``, ``method_name``, ``language`` for a COCO results file, ``description``, ``paper_url``,
   ``code_url``); a refused file answers 400 with its problems and uses no quota; a body declared over
@@ -42,6 +43,7 @@ def _submission_out(submission, user) -> dict:
         "status": submission.status,
         "progress": f"{submission.chunks_done}/{submission.chunks_total}",
         "selected": submission.is_selected,
+        "withdrawn": submission.withdrawn_at is not None,
         "created_at": submission.created_at,
         "scores": [
             {
@@ -63,30 +65,35 @@ def _submission_out(submission, user) -> dict:
 
 class BenchmarkListApi(APIView):
     @extend_schema(
-        summary="Benchmarks open to you, with their phases and submission limits",
+        summary="Benchmarks open to you, with their phases, submission limits and your team's use of them",
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request):
-        data = [
-            {
-                "slug": b.slug,
-                "name": b.name,
-                "description": b.description,
-                "phases": [
-                    {
-                        "id": p.pk,
-                        "name": p.name,
-                        "kind": p.kind,
-                        "is_open": p.is_open,
-                        "max_per_day": p.max_per_day,
-                        "max_total": p.max_total,
-                        "max_concurrent": p.max_concurrent,
-                    }
-                    for p in b.phases.order_by("pk")
-                ],
-            }
-            for b in selectors.benchmarks_for(request.user).prefetch_related("phases")
-        ]
+        data = []
+        for b in selectors.benchmarks_for(request.user).prefetch_related("phases"):
+            team = selectors.team_for(request.user, b)
+            data.append(
+                {
+                    "slug": b.slug,
+                    "name": b.name,
+                    "description": b.description,
+                    "team": team.name if team else None,
+                    "phases": [
+                        {
+                            "id": p.pk,
+                            "name": p.name,
+                            "kind": p.kind,
+                            "is_open": p.is_open,
+                            "max_per_day": p.max_per_day,
+                            "max_total": p.max_total,
+                            "max_concurrent": p.max_concurrent,
+                            # The team's use of those limits (null for a caller in no team of it).
+                            "usage": selectors.team_usage(p, team).as_dict() if team else None,
+                        }
+                        for p in b.phases.order_by("pk")
+                    ],
+                }
+            )
         return Response(data)
 
 
@@ -153,7 +160,11 @@ class LeaderboardApi(APIView):
                 "language": board.language,
                 "metric": board.metric,
                 "split": board.split,
+                "reference_count": board.reference_count,
+                "comparison": board.comparison,
                 "clip_trust": board.clip_trust.as_dict() if board.clip_trust else None,
+                # What was asked for and could not be shown, and what is shown instead.
+                "notes": [str(note) for note in board.notes],
                 "rows": selectors.leaderboard_rows(board),
             }
         )

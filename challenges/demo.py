@@ -152,7 +152,8 @@ def demo_benchmark_load() -> DemoBenchmarkSummary:
             team_id=None,
             data=_results_file(BASELINE, split[kind]),
             filename=f"{BASELINE}.jsonl",
-            method_name=f"{BASELINE} (baseline)",
+            method_name=f"{BASELINE} (simulated)",
+            description="The hosts' baseline: captions of a simulated system of the demo.",
             baseline=True,
         )
         summary.submissions.append(baseline.pk)

@@ -64,12 +64,13 @@ def blinded_campaign_name(phase: Phase, language: Language) -> str:
 
 def top_entries(phase: Phase, language: Language, n: int) -> list[Submission]:
     """The ``n`` best scored entries of the phase in the language by its ranking metric (all images, the
-    first reference count), the human row left out."""
+    first reference count), the human row and withdrawn entries left out."""
     ids = list(
         SubmissionScore.objects.filter(
             submission__phase=phase,
             submission__status=JobStatus.SUCCEEDED,
             submission__is_human=False,
+            submission__withdrawn_at__isnull=True,
             language=language,
             metric=phase.ranked_by,
             reference_count=phase.reference_counts[0],
@@ -116,7 +117,11 @@ def human_evaluation_create(
             entries = [
                 s
                 for s in Submission.objects.filter(
-                    pk__in=submission_ids, phase=phase, status=JobStatus.SUCCEEDED, is_human=False
+                    pk__in=submission_ids,
+                    phase=phase,
+                    status=JobStatus.SUCCEEDED,
+                    is_human=False,
+                    withdrawn_at__isnull=True,
                 )
                 if language.code in s.languages
             ]
@@ -185,10 +190,16 @@ class HumanPair:
     entry_b: int
     campaign: str
     state: str
-    n_images: int
-    delta_sxs: float | None  # from entry_b's side
+    n_images: int  # images with at least one judgment
+    delta_sxs: float | None  # from entry_b's side: positive when m2 (entry_b) was judged better
     ci_low: float | None
     ci_high: float | None
+    n_campaign_images: int = 0  # the campaign's compared images (no control, no identical pair)
+    n_complete: int = 0  # images with the campaign's K judgments
+
+    @property
+    def complete(self) -> bool:
+        return self.n_campaign_images > 0 and self.n_complete >= self.n_campaign_images
 
 
 @dataclass
@@ -209,7 +220,9 @@ def human_ranking(phase: Phase, language_code: str) -> HumanRanking | None:
     result = HumanRanking()
     sums: dict[int, list[float]] = {}
     for comparison in comparisons:
-        summary = sxs_results(comparison.campaign, n_boot=HUMAN_N_BOOT, seed=phase.split_seed).summary
+        campaign = comparison.campaign
+        results = sxs_results(campaign, n_boot=HUMAN_N_BOOT, seed=phase.split_seed)
+        summary = results.summary
         result.pairs.append(
             HumanPair(
                 entry_a=comparison.entry_a_id,
@@ -220,6 +233,10 @@ def human_ranking(phase: Phase, language_code: str) -> HumanRanking | None:
                 delta_sxs=summary.delta_sxs,
                 ci_low=summary.ci_low,
                 ci_high=summary.ci_high,
+                n_campaign_images=campaign.items.filter(is_control=False, is_identical_pair=False).count(),
+                n_complete=sum(
+                    len(scores) >= campaign.replication for scores in results.pair_scores.values()
+                ),
             )
         )
         if summary.delta_sxs is not None:
@@ -257,6 +274,25 @@ class WordReport:
     human_precision: float | None = None  # the mean human precision over the common words
 
 
+def word_agreement_k(phase: Phase, language_code: str, *, most: int = 20) -> tuple[int, int]:
+    """The k the word-agreement page opens at, and the largest it offers: k = one less than the fewest
+    references an image of the phase has in the language (among images with two or more), so every such
+    image takes part (COCO's five: k = 4, as the paper; XM3600's two: k = 1); at most ``most``."""
+    from challenges.scoring.selectors import phase_image_ids, phase_references
+
+    language = phase.benchmark.languages.filter(code=language_code).first()
+    if language is None:
+        return 1, 1
+    counts = [
+        len(texts)
+        for texts in phase_references(phase, language.pk, phase_image_ids(phase)).values()
+        if len(texts) >= 2
+    ]
+    if not counts:
+        return 1, 1
+    return min(min(counts) - 1, most), min(max(counts) - 1, most)
+
+
 def word_agreement_report(
     phase: Phase, language_code: str, *, k: int = 4, top: int = 100
 ) -> WordReport | None:
@@ -287,7 +323,7 @@ def word_agreement_report(
         return None
     scored = []
     for submission in Submission.objects.filter(
-        phase=phase, status=JobStatus.SUCCEEDED, is_human=False
+        phase=phase, status=JobStatus.SUCCEEDED, is_human=False, withdrawn_at__isnull=True
     ).order_by("pk"):
         if language.code not in submission.languages:
             continue
@@ -319,7 +355,11 @@ def word_agreement_report(
         language=language.code,
         k=k,
         words=rows,
-        svg=agreement_svg(rows, k=k),
+        svg=agreement_svg(
+            rows,
+            k=k,
+            labels=(_("recall"), _("precision"), _("human precision against recall per word")),
+        ),
         systems=systems,
         common_words=common,
         human_precision=sum(known) / len(known) if known else None,

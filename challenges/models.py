@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from annotation.models import Image, Language
 from core.jobs.models import ChunkedJob, JobStatus, UnitStatus, WorkUnit
@@ -22,6 +23,14 @@ from evaluation.models import ALL_METRICS, ClipModel, ImageSet, Metric, Referenc
 
 DEFAULT_METRICS = ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D", "METEOR"]
 ACTIVE_STATUSES = (JobStatus.PENDING, JobStatus.QUEUED, JobStatus.RUNNING)
+# A submission's state in the viewer's language (the job engine's labels are its stored values).
+STATUS_LABELS = {
+    JobStatus.PENDING: pgettext_lazy("submission state", "waiting"),
+    JobStatus.QUEUED: pgettext_lazy("submission state", "queued"),
+    JobStatus.RUNNING: pgettext_lazy("submission state", "being scored"),
+    JobStatus.SUCCEEDED: pgettext_lazy("submission state", "scored"),
+    JobStatus.FAILED: pgettext_lazy("submission state", "failed"),
+}
 
 
 def default_metrics() -> list[str]:
@@ -252,6 +261,12 @@ class Submission(ChunkedJob):
         "against the remaining references.",
     )
     is_selected = models.BooleanField(default=False, help_text="Counts in the team's final ranking.")
+    withdrawn_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Withdrawn by its team: on no leaderboard, in no human evaluation; it still counts "
+        "toward the phase's limits.",
+    )
     signatures = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -270,6 +285,14 @@ class Submission(ChunkedJob):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.method_name}"
+
+    @property
+    def status_label(self) -> str:
+        return str(STATUS_LABELS.get(self.status, self.status))
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
 
     @property
     def entrant(self) -> str:

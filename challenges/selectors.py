@@ -10,12 +10,15 @@ One rule decides each question: :func:`can_host` (hosts see everything), :func:`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from challenges.models import (
+    ACTIVE_STATUSES,
     Benchmark,
     BenchmarkLanguage,
     ImageScores,
@@ -103,6 +106,61 @@ def submissions_of_team(*, user, phase: Phase) -> QuerySet[Submission]:
     return Submission.objects.filter(phase=phase, team__in=teams_of(user)).order_by("-created_at", "-pk")
 
 
+@dataclass(frozen=True)
+class TeamUsage:
+    """How much of a phase's submission limits a team has used: the counts the upload checks (a failed
+    submission counts toward none of them; a day is a UTC day)."""
+
+    today: int
+    total: int
+    scoring: int
+    max_per_day: int
+    max_total: int
+    max_concurrent: int
+
+    @property
+    def exhausted(self) -> bool:
+        return (
+            self.total >= self.max_total
+            or self.today >= self.max_per_day
+            or self.scoring >= self.max_concurrent
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "today": self.today,
+            "max_per_day": self.max_per_day,
+            "total": self.total,
+            "max_total": self.max_total,
+            "scoring": self.scoring,
+            "max_concurrent": self.max_concurrent,
+        }
+
+
+def team_usage(phase: Phase, team: Team, *, now: datetime | None = None) -> TeamUsage:
+    """The team's use of the phase's limits (one query), as :func:`challenges.services.submission_create`
+    counts it."""
+    now = now or timezone.now()
+    day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    counts = (
+        Submission.objects.filter(phase=phase, team=team)
+        .exclude(status=JobStatus.FAILED)
+        .aggregate(
+            total=Count("pk"),
+            today=Count("pk", filter=Q(created_at__gte=day_start)),
+            scoring=Count("pk", filter=Q(status__in=ACTIVE_STATUSES)),
+        )
+    )
+    return TeamUsage(
+        today=counts["today"],
+        total=counts["total"],
+        scoring=counts["scoring"],
+        max_per_day=phase.max_per_day,
+        max_total=phase.max_total,
+        max_concurrent=phase.max_concurrent,
+    )
+
+
 def submission_get(*, user, submission_id: int) -> Submission:
     """A submission its team's members (or a host) may read; NotFound for everyone else."""
     found = Submission.objects.select_related("phase", "phase__benchmark", "team").filter(pk=submission_id)
@@ -130,6 +188,50 @@ def submission_scores(submission: Submission, *, user) -> list[SubmissionScore]:
     if sealed_for(user, submission.phase):
         rows = rows.filter(split=Split.PUBLIC)
     return list(rows.order_by("language__code", "reference_count", "held_out", "split", "metric"))
+
+
+@dataclass
+class ScoreBlock:
+    """One language's scores as a table: a row per metric, a column per (reference count, split); the
+    human comparison (scored against the references less the held-out one) is a block of its own. Each
+    cell is a :class:`SubmissionScore` or None; ``signatures`` pairs each signature with its metrics."""
+
+    language: object
+    held_out: bool
+    columns: list[tuple[int, str]]
+    rows: list[tuple[str, list[SubmissionScore | None]]]
+    signatures: list[tuple[str, list[str]]]
+
+
+def score_blocks(submission: Submission, scores: list[SubmissionScore]) -> list[ScoreBlock]:
+    """:func:`submission_scores` arranged for reading: per language, its scores and then its human
+    comparison; metrics in the phase's order, columns by reference count (all first) and split."""
+    order = {name: i for i, name in enumerate(submission.phase.metrics)}
+    split_order = {value: i for i, value in enumerate(Split.values)}
+    grouped: dict[tuple[str, bool], list[SubmissionScore]] = {}
+    for score in scores:
+        grouped.setdefault((score.language.code, score.held_out), []).append(score)
+    blocks = []
+    for (_code, held_out), group in sorted(grouped.items()):
+        columns = sorted(
+            {(s.reference_count, s.split) for s in group}, key=lambda c: (c[0], split_order.get(c[1], 9))
+        )
+        cells = {(s.metric, s.reference_count, s.split): s for s in group}
+        metrics = sorted({s.metric for s in group}, key=lambda m: (order.get(m, len(order)), m))
+        signatures: dict[str, list[str]] = {}
+        for metric in metrics:
+            for signature in dict.fromkeys(s.signature for s in group if s.metric == metric and s.signature):
+                signatures.setdefault(signature, []).append(metric)
+        blocks.append(
+            ScoreBlock(
+                language=group[0].language,
+                held_out=held_out,
+                columns=columns,
+                rows=[(m, [cells.get((m, k, split)) for k, split in columns]) for m in metrics],
+                signatures=list(signatures.items()),
+            )
+        )
+    return blocks
 
 
 def per_image_scores(submission: Submission, *, user) -> list[ImageScores]:
@@ -176,6 +278,10 @@ class Entry:
     p_vs_next: float | None = None  # paired bootstrap against the entry below
     significant: bool | None = None
     per_language: dict[str, float] = field(default_factory=dict)
+    description: str = ""
+    paper_url: str = ""
+    code_url: str = ""
+    submitted_at: datetime | None = None
 
 
 @dataclass
@@ -191,13 +297,14 @@ class Leaderboard:
     entries: list[Entry]
     comparison: bool = False  # the human comparison: all scored against the references less the held-out one
     clip_trust: object = None  # for a CLIP metric in one language: clip_trust_of's verdict
+    notes: list[str] = field(default_factory=list)  # what was asked for and not shown, and what is instead
 
 
 def _entries_counted(phase: Phase) -> list[Submission]:
     """Baselines, and per team its selected submissions (or, with none selected, all of its scored ones:
-    the best of them shows first)."""
+    the best of them shows first); never a withdrawn one."""
     scored = list(
-        Submission.objects.filter(phase=phase, status=JobStatus.SUCCEEDED)
+        Submission.objects.filter(phase=phase, status=JobStatus.SUCCEEDED, withdrawn_at__isnull=True)
         .select_related("team")
         .order_by("pk")
     )
@@ -224,14 +331,32 @@ def leaderboard(
         .values_list("language__code", flat=True)
     )
     metrics = list(phase.metrics)
-    metric = metric if metric in metrics else phase.ranked_by
     counts = list(phase.reference_counts)
+    notes = []
+    if metric and metric not in metrics:
+        notes.append(
+            _("The phase does not compute “%(asked)s”; shown: %(shown)s, the phase's ranking metric.")
+            % {"asked": metric, "shown": phase.ranked_by}
+        )
+    metric = metric if metric in metrics else phase.ranked_by
+    if reference_count is not None and reference_count not in counts and not comparison:
+        notes.append(
+            _("The phase has no scores with %(asked)s references per image; shown: %(shown)s.")
+            % {"asked": reference_count, "shown": _reference_label(counts[0])}
+        )
     reference_count = reference_count if reference_count in counts else counts[0]
-    language = (
-        language
-        if language in languages or language == MEAN
-        else (languages[0] if len(languages) == 1 else MEAN)
-    )
+    default_language = languages[0] if len(languages) == 1 else MEAN
+    if language and language not in languages and language != MEAN:
+        notes.append(
+            _("“%(asked)s” is not a language of this benchmark; shown: %(shown)s.")
+            % {"asked": language, "shown": _language_label(default_language)}
+        )
+    language = language if language in languages or language == MEAN else default_language
+    if split and split != shown_split(user, phase, split) and split in Split.values:
+        notes.append(
+            _("Only the %(shown)s can be shown now.")
+            % {"shown": Split(shown_split(user, phase, split)).label}
+        )
     split = shown_split(user, phase, split)
     submissions = _entries_counted(phase)
     if comparison:
@@ -268,6 +393,10 @@ def leaderboard(
             selected=submission.is_selected,
             value=None,
             per_language={code: row[0] for code, row in scores.items()},
+            description=submission.description,
+            paper_url=submission.paper_url,
+            code_url=submission.code_url,
+            submitted_at=submission.created_at,
         )
         own = None
         if language == MEAN:
@@ -301,17 +430,27 @@ def leaderboard(
         entries=entries,
         comparison=comparison,
         clip_trust=clip_trust_of(phase, language) if metric in CLIP_METRICS and language != MEAN else None,
+        notes=notes,
     )
+
+
+def _reference_label(count: int) -> str:
+    return _("all references") if count == 0 else f"c{count}"
+
+
+def _language_label(code: str) -> str:
+    return _("the mean over languages") if code == MEAN else code
 
 
 def leaderboard_asked(*, phase: Phase, user, params) -> Leaderboard:
     """The leaderboard a page or an API request asks for in its query ``params`` (``language``, ``metric``,
     ``refs``, ``split``, ``comparison=human``); a ``refs`` that is not a number means the default."""
+    raw = params.get("refs", "")
     try:
-        refs = int(params.get("refs", ""))
+        refs = int(raw)
     except ValueError:
         refs = None
-    return leaderboard(
+    board = leaderboard(
         phase=phase,
         user=user,
         language=params.get("language"),
@@ -320,6 +459,12 @@ def leaderboard_asked(*, phase: Phase, user, params) -> Leaderboard:
         split=params.get("split"),
         comparison=params.get("comparison") == "human",
     )
+    if raw and refs is None:
+        board.notes.append(
+            _("“%(asked)s” is not a number of references; shown: %(shown)s.")
+            % {"asked": raw[:40], "shown": _reference_label(board.reference_count)}
+        )
+    return board
 
 
 def _paired_tests(entries: list[Entry], replicates: dict[int, np.ndarray]) -> None:
@@ -358,6 +503,10 @@ def leaderboard_rows(board: Leaderboard) -> list[dict]:
             "signature": e.signature,
             "p_vs_next": e.p_vs_next,
             "significant_vs_next": e.significant,
+            "description": e.description,
+            "paper_url": e.paper_url,
+            "code_url": e.code_url,
+            "submitted_at": e.submitted_at.isoformat() if e.submitted_at else None,
             **(
                 {f"value_{code}": e.per_language.get(code) for code in board.languages}
                 if board.language == MEAN

@@ -25,7 +25,6 @@ from django.utils.translation import ngettext
 from annotation.models import Language
 from challenges.files import Limits, SubmissionInvalid, submission_parse
 from challenges.models import (
-    ACTIVE_STATUSES,
     Invitation,
     Phase,
     Submission,
@@ -34,7 +33,7 @@ from challenges.models import (
 )
 from challenges.scoring.plan import scoring_plan
 from challenges.scoring.selectors import phase_image_keys
-from challenges.selectors import team_for
+from challenges.selectors import team_for, team_usage
 from core import ratelimit
 from core.errors import Conflict, NotAllowed, NotFound, RateLimited, ValidationFailed
 
@@ -105,6 +104,31 @@ def invitation_create(*, team_id: int, days: int | None = None) -> Invitation:
     return Invitation.objects.create(
         team=team, token=secrets.token_urlsafe(32), expires_at=timezone.now() + timedelta(days=days)
     )
+
+
+def member_invitation_create(*, team_id: int, user) -> Invitation:
+    """An invitation link made by a member of the team (self-service, as hosts do): one use, valid
+    ``INVITATION_DAYS``; at most ``TEAM_OPEN_INVITATIONS`` unused, unexpired links per team at once.
+    NotFound for someone outside the team; Conflict past the limit."""
+    with transaction.atomic():
+        team = Team.objects.select_for_update().filter(pk=team_id, members=user).first()
+        if team is None:
+            raise NotFound(_("No such team."))
+        open_links = Invitation.objects.filter(
+            team=team, used_at__isnull=True, expires_at__gt=timezone.now()
+        ).count()
+        if open_links >= settings.TEAM_OPEN_INVITATIONS:
+            raise Conflict(
+                ngettext(
+                    "Your team has %(n)s unused invitation link, the most it may hold at once; wait until "
+                    "it is used or expires.",
+                    "Your team has %(n)s unused invitation links, the most it may hold at once; wait until "
+                    "one is used or expires.",
+                    open_links,
+                )
+                % {"n": open_links}
+            )
+        return invitation_create(team_id=team.pk)
 
 
 def invitation_usable(token: str) -> Invitation:
@@ -245,19 +269,17 @@ def _refusal_count(user, team: Team | None) -> None:
 
 
 def _quota_check(phase: Phase, team: Team) -> None:
-    now = timezone.now()
-    counted = Submission.objects.filter(phase=phase, team=team).exclude(status="failed")
-    day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if counted.count() >= phase.max_total:
+    usage = team_usage(phase, team)
+    if usage.total >= phase.max_total:
         raise QuotaExceeded(
             _("Your team has used all %(n)s submissions of this phase.") % {"n": phase.max_total}
         )
-    if counted.filter(created_at__gte=day_start).count() >= phase.max_per_day:
+    if usage.today >= phase.max_per_day:
         raise QuotaExceeded(
             _("Your team has used its %(n)s submissions of today (UTC); try again tomorrow.")
             % {"n": phase.max_per_day}
         )
-    if counted.filter(status__in=ACTIVE_STATUSES).count() >= phase.max_concurrent:
+    if usage.scoring >= phase.max_concurrent:
         raise QuotaExceeded(
             _("Your team has %(n)s submission(s) still being scored; wait until they finish.")
             % {"n": phase.max_concurrent}
@@ -437,6 +459,25 @@ def human_row_create(*, phase_id: int, user=None) -> Submission:
     return submission
 
 
+def submission_withdraw(*, submission_id: int, user, withdrawn: bool) -> Submission:
+    """Withdraw one of the team's entries (or put it back): a withdrawn entry is on no leaderboard and
+    in no new human evaluation, and leaves the final-ranking selection; it still counts toward the
+    phase's limits, so withdrawing frees no submission. Idempotent."""
+    with transaction.atomic():
+        submission = (
+            Submission.objects.select_for_update().filter(pk=submission_id, team__members=user).first()
+        )
+        if submission is None:
+            raise NotFound(_("No such submission."))
+        if withdrawn and submission.withdrawn_at is None:
+            submission.withdrawn_at = timezone.now()
+            submission.is_selected = False
+        elif not withdrawn:
+            submission.withdrawn_at = None
+        submission.save(update_fields=["withdrawn_at", "is_selected", "updated_at"])
+    return submission
+
+
 def submission_select(*, submission_id: int, user, selected: bool) -> Submission:
     """Select (or unselect) one of the team's scored submissions for the final ranking, within the phase's
     selection limit. Locks the team's row, so two selections at once cannot pass the limit together."""
@@ -448,6 +489,8 @@ def submission_select(*, submission_id: int, user, selected: bool) -> Submission
         )
         if submission is None:
             raise NotFound(_("No such submission."))
+        if selected and submission.withdrawn_at is not None:
+            raise Conflict(_("This submission is withdrawn; put it back on the leaderboard first."))
         Team.objects.select_for_update().get(pk=submission.team_id)
         if selected and not submission.is_selected:
             taken = Submission.objects.filter(

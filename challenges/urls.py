@@ -8,8 +8,15 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("join/<token:token>/", views.join, name="join"),
     path("api-token/", views.api_token, name="api-token"),
+    path("api/", views.api_help, name="api-help"),
     path("submissions/<id:submission_id>/", views.submission_detail, name="submission"),
     path("submissions/<id:submission_id>/select/", views.submission_toggle, name="submission-select"),
+    path(
+        "submissions/<id:submission_id>/withdraw/",
+        views.submission_withdraw_toggle,
+        name="submission-withdraw",
+    ),
+    path("teams/<id:team_id>/invite/", views.team_invite, name="team-invite"),
     path("phases/<id:phase_id>/submit/", views.submission_upload, name="submit"),
     path("phases/<id:phase_id>/leaderboard/", views.leaderboard, name="leaderboard"),
     path(

@@ -6,8 +6,10 @@ the selectors' access rules, so a page that is not the viewer's answers 404."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -24,18 +26,20 @@ from django.views.decorators.http import require_POST
 from annotation.views import image_file_response
 from challenges import selectors
 from challenges.forms import JoinForm, SubmissionForm
-from challenges.human import human_ranking, word_agreement_report
+from challenges.human import human_ranking, word_agreement_k, word_agreement_report
 from challenges.images import MANIFEST_COLUMNS, phase_image, phase_manifest, zip_stream
-from challenges.models import Phase, Submission
+from challenges.models import Invitation, Phase, Submission
 from challenges.scoring.selectors import phase_image_ids
 from challenges.services import (
     SubmissionRefused,
     api_token_rotate,
     invitation_accept,
     invitation_usable,
+    member_invitation_create,
     submission_from_upload,
     submission_select,
     submission_upload_check,
+    submission_withdraw,
 )
 from core.csv_cells import csv_safe
 from core.errors import DomainError, NotFound
@@ -52,6 +56,26 @@ def home(request):
             "benchmarks": benchmarks,
             "participant": selectors.teams_of(request.user).exists(),
             "token": request.session.pop("challenges_new_token", None),
+            "server": request.build_absolute_uri("/").rstrip("/"),
+        },
+    )
+
+
+@login_required
+def api_help(request):
+    """How to submit from a script: curl examples with this server's address and, where the viewer has
+    one, a phase of their own benchmarks."""
+    phase = (
+        Phase.objects.filter(benchmark__in=selectors.benchmarks_for(request.user), is_open=True)
+        .order_by("pk")
+        .first()
+    )
+    return render(
+        request,
+        "challenges/api_help.html",
+        {
+            "server": request.build_absolute_uri("/").rstrip("/"),
+            "phase_id": phase.pk if phase else "<phase id>",
         },
     )
 
@@ -86,6 +110,7 @@ def benchmark_detail(request, slug):
                 else [],
                 "leaderboard": selectors.leaderboard_visible(request.user, phase),
                 "form": SubmissionForm() if team and phase.is_open else None,
+                "usage": selectors.team_usage(phase, team) if team else None,
                 "n_images": phase.image_set.images.count(),
                 "images": selectors.images_visible(request.user, phase),
             }
@@ -98,6 +123,7 @@ def benchmark_detail(request, slug):
             "team": team,
             "phases": phases,
             "languages": benchmark.benchmark_languages.select_related("language"),
+            "new_invitation": request.session.pop("challenges_new_invitation", None) if team else None,
         },
     )
 
@@ -138,19 +164,64 @@ def _upload_read(request, phase):
     )
 
 
+@login_required
 def submission_detail(request, submission_id):
     submission = selectors.submission_get(user=request.user, submission_id=submission_id)
+    scores = selectors.submission_scores(submission, user=request.user)
     return render(
         request,
         "challenges/submission.html",
         {
             "submission": submission,
-            "scores": selectors.submission_scores(submission, user=request.user),
+            "blocks": selectors.score_blocks(submission, scores),
             "per_image": selectors.per_image_scores(submission, user=request.user),
             "sealed": selectors.sealed_for(request.user, submission.phase),
-            "can_select": submission.team_id and submission.status == "succeeded",
+            "can_select": submission.team_id
+            and submission.status == "succeeded"
+            and submission.withdrawn_at is None,
+            "own": submission.team_id
+            and selectors.teams_of(request.user).filter(pk=submission.team_id).exists(),
         },
     )
+
+
+@login_required
+@require_POST
+def submission_withdraw_toggle(request, submission_id):
+    """A member withdraws one of the team's entries from the leaderboards, or puts it back."""
+    submission = selectors.submission_get(user=request.user, submission_id=submission_id)
+    withdrawn = submission.withdrawn_at is None
+    submission_withdraw(submission_id=submission.pk, user=request.user, withdrawn=withdrawn)
+    messages.success(
+        request,
+        _("Withdrawn: the entry is on no leaderboard now; it still counts toward your limits.")
+        if withdrawn
+        else _("The entry is back on the leaderboards."),
+    )
+    return redirect("challenges:submission", submission.pk)
+
+
+@login_required
+@require_POST
+def team_invite(request, team_id):
+    """A member makes a one-use invitation link for a teammate; it is shown once, on the benchmark page
+    the form was sent from."""
+    team = selectors.teams_of(request.user).filter(pk=team_id).first()
+    if team is None:
+        raise NotFound(_("No such team."))
+    benchmark = team.benchmarks.order_by("pk").first()
+    try:
+        invitation = member_invitation_create(team_id=team.pk, user=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        request.session["challenges_new_invitation"] = request.build_absolute_uri(
+            reverse("challenges:join", args=[invitation.token])
+        )
+    slug = request.POST.get("benchmark", "")
+    if team.benchmarks.filter(slug=slug).exists():
+        return redirect("challenges:benchmark", slug)
+    return redirect("challenges:benchmark", benchmark.slug) if benchmark else redirect("challenges:home")
 
 
 @login_required
@@ -164,13 +235,43 @@ def submission_toggle(request, submission_id):
     return redirect("challenges:submission", submission.pk)
 
 
+class LoginFirst(Exception):
+    """Raised by a page that someone logged out may see after logging in (see :func:`_or_login`)."""
+
+
 def _board(request, phase_id):
-    phase = selectors.phase_get(user=request.user, phase_id=phase_id)
+    phase = _visible_phase(request, phase_id)
     if not selectors.leaderboard_visible(request.user, phase):
+        if not request.user.is_authenticated:
+            raise LoginFirst
         raise NotFound(_("No such leaderboard."))
     return selectors.leaderboard_asked(phase=phase, user=request.user, params=request.GET)
 
 
+def _visible_phase(request, phase_id) -> Phase:
+    try:
+        return selectors.phase_get(user=request.user, phase_id=phase_id)
+    except NotFound:
+        if not request.user.is_authenticated:
+            raise LoginFirst from None
+        raise
+
+
+def _or_login(view):
+    """A page a benchmark's teams are sent to by address: someone not logged in is asked to log in
+    (as on the benchmark page) rather than told it does not exist; a logged-in outsider gets the 404."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except LoginFirst:
+            return redirect_to_login(request.get_full_path())
+
+    return wrapped
+
+
+@_or_login
 def leaderboard(request, phase_id):
     board = _board(request, phase_id)
     human = None
@@ -178,7 +279,10 @@ def leaderboard(request, phase_id):
         human = human_ranking(board.phase, board.language)
     if human is not None:
         names = dict(Submission.objects.filter(phase=board.phase).values_list("pk", "method_name"))
-        metric_rank = {e.submission_id: e.rank for e in board.entries}
+        # The metric's rank among the teams' entries, as the human ranking ranks them (no baseline, no
+        # human row).
+        ranked = [e for e in board.entries if not (e.baseline or e.human)]
+        metric_rank = {e.submission_id: rank for rank, e in enumerate(ranked, start=1)}
         human = {
             "pairs": [(names.get(p.entry_a), names.get(p.entry_b), p) for p in human.pairs],
             "ranking": [
@@ -193,6 +297,7 @@ def leaderboard(request, phase_id):
     )
 
 
+@_or_login
 def leaderboard_export(request, phase_id, fmt):
     board = _board(request, phase_id)
     rows = selectors.leaderboard_rows(board)
@@ -213,6 +318,7 @@ def leaderboard_export(request, phase_id, fmt):
     return response
 
 
+@login_required
 def word_agreement(request, phase_id):
     """Human agreement for word prediction and each entry's PHR (seed 002, sec. 4.2). It reads the
     references' words: hosts only for a test phase; the benchmark's teams too for a validation phase."""
@@ -222,14 +328,14 @@ def word_agreement(request, phase_id):
     )
     if not allowed:
         raise NotFound(_("No such report."))
-    try:
-        k = min(max(int(request.GET.get("k", 4)), 1), 20)
-    except ValueError:
-        k = 4
     codes = list(phase.benchmark.languages.order_by("code").values_list("code", flat=True))
     code = (
         request.GET.get("language") if request.GET.get("language") in codes else (codes[0] if codes else "")
     )
+    # Opens at the largest k every image's references allow; a k asked for is kept within what any allows.
+    k, k_most = word_agreement_k(phase, code) if code else (1, 1)
+    with contextlib.suppress(KeyError, ValueError):
+        k = min(max(int(request.GET["k"]), 1), k_most)
     report = word_agreement_report(phase, code, k=k) if code else None
     return render(
         request,
@@ -242,6 +348,7 @@ def word_agreement(request, phase_id):
             "codes": codes,
             "code": code,
             "k": k,
+            "k_most": k_most,
         },
     )
 
@@ -325,8 +432,22 @@ def references_download(request, phase_id):
 
 
 def join(request, token):
-    """The invitation link: choose a username and password, and land in the team's benchmarks."""
-    invitation = invitation_usable(token)
+    """The invitation link: choose a username and password, and land in the team's benchmarks. A link
+    used already or expired says so and what to do (410); an unknown one is a 404."""
+    try:
+        invitation = invitation_usable(token)
+    except NotFound:
+        spent = Invitation.objects.select_related("team").filter(token=token).first()
+        if spent is None:
+            raise
+        if spent.used_by_id and spent.used_by_id == request.user.pk:
+            return redirect("challenges:home")  # the account it made, back on the link
+        return render(
+            request,
+            "challenges/join_spent.html",
+            {"used": spent.used_at is not None, "invitation": spent},
+            status=410,
+        )
     form = JoinForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:

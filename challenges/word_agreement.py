@@ -121,9 +121,17 @@ def system_agreement(
     return rows
 
 
-def agreement_svg(rows: Sequence[WordAgreement], *, k: int, size: int = 320) -> str:
+def agreement_svg(
+    rows: Sequence[WordAgreement],
+    *,
+    k: int,
+    size: int = 320,
+    labels: tuple[str, str, str] = ("recall", "precision", "human precision against recall per word"),
+) -> str:
     """Figure 3 of the paper as an SVG: each word's (Hr, Hp) point, and the model's curve for ``k``.
-    Words are escaped (they come from people's captions)."""
+    ``labels``: the x axis, the y axis and the figure's description, in the reader's language. Words and
+    labels are escaped (words come from people's captions)."""
+    x_label, y_label, description = (escape(label) for label in labels)
     pad = 30
     scale = size - 2 * pad
 
@@ -142,10 +150,10 @@ def agreement_svg(rows: Sequence[WordAgreement], *, k: int, size: int = 320) -> 
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" width="{size}" height="{size}" '
-        f'role="img" aria-label="human precision against recall per word">'
+        f'role="img" aria-label="{description}">'
         f'<rect x="{pad}" y="{pad}" width="{scale}" height="{scale}" fill="none" stroke="#888"/>'
         f'<polyline points="{curve}" fill="none" stroke="#1f5fbf" stroke-width="1.5"/>{points}'
-        f'<text x="{size / 2}" y="{size - 6}" text-anchor="middle" font-size="11">recall</text>'
-        f'<text x="10" y="{size / 2}" font-size="11" transform="rotate(-90 10 {size / 2})" text-anchor="middle">precision</text>'
+        f'<text x="{size / 2}" y="{size - 6}" text-anchor="middle" font-size="11">{x_label}</text>'
+        f'<text x="10" y="{size / 2}" font-size="11" transform="rotate(-90 10 {size / 2})" text-anchor="middle">{y_label}</text>'
         "</svg>"
     )

@@ -411,3 +411,5 @@ SUBMISSION_MAX_CAPTION_CHARS = env.int("SUBMISSION_MAX_CAPTION_CHARS", default=2
 SUBMISSION_REFUSED_RATE = env.str("SUBMISSION_REFUSED_RATE", default="20/h")
 # How long an invitation link stays valid.
 INVITATION_DAYS = env.int("INVITATION_DAYS", default=14)
+# Unused, unexpired invitation links a team's members may hold at once (hosts are not limited).
+TEAM_OPEN_INVITATIONS = env.int("TEAM_OPEN_INVITATIONS", default=10)

@@ -50,7 +50,7 @@ def test_a_team_joins_submits_with_errors_then_validly_and_finds_its_place(live_
     page.locator(f"{test_phase} input[name=language]").fill("de")
     page.locator(f"{test_phase} input[name=method_name]").fill("my model")
     page.locator(f"{test_phase} button[type=submit]").click()
-    expect(page.locator("#state")).to_contain_text("succeeded")
+    expect(page.locator("#state")).to_contain_text("scored")
     expect(page.locator("#scores")).to_contain_text("CIDEr-D")
     screenshot("server-03-scores")
 

@@ -29,8 +29,13 @@ def test_the_demo_benchmark_is_scored_and_the_team_can_submit(db, django_capture
     assert client.get(reverse("home"))["Location"] == reverse("challenges:home")
     test = Phase.objects.get(benchmark__slug=DEMO_SLUG, kind="test")
     page = client.get(reverse("challenges:leaderboard", args=[test.pk]) + "?language=de").content.decode()
-    for method in ("sim-a (simulated)", "sim-b (simulated)", "sim-d (simulated)", "sim-c (baseline)"):
+    for method in ("sim-a (simulated)", "sim-b (simulated)", "sim-d (simulated)", "sim-c (simulated)"):
         assert method in page
+    # One marker for the baseline and one for the human row, in the team column.
+    assert "(baseline)" not in page and "(human)" not in page
+    assert "<em><bdi>baseline</bdi></em>" in page
+    human = client.get(reverse("challenges:leaderboard", args=[test.pk]) + "?language=de&comparison=human")
+    assert "<em><bdi>human</bdi></em>" in human.content.decode() and "(human)" not in human.content.decode()
     val = Phase.objects.get(benchmark__slug=DEMO_SLUG, kind="validation")
     keys = list(val.image_set.images.values_list("key", flat=True))
     data = json.dumps([{"image_id": key, "caption": "ein Foto"} for key in keys]).encode()

@@ -15,7 +15,7 @@ from core.jobs.models import JobStatus
 from evaluation.models import MetricRun
 from evaluation.research.comparisons import comparisons_from_db
 from tests import factories as f
-from tests.challenges.conftest import coco
+from tests.challenges.conftest import SECRET, coco
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +63,33 @@ def test_top_entries_go_to_side_by_side_and_come_back_as_a_ranking(bench, pm_cli
         reverse("challenges:leaderboard", args=[bench["test"].pk]) + "?language=de"
     ).content.decode()
     assert "Human ranking" in page and "-100.0" in page
+    # The pair counts the campaign's images, says complete once each has its K judgments, and explains
+    # its sign; a baseline above the entries does not move their metric rank.
+    pair = ranking.pairs[0]
+    assert (pair.n_complete, pair.n_campaign_images, pair.complete) == (8, 8, True)
+    pairs = page[page.index('id="human-pairs"') :]
+    assert "8 of 8" in pairs and "<strong>complete</strong>" in pairs and "positive: m2 better" in pairs
+    submission_create(
+        phase_id=bench["test"].pk,
+        user=None,
+        team_id=None,
+        # The first reference of each image itself (conftest's texts): the baseline tops the board.
+        data=coco(
+            bench["test_images"],
+            text=lambda i, im: f"ein {WORDS[(i + 6) % 9]} am {WORDS[(i + 6) % 9]} {SECRET}{i + 6}x0",
+        ),
+        filename="b.json",
+        language="de",
+        method_name="host baseline",
+        baseline=True,
+    )
+    page = pm_client.get(
+        reverse("challenges:leaderboard", args=[bench["test"].pk]) + "?language=de&split=all"
+    ).content.decode()
+    board = page[page.index('id="leaderboard"') : page.index('id="human-ranking"')]
+    assert board.index("host baseline") < board.index("<bdi>good</bdi>")
+    human_table = page[page.index('id="human"') : page.index('id="human-pairs"')]
+    assert "<td>1</td><td><bdi>good</bdi></td><td>1</td>" in human_table
     # The entries were scored by a metric run too, so the meta-evaluation pairs the campaign's
     # judgments with metric scores (correlations, the trust table).
     run = MetricRun.objects.get(systems__name=campaign.base_system.name)
@@ -70,6 +97,9 @@ def test_top_entries_go_to_side_by_side_and_come_back_as_a_ranking(bench, pm_cli
     assert set(run.systems.values_list("name", flat=True)) == {f"entry-{good.pk}", f"entry-{weak.pk}"}
     found = comparisons_from_db(metric_run_ids=[run.pk], campaign_ids=[campaign.pk])
     assert len(found) == 1 and len(found.items) == 8
+
+
+WORDS = ["hund", "katze", "strand", "haus", "baum", "auto", "berg", "see", "stadt"]
 
 
 def test_one_entry_is_not_enough(bench):

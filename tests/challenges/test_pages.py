@@ -52,10 +52,23 @@ def test_an_invitation_creates_a_participant_once(bench):
     assert bench["team"].members.filter(username="newbie").exists()
     home = client.get(reverse("challenges:home")).content.decode()
     assert bench["benchmark"].name in home
-    assert Client().get(url).status_code == 404  # used up
+    # A used link says so and what to do; the account it made is sent on to its benchmarks.
+    used = Client().get(url)
+    assert used.status_code == 410 and "was used already" in used.content.decode()
+    assert "ask a member of the team" in used.content.decode()
+    assert client.get(url)["Location"] == reverse("challenges:home")
     expired = invitation_create(team_id=bench["team"].pk, days=0)
     Invitation.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert Client().get(reverse("challenges:join", args=[expired.token])).status_code == 404
+    late = Client().get(reverse("challenges:join", args=[expired.token]))
+    assert late.status_code == 410 and "has expired" in late.content.decode()
+    # Posting to a spent link creates nothing.
+    before = bench["team"].members.count()
+    Client().post(
+        reverse("challenges:join", args=[expired.token]),
+        {"username": "late", "password": "a-long-passphrase-42", "password_again": "a-long-passphrase-42"},
+    )
+    assert bench["team"].members.count() == before
+    assert Client().get(reverse("challenges:join", args=["x" * 43])).status_code == 404
 
 
 def test_a_file_with_errors_is_refused_by_line_and_a_valid_one_is_scored(bench, member_client):

@@ -127,8 +127,11 @@ def _requests(bench, phase) -> dict[str, list[str]]:
         "challenges:home": [reverse("challenges:home")],
         "challenges:join": [reverse("challenges:join", args=[token])],
         "challenges:api-token": [],  # POST only: it answers with a redirect to home, walked above
+        "challenges:api-help": [reverse("challenges:api-help")],
         "challenges:submission": [reverse("challenges:submission", args=[pk]) for pk in own + others],
         "challenges:submission-select": [],  # POST only: a redirect to the submission page
+        "challenges:submission-withdraw": [],  # POST only: a redirect to the submission page
+        "challenges:team-invite": [],  # POST only: a redirect to the benchmark page
         "challenges:submit": [],  # POST only: walked with a refused upload below
         "challenges:leaderboard": boards("challenges:leaderboard"),
         "challenges:leaderboard-csv": boards("challenges:leaderboard-csv"),
