@@ -20,6 +20,7 @@ from challenges.models import ImageScores, ScoringUnit, Split, Submission, Submi
 from challenges.scoring.selectors import phase_image_ids, phase_references, submission_captions
 from challenges.statistics import interval, public_images, replicates_to_bytes, split_resamples
 from core.jobs.engine import JobDataError, timings_add
+from evaluation.metrics.text.meteor import MeteorSession
 from evaluation.metrics.text.resampling import mean_replicates
 from evaluation.metrics.text.schemes import scheme_for_language
 from evaluation.metrics.text.scoring import score_texts
@@ -71,14 +72,14 @@ class UnitResult:
         )
 
 
-def _score(candidates, references, *, language, scheme, metrics, resamples):
+def _score(candidates, references, *, language, scheme, metrics, resamples, meteor):
     return score_texts(
         candidates,
         references,
         language=language,
         scheme=scheme,
         metrics=metrics,
-        meteor=meteor_config(),
+        meteor=meteor,
         resamples=resamples,
     )
 
@@ -184,6 +185,14 @@ class _ClipScorer:
 
 
 def unit_compute(unit: ScoringUnit) -> UnitResult:
+    """Score one language of a submission: every reference count, both halves of a test phase and the
+    human comparison, with one METEOR JVM for all of them (:class:`MeteorSession`: started once, each
+    segment scored once, each half and resample an EVAL line)."""
+    with MeteorSession(unit.language.code, meteor_config()) as meteor:
+        return _unit_compute(unit, meteor)
+
+
+def _unit_compute(unit: ScoringUnit, meteor: MeteorSession) -> UnitResult:
     submission = unit.submission
     phase = submission.phase
     language = unit.language
@@ -250,6 +259,7 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
             scheme=scheme,
             metrics=metrics,
             resamples=resamples[Split.ALL],
+            meteor=meteor,
         )
         result.not_computed.update(full.not_computed)
         for metric in full.metrics:
@@ -269,6 +279,7 @@ def unit_compute(unit: ScoringUnit) -> UnitResult:
                     scheme=scheme,
                     metrics=metrics,
                     resamples=resamples[split],
+                    meteor=meteor,
                 )
             )
             for metric, value in report.corpus.items():

@@ -235,3 +235,27 @@ def test_a_killed_scoring_worker_loses_no_submission(bench, monkeypatch):
     submission.refresh_from_db()
     assert submission.status == "succeeded" and submission.chunks_done == 1
     assert SubmissionScore.objects.filter(submission=submission, held_out=False, split="all").count() == 3
+
+
+@pytest.mark.usefixtures("java")
+def test_a_language_is_scored_with_one_meteor_jvm(bench, monkeypatch):
+    # A test phase with METEOR and the human comparison scores each language 9 times (2 reference
+    # counts x 3 splits, plus the comparison's 3): one JVM for all of them, not one per call.
+    from challenges.models import Phase
+    from evaluation.metrics.text import meteor
+
+    Phase.objects.filter(pk=bench["test"].pk).update(
+        metrics=["BLEU-4", "METEOR"], reference_counts=[0, 1], human_comparison=True
+    )
+    bench["test"].refresh_from_db()
+    starts = []
+    real = meteor._Jvm.__enter__
+    monkeypatch.setattr(meteor._Jvm, "__enter__", lambda self: starts.append(1) or real(self))
+    submission = submit(bench, "test", data=jsonl(bench["test_images"]), language="", filename="r.jsonl")
+    submission.refresh_from_db()
+    assert submission.status == "succeeded", submission.error
+    rows = SubmissionScore.objects.filter(submission=submission, metric="METEOR")
+    assert rows.count() == 2 * (2 * 3 + 3)  # two languages
+    assert len(starts) == 2  # one per language (unit)
+    for row in rows:
+        assert row.low <= row.value <= row.high

@@ -15,6 +15,7 @@ from evaluation.metrics.text.meteor import (
     JAVA_INSTALL_HINT,
     MeteorConfig,
     MeteorFailed,
+    MeteorSession,
     MeteorUnavailable,
     default_jar,
     meteor_score,
@@ -83,6 +84,63 @@ def test_score_tokens_runs_meteor_on_the_same_tokens_next_to_the_other_metrics(c
     alone = meteor_score(some, references, language="de")
     assert report.corpus["METEOR"] == alone.result.score
     assert report.per_caption["METEOR"] == alone.result.per_caption
+
+
+# --- One JVM for many calls ---------------------------------------------------------------------
+
+
+@requires_java
+def test_a_session_gives_each_call_the_numbers_of_its_own_jvm_from_one_jvm(coco):
+    import numpy as np
+
+    candidates, references = coco
+    some = dict(list(candidates.items())[:60])
+    half = dict(list(some.items())[:30])
+    rng = np.random.default_rng(3)
+    draws = np.stack([np.bincount(rng.integers(0, 30, 30), minlength=30) for _ in range(20)])
+    alone_all = meteor_score(some, references, language="de")
+    alone_half = meteor_score(half, references, language="de", resamples=draws)
+    with MeteorSession("de") as session:
+        whole = session.score(some, references)
+        memo = len(session._memo)
+        part = session.score(half, references, resamples=draws)
+        assert len(session._memo) == memo == 60  # the half's segments were scored with the whole
+        again = session.score(some, references)
+        assert session.starts == 1
+    assert whole.result == alone_all.result == again.result
+    assert part.result == alone_half.result
+    assert np.array_equal(part.replicates, alone_half.replicates)
+    # Through score_texts: the session in place of a config, the same report.
+    texts = {key: " ".join(tokens) for key, tokens in half.items()}
+    refs = {key: [" ".join(r) for r in references[key]] for key in half}
+    plain = score_texts(texts, refs, language="de", metrics=["BLEU-4", "METEOR"])
+    with MeteorSession("de") as session:
+        shared = score_texts(texts, refs, language="de", metrics=["BLEU-4", "METEOR"], meteor=session)
+        with pytest.raises(ValueError, match="session of 'de' cannot score 'fr'"):
+            score_texts(texts, refs, language="fr", metrics=["METEOR"], meteor=session)
+    assert shared.corpus == plain.corpus and shared.meteor_setting == plain.meteor_setting
+    assert zombies_of_this_process() == []
+
+
+@requires_java
+def test_a_session_after_a_failure_starts_a_new_jvm_and_each_call_has_its_own_time_limit():
+    session = MeteorSession("en", MeteorConfig(timeout=0.5))
+    with pytest.raises(MeteorFailed, match="longer than 0.5 s"):
+        session.score({1: ["a", "dog"]}, {1: [["a", "dog"]]})
+    assert session._jvm is None  # reaped at the failure
+    with pytest.raises(MeteorFailed):
+        session.score({1: ["a", "dog"]}, {1: [["a", "dog"]]})
+    assert session.starts == 2
+    session.close()
+    assert zombies_of_this_process() == []
+
+
+def test_a_session_without_java_says_why_and_the_other_metrics_are_computed():
+    with MeteorSession("de", NO_JAVA) as session:
+        report = score_texts(
+            {1: "ein hund"}, {1: ["ein hund"]}, language="de", metrics=["BLEU-1", "METEOR"], meteor=session
+        )
+    assert "BLEU-1" in report.corpus and "Java was not found" in report.not_computed["METEOR"]
 
 
 # --- The protocol ---------------------------------------------------------------------------------

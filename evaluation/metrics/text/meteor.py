@@ -17,7 +17,8 @@ metrics get them, pass unchanged, so the numbers are pycocoevalcap's.
 This module imports no Django: the jar and Java are passed in (:class:`MeteorConfig`), from the
 ``METEOR_JAR`` / ``METEOR_JAVA`` settings in the Django layer, from the installed pycocoevalcap package
 and ``java`` on the PATH otherwise. It is not pure in the sense of the other metric modules (it runs
-a subprocess), so each scoring call owns one JVM, started and always reaped here.
+a subprocess): each scoring call owns one JVM, or a :class:`MeteorSession` one for many calls in one
+language, started and always reaped here.
 
 Languages (see :func:`meteor_setting` and the table in docs/metrics.md, "METEOR"): the jar knows en, cz, de, es, fr, ru
 with its own normaliser (``-norm``), and da, fi, hu, it, nl, no, pt, ro, se, tr with a stemmer but no
@@ -51,6 +52,7 @@ __all__ = [
     "MeteorError",
     "MeteorFailed",
     "MeteorResult",
+    "MeteorSession",
     "MeteorSetting",
     "MeteorUnavailable",
     "default_jar",
@@ -227,42 +229,109 @@ def meteor_score(
     caption and corpus scores are the jar's (see the module docstring). ``resamples``: draw counts
     (one row per resample, one column per candidate in key order); each resample's corpus score, the
     jar's score of its summed segment statistics (:func:`resample_statistics`), is in ``replicates``
-    (same JVM, one more EVAL line). One JVM per call. Raises
-    :class:`MeteorUnavailable` (no Java, no jar) or :class:`MeteorFailed` (crash, timeout, protocol),
-    with the JVM's last stderr lines in the message; ``ValueError`` for an empty candidate set.
+    (same JVM, one more EVAL line). One JVM for the call; a :class:`MeteorSession` keeps one for
+    many. Raises :class:`MeteorUnavailable` (no Java, no jar) or :class:`MeteorFailed` (crash,
+    timeout, protocol), with the JVM's last stderr lines in the message; ``ValueError`` for an empty
+    candidate set.
     """
-    if not candidates:
-        raise ValueError("no candidate captions to score")
-    config = config or MeteorConfig()
-    jar = config.jar_path()
-    setting = meteor_setting(language, paraphrase_languages=config.paraphrase_languages())
-    keys = list(candidates)
-    lines = []
-    for key in keys:
-        refs = [protocol_text(" ".join(ref)) for ref in references[key]]
-        lines.append(" ||| ".join(["SCORE", *refs, protocol_text(" ".join(candidates[key]))]))
-    command = [config.java, "-Xmx2G", "-jar", str(jar), "-", "-", "-stdio", *setting.arguments()]
-    with _Jvm(command, cwd=jar.parent, timeout=config.timeout) as jvm:
-        stats = []
-        for start in range(0, len(lines), BATCH):
-            batch = lines[start : start + BATCH]
-            jvm.write(batch)
-            stats.extend(jvm.read_stats() for _ in batch)
-        jvm.write([" ||| ".join(["EVAL", *stats])])
-        per_caption = [jvm.read_score() for _ in keys]
-        corpus = jvm.read_score()
-        replicates = None
-        if resamples is not None:
-            totals = resample_statistics(stats, resamples)
-            jvm.write([" ||| ".join(["EVAL", *totals])])
-            # One score per summed line (the score of that resample's corpus), then their aggregate.
-            replicates = np.array([jvm.read_score() for _ in totals])
-            jvm.read_score()
-    return MeteorResult(
-        result=MetricResult(name="METEOR", score=corpus, per_caption=dict(zip(keys, per_caption))),
-        setting=setting,
-        replicates=replicates,
-    )
+    with MeteorSession(language, config) as session:
+        return session.score(candidates, references, resamples=resamples)
+
+
+class MeteorSession:
+    """One METEOR JVM for many scoring calls in one language (a scoring unit of the evaluation server
+    scores every reference count, both halves of a test phase and the human comparison: 9 calls, one
+    JVM start instead of 9).
+
+    Each call is the protocol of :func:`meteor_score` on the open JVM, with its own timeout. A segment's
+    statistics depend only on its hypothesis and references, so the session keeps each SCORE line's
+    answer and asks the jar once per distinct line: a half of the phase scored after the whole reads its
+    statistics from the memo and costs its EVAL lines only. The JVM starts at the first call and is
+    reaped on exit (or after a failure, when the next call starts a new one). Not thread-safe."""
+
+    def __init__(self, language: str, config: MeteorConfig | None = None):
+        self.language = language
+        self.config = config or MeteorConfig()
+        self._jvm: _Jvm | None = None
+        self._memo: dict[str, str] = {}
+        self._setting: MeteorSetting | None = None
+        self.starts = 0  # JVMs started (for tests and benchmarks)
+
+    def __enter__(self) -> MeteorSession:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._jvm is not None:
+            jvm, self._jvm = self._jvm, None
+            jvm.__exit__(None, None, None)
+
+    def _open(self) -> _Jvm:
+        if self._jvm is None:
+            jar = self.config.jar_path()
+            self._setting = meteor_setting(
+                self.language, paraphrase_languages=self.config.paraphrase_languages()
+            )
+            command = [
+                self.config.java,
+                "-Xmx2G",
+                "-jar",
+                str(jar),
+                "-",
+                "-",
+                "-stdio",
+                *self._setting.arguments(),
+            ]
+            jvm = _Jvm(command, cwd=jar.parent, timeout=self.config.timeout)
+            self._jvm = jvm.__enter__()
+            self.starts += 1
+        self._jvm.arm(self.config.timeout)
+        return self._jvm
+
+    def score(
+        self,
+        candidates: Mapping[Hashable, Sequence[str]],
+        references: Mapping[Hashable, Sequence[Sequence[str]]],
+        *,
+        resamples: np.ndarray | None = None,
+    ) -> MeteorResult:
+        """As :func:`meteor_score`, on this session's JVM."""
+        if not candidates:
+            raise ValueError("no candidate captions to score")
+        keys = list(candidates)
+        lines = []
+        for key in keys:
+            refs = [protocol_text(" ".join(ref)) for ref in references[key]]
+            lines.append(" ||| ".join(["SCORE", *refs, protocol_text(" ".join(candidates[key]))]))
+        try:
+            jvm = self._open()
+            fresh = list(dict.fromkeys(line for line in lines if line not in self._memo))
+            for start in range(0, len(fresh), BATCH):
+                batch = fresh[start : start + BATCH]
+                jvm.write(batch)
+                for line in batch:
+                    self._memo[line] = jvm.read_stats()
+            stats = [self._memo[line] for line in lines]
+            jvm.write([" ||| ".join(["EVAL", *stats])])
+            per_caption = [jvm.read_score() for _ in keys]
+            corpus = jvm.read_score()
+            replicates = None
+            if resamples is not None:
+                totals = resample_statistics(stats, resamples)
+                jvm.write([" ||| ".join(["EVAL", *totals])])
+                # One score per summed line (the score of that resample's corpus), then their aggregate.
+                replicates = np.array([jvm.read_score() for _ in totals])
+                jvm.read_score()
+        except MeteorFailed:
+            self.close()  # a JVM that broke the protocol is not asked again
+            raise
+        return MeteorResult(
+            result=MetricResult(name="METEOR", score=corpus, per_caption=dict(zip(keys, per_caption))),
+            setting=self._setting,
+            replicates=replicates,
+        )
 
 
 def resample_statistics(stats: Sequence[str], resamples: np.ndarray) -> list[str]:
@@ -318,10 +387,8 @@ class _Jvm:
             raise MeteorUnavailable(
                 f"Java ({self.command[0]!r}) cannot be executed. {JAVA_INSTALL_HINT}"
             ) from None
-        self.deadline = time.monotonic() + self.timeout
-        self.killer = threading.Timer(self.timeout, self._expire)
-        self.killer.daemon = True
-        self.killer.start()
+        self.killer: threading.Timer | None = None
+        self.arm(self.timeout)
         self.readers = [
             threading.Thread(
                 target=self._pump, args=(self.process.stdout, self.lines.put, True), daemon=True
@@ -334,8 +401,19 @@ class _Jvm:
             reader.start()
         return self
 
+    def arm(self, timeout: float) -> None:
+        """Give the JVM ``timeout`` seconds from now (a new deadline for each call of a session)."""
+        if self.killer is not None:
+            self.killer.cancel()
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.killer = threading.Timer(timeout, self._expire)
+        self.killer.daemon = True
+        self.killer.start()
+
     def __exit__(self, *exc_info) -> None:
-        self.killer.cancel()
+        if self.killer is not None:
+            self.killer.cancel()
         with contextlib.suppress(OSError):  # a broken pipe when the JVM is already gone
             self.process.stdin.close()
         try:

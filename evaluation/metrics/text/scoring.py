@@ -11,7 +11,8 @@ of a system's images together, or give ``df_references`` (a named reference corp
 same way) to take the document frequencies from it instead (``ScoreReport.df_source``).
 
 METEOR (:mod:`.meteor`) runs the METEOR 1.5 jar on the same tokens, joined by spaces, as the COCO
-server feeds it. It is not in the default ``METRICS`` (it needs Java and the captions' language);
+server feeds it; ``meteor=`` takes where the jar is (a :class:`~.meteor.MeteorConfig`: one JVM per call)
+or an open :class:`~.meteor.MeteorSession` (one JVM for all the calls of one language). It is not in the default ``METRICS`` (it needs Java and the captions' language);
 ask for it by name with ``language=``. When Java or the jar is missing, or the JVM fails, the other
 metrics are still returned and ``ScoreReport.not_computed["METEOR"]`` says why.
 """
@@ -29,7 +30,7 @@ from core.tokenisation import WHITESPACE
 from . import MetricResult, ptb
 from .bleu import BleuStats, bleu_from_corpus
 from .cider import DF_FROM_TEST, DocumentFrequency, cider_variants, document_frequency
-from .meteor import MeteorConfig, MeteorError, meteor_score
+from .meteor import MeteorConfig, MeteorError, MeteorSession, meteor_score
 from .preprocess import TokenCorpus, check_references
 from .resampling import bleu_replicates, cider_replicates, mean_replicates
 from .rouge import rouge_l_from_corpus
@@ -109,7 +110,7 @@ def score_tokens(
     *,
     metrics: Iterable[str] = METRICS,
     language: str | None = None,
-    meteor: MeteorConfig | None = None,
+    meteor: MeteorConfig | MeteorSession | None = None,
     df_references: Mapping[Hashable, Sequence[Sequence[str]]] | None = None,
     df_name: str | None = None,
     resamples: np.ndarray | None = None,
@@ -143,7 +144,7 @@ def score_texts(
     language: str | None = None,
     scheme: str | Scheme | None = None,
     metrics: Iterable[str] = METRICS,
-    meteor: MeteorConfig | None = None,
+    meteor: MeteorConfig | MeteorSession | None = None,
     df_references: Mapping[Hashable, Sequence[str]] | None = None,
     df_name: str | None = None,
     resamples: np.ndarray | None = None,
@@ -224,7 +225,7 @@ def score_ptb_texts(
     references: Mapping[Hashable, Sequence[str]],
     *,
     metrics: Iterable[str] = METRICS,
-    meteor: MeteorConfig | None = None,
+    meteor: MeteorConfig | MeteorSession | None = None,
     language: str = "en",
     scheme: str = "coco-ptb",
     resamples: np.ndarray | None = None,
@@ -320,7 +321,14 @@ def _with_meteor(
     if "METEOR" not in wanted:
         return report
     try:
-        meteor = meteor_score(candidates, references, language=language, config=config, resamples=resamples)
+        if isinstance(config, MeteorSession):
+            if config.language != language:
+                raise ValueError(f"a METEOR session of {config.language!r} cannot score {language!r}")
+            meteor = config.score(candidates, references, resamples=resamples)
+        else:
+            meteor = meteor_score(
+                candidates, references, language=language, config=config, resamples=resamples
+            )
     except MeteorError as exc:
         return replace(report, not_computed={**report.not_computed, "METEOR": str(exc)})
     corpus = {**report.corpus, "METEOR": meteor.result.score}
