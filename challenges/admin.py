@@ -6,8 +6,9 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from challenges.human import human_evaluation_create
 from challenges.models import (
@@ -31,6 +32,11 @@ from challenges.services import (
 from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service, run_service_each, service_form_view
 from core.errors import ValidationFailed
 from core.jobs.admin import JobAdminMixin
+from evaluation.models import ALL_METRICS
+
+# Reference counts a phase may score with, offered as boxes: all references, and COCO's c5 and c40 beside
+# the small counts XM3600-size benchmarks have.
+REFERENCE_COUNT_CHOICES = [0, 1, 2, 3, 4, 5, 40]
 
 
 class BenchmarkLanguageInline(admin.TabularInline):
@@ -54,8 +60,41 @@ class BenchmarkAdmin(StyledModelAdmin):
     inlines = [BenchmarkLanguageInline, PhaseInline]
 
 
+class PhaseForm(forms.ModelForm):
+    """The phase form with its metrics and reference counts as boxes: the metrics the platform computes
+    and the common reference counts, instead of a JSON field to type."""
+
+    metrics = forms.MultipleChoiceField(
+        choices=[(name, name) for name in ALL_METRICS],
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("The metrics scored for every entry; the ranking metric must be one of them."),
+    )
+    reference_counts = forms.TypedMultipleChoiceField(
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("Score with all references of each image, and with only the first k (COCO's c5: 5)."),
+    )
+
+    # No Meta: the admin builds the form's model and fields (modelform_factory) on this class.
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        counts = sorted(set(REFERENCE_COUNT_CHOICES) | set(self.initial.get("reference_counts") or []))
+        self.fields["reference_counts"].choices = [
+            (k, _("all references") if k == 0 else f"c{k}") for k in counts
+        ]
+
+    def clean_metrics(self):
+        chosen = set(self.cleaned_data["metrics"])
+        return [name for name in ALL_METRICS if name in chosen]  # the platform's order
+
+    def clean_reference_counts(self):
+        return sorted(set(self.cleaned_data["reference_counts"]))
+
+
 @admin.register(Phase)
 class PhaseAdmin(StyledModelAdmin):
+    form = PhaseForm
     list_display = ["__str__", "kind", "is_open", "closed_at", "starts_at", "ends_at", "visibility"]
     list_filter = ["kind", "is_open", "benchmark"]
     readonly_fields = ["closed_at"]
@@ -66,33 +105,74 @@ class PhaseAdmin(StyledModelAdmin):
         permissions=["change"],
     )
     def human_evaluation_top(self, request, queryset):
-        done = run_service_each(
-            self, request, human_evaluation_create, queryset, lambda p: {"phase_id": p.pk, "top_n": 3}
-        )
-        self.message_user(
-            request,
-            _("Campaigns created and opened for %(n)s phase(s).") % {"n": len(done)},
-            level=messages.SUCCESS,
-        )
+        created = []
+        for phase in queryset:
+            created += run_service(self, request, human_evaluation_create, phase_id=phase.pk, top_n=3) or []
+        _campaigns_created(self, request, created)
 
     @admin.action(description=_("Score the human row (held-out reference per image)"), permissions=["change"])
     def score_human_row(self, request, queryset):
-        done = run_service_each(
-            self, request, human_row_create, queryset, lambda p: {"phase_id": p.pk, "user": request.user}
-        )
-        self.message_user(
-            request, _("Human row queued for %(n)s phase(s).") % {"n": len(done)}, level=messages.SUCCESS
+        done = [
+            row
+            for phase in queryset
+            if (row := run_service(self, request, human_row_create, phase_id=phase.pk, user=request.user))
+        ]
+        _report(
+            self,
+            request,
+            ngettext("Human row queued for %(n)s phase:", "Human rows queued for %(n)s phases:", len(done)),
+            [(reverse("admin:challenges_submission_change", args=[s.pk]), str(s.phase)) for s in done],
         )
 
     @admin.action(description=_("Open for submissions"), permissions=["change"])
     def open_phases(self, request, queryset):
         done = run_service_each(self, request, phase_open, queryset, lambda p: {"phase_id": p.pk})
-        self.message_user(request, _("%(n)s phase(s) opened.") % {"n": len(done)}, level=messages.SUCCESS)
+        _report(
+            self,
+            request,
+            ngettext("%(n)s phase opened:", "%(n)s phases opened:", len(done)),
+            [(reverse("challenges:benchmark", args=[p.benchmark.slug]), str(p)) for p in done],
+        )
 
     @admin.action(description=_("Close (reveals a test phase's private ranking)"), permissions=["change"])
     def close_phases(self, request, queryset):
         done = run_service_each(self, request, phase_close, queryset, lambda p: {"phase_id": p.pk})
-        self.message_user(request, _("%(n)s phase(s) closed.") % {"n": len(done)}, level=messages.SUCCESS)
+        _report(
+            self,
+            request,
+            ngettext(
+                "%(n)s phase closed; its leaderboard:", "%(n)s phases closed; their leaderboards:", len(done)
+            ),
+            [(reverse("challenges:leaderboard", args=[p.pk]), str(p)) for p in done],
+        )
+
+
+def _report(model_admin, request, message: str, links: list[tuple[str, str]]) -> None:
+    """An action's result: ``message`` (with ``%(n)s``, the number of links) and the links to what it
+    made or changed."""
+    if not links:
+        model_admin.message_user(request, _("Nothing was changed."), level=messages.WARNING)
+        return
+    listed = format_html_join(", ", '<a href="{}">{}</a>', links)
+    model_admin.message_user(
+        request, format_html("{} {}", message % {"n": len(links)}, listed), level=messages.SUCCESS
+    )
+
+
+def _campaigns_created(model_admin, request, created) -> None:
+    _report(
+        model_admin,
+        request,
+        ngettext(
+            "%(n)s side-by-side campaign created and opened:",
+            "%(n)s side-by-side campaigns created and opened:",
+            len(created),
+        ),
+        [
+            (reverse("admin:annotation_campaign_change", args=[c.campaign_id]), c.campaign.name)
+            for c in created
+        ],
+    )
 
 
 class InvitationInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -134,6 +214,26 @@ class TeamAdmin(StyledModelAdmin):
             self.message_user(
                 request, format_html(_("Invitation into {}: {}"), team.name, url), level=messages.SUCCESS
             )
+            _warn_without_benchmark(self, request, team)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        _warn_without_benchmark(self, request, form.instance)
+
+
+def _warn_without_benchmark(model_admin, request, team: Team) -> None:
+    """A team in no benchmark sees nothing: say so to the host who made or invited it."""
+    if not team.benchmarks.exists():
+        model_admin.message_user(
+            request,
+            format_html(
+                _(
+                    "Team {} is in no benchmark: its members see no benchmark until you tick one under Benchmarks."
+                ),
+                isolated(team.name),
+            ),
+            level=messages.WARNING,
+        )
 
 
 class BaselineForm(forms.Form):
@@ -185,11 +285,7 @@ class SubmissionAdmin(JobAdminMixin, StyledModelAdmin):
             submission_ids=list(queryset.values_list("pk", flat=True)),
         )
         if created is not None:
-            self.message_user(
-                request,
-                _("%(n)s side-by-side campaign(s) created and opened.") % {"n": len(created)},
-                level=messages.SUCCESS,
-            )
+            _campaigns_created(self, request, created)
 
     list_display = [
         "entry",

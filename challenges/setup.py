@@ -46,9 +46,28 @@ class BenchmarkCreated:
 
     def summary(self) -> str:
         verb = "Would create" if self.dry_run else "Created"
-        return (
+        head = (
             f"{verb} benchmark with {len(self.languages)} language(s) ({', '.join(self.languages)}), "
             f"{self.validation_images} validation and {self.test_images} test images, {self.references} references."
+        )
+        if self.dry_run or self.benchmark is None:
+            return head
+        from django.urls import reverse
+
+        slug, pk = self.benchmark.slug, self.benchmark.pk
+        return "\n".join(
+            [
+                head,
+                f"Its page (on this server's address): {reverse('challenges:benchmark', args=[slug])}",
+                "Next steps:",
+                "  1. Check the phases (both closed) and open them: "
+                f"{reverse('admin:challenges_phase_changelist')}?benchmark__id__exact={pk} "
+                "(action “Open for submissions”).",
+                f"  2. Make a team and tick this benchmark: {reverse('admin:challenges_team_add')}",
+                "  3. Send the team an invitation link: action “Create a one-use invitation link” on "
+                f"{reverse('admin:challenges_team_changelist')}; its members invite the rest themselves.",
+                f"  4. Add a baseline if you have one: {reverse('admin:challenges_submission_add')}",
+            ]
         )
 
 
@@ -83,12 +102,15 @@ def benchmark_create(
     metrics: list[str] | None = None,
     ranking_metric: str = "CIDEr-D",
     dry_run: bool = False,
+    accept_language_problems: str = "",
 ) -> BenchmarkCreated:
     """Create the benchmark ``name`` from an XM3600 captions file, all or nothing.
 
     ``languages``: the codes to include (default: every language of the file; each is created from
     CLDR if new). ``validation_images`` of the file's images (a seeded draw) form the validation phase,
     the rest the test phase, with the same seed for the test phase's public/private split.
+    ``accept_language_problems``: why references that fail the language check belong here (they are
+    refused otherwise, as by the reference importer).
     ``reference_counts``: e.g. [0, 5] for all references and c5; ``metrics`` (default: the phases' default
     set) and ``ranking_metric``, checked as every phase's are. Refuses an existing name, unknown image
     keys (import the images first), an empty split or metrics no scorer computes. Raises ValidationFailed."""
@@ -138,7 +160,12 @@ def benchmark_create(
         )
         for code in codes:
             language = language_ensure(code=code)
-            imported = references_import(path=path, name=f"{name} · {code}", language_code=code)
+            imported = references_import(
+                path=path,
+                name=f"{name} · {code}",
+                language_code=code,
+                language_check_reason=accept_language_problems,
+            )
             report.references += imported.created + imported.updated + imported.unchanged
             reference_set = language.reference_sets.get(name=f"{name} · {code}")
             BenchmarkLanguage.objects.create(

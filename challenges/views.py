@@ -55,6 +55,12 @@ def home(request):
         {
             "benchmarks": benchmarks,
             "participant": selectors.teams_of(request.user).exists(),
+            # Teams of the viewer that no host has put in a benchmark yet: they see nothing of them.
+            "teams_without_benchmark": list(
+                selectors.teams_of(request.user)
+                .filter(benchmarks__isnull=True)
+                .values_list("name", flat=True)
+            ),
             "token": request.session.pop("challenges_new_token", None),
             "server": request.build_absolute_uri("/").rstrip("/"),
         },

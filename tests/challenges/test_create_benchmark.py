@@ -44,7 +44,11 @@ def test_a_benchmark_from_an_xm3600_file(xm_file, capsys):
         "--reference-counts",
         "0,1",
     )
-    assert "2 language(s) (de, en), 3 validation and 7 test images, 30 references" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "2 language(s) (de, en), 3 validation and 7 test images, 30 references" in out
+    # Where the benchmark is and what to do next.
+    assert "/challenges/xm-mini/" in out and "Next steps:" in out
+    assert "/admin/challenges/phase/?benchmark__id__exact=" in out and "/admin/challenges/team/add/" in out
     benchmark = Benchmark.objects.get(slug="xm-mini")
     phases = {p.kind: p for p in Phase.objects.filter(benchmark=benchmark)}
     assert phases["validation"].image_set.images.count() == 3 and phases["test"].image_set.images.count() == 7
@@ -98,3 +102,18 @@ def test_the_phases_rank_by_the_metric_asked_for(xm_file):
     assert {(p.ranked_by, tuple(p.metrics)) for p in Phase.objects.all()} == {
         ("ROUGE-L", ("BLEU-4", "ROUGE-L"))
     }
+
+
+def test_references_failing_the_language_check_are_refused_or_imported_with_a_reason(xm_file, capsys):
+    # German references in Japanese script fail the language check; the command's own option imports them.
+    lines = xm_file.read_text(encoding="utf-8").splitlines()
+    lines[0] = json.dumps({"image/key": "k0", "de": {"caption": ["これは日本語です", "もう一つ"]}})
+    xm_file.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(CommandError, match="--accept-language-problems REASON"):
+        call_command("create_benchmark", str(xm_file), "--name", "XM lang", "--validation-images", "3")
+    assert not Benchmark.objects.filter(name="XM lang").exists()
+    call_command(
+        "create_benchmark", str(xm_file), "--name", "XM lang", "--validation-images", "3",
+        "--accept-language-problems", "the source's own captions",
+    )  # fmt: skip
+    assert Benchmark.objects.filter(name="XM lang").exists()

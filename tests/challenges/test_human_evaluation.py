@@ -160,3 +160,17 @@ def test_campaigns_named_before_the_blinding_are_renamed(bench):
     importlib.import_module("challenges.migrations.0004_blind_comparison_names").blind(apps, None)
     renamed = Campaign.objects.get(pk=comparison.campaign_id).name
     assert renamed.startswith("XM-mini · test · de · comparison ") and "pair" not in renamed
+
+
+def test_the_admin_action_names_the_campaigns_it_made_with_links(bench, pm_client):
+    entry(bench, "good", lambda i, im: f"ein {WORDS[i]} am strand")
+    entry(bench, "weak", lambda i, im: "etwas")
+    response = pm_client.post(
+        reverse("admin:challenges_phase_changelist"),
+        {"action": "human_evaluation_top", "_selected_action": [bench["test"].pk]},
+        follow=True,
+    )
+    text = response.content.decode()
+    campaign = Campaign.objects.get()
+    assert "1 side-by-side campaign created and opened:" in text
+    assert reverse("admin:annotation_campaign_change", args=[campaign.pk]) in text and campaign.name in text

@@ -312,3 +312,38 @@ def test_a_member_invites_a_teammate_with_a_one_use_link(bench, settings):
     outsider.force_login(f.UserFactory(username="stranger"))
     assert outsider.post(url, {"benchmark": slug}).status_code == 404
     assert Invitation.objects.filter(team=bench["team"]).count() == 3
+
+
+def test_a_member_of_a_team_in_no_benchmark_is_told_so(db):
+    from challenges.models import Team
+    from tests import factories as f
+
+    team = Team.objects.create(name="lonely")
+    user = f.UserFactory(username="alone")
+    team.members.add(user)
+    client = Client()
+    client.force_login(user)
+    page = client.get(reverse("challenges:home")).content.decode()
+    assert "<bdi>lonely</bdi> is in no benchmark yet" in page
+
+
+def test_host_actions_say_what_they_made_with_links_and_warn_of_a_team_in_no_benchmark(bench, pm_client):
+    from challenges.models import Team
+
+    phase = bench["test"]
+    response = pm_client.post(
+        reverse("admin:challenges_phase_changelist"),
+        {"action": "close_phases", "_selected_action": [phase.pk]},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "1 phase closed; its leaderboard:" in text
+    assert f'href="{reverse("challenges:leaderboard", args=[phase.pk])}"' in text
+    lonely = Team.objects.create(name="no-bench")
+    response = pm_client.post(
+        reverse("admin:challenges_team_changelist"),
+        {"action": "invite", "_selected_action": [lonely.pk]},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "Invitation into no-bench" in text and "is in no benchmark" in text

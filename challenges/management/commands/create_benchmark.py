@@ -35,6 +35,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--ranking-metric", default="CIDEr-D", help="The metric the phases rank by.")
         parser.add_argument("--dry-run", action="store_true", help="Check and report; write nothing.")
+        parser.add_argument(
+            "--accept-language-problems",
+            default="",
+            metavar="REASON",
+            help="Import references that fail the script or language check anyway, for this reason "
+            "(recorded on each reference set).",
+        )
 
     def handle(self, *args, **options):
         try:
@@ -52,6 +59,7 @@ class Command(BaseCommand):
                 metrics=[m.strip() for m in options["metrics"].split(",") if m.strip()] or None,
                 ranking_metric=options["ranking_metric"],
                 dry_run=options["dry_run"],
+                accept_language_problems=options["accept_language_problems"],
             )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
