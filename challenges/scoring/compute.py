@@ -187,7 +187,7 @@ class _ClipScorer:
 def unit_compute(unit: ScoringUnit) -> UnitResult:
     """Score one language of a submission: every reference count, both halves of a test phase and the
     human comparison, with one METEOR JVM for all of them (:class:`MeteorSession`: started once, each
-    segment scored once, each half and resample an EVAL line)."""
+    segment scored once, a half one EVAL line of its summed statistics)."""
     with MeteorSession(unit.language.code, meteor_config()) as meteor:
         return _unit_compute(unit, meteor)
 

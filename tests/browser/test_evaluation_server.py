@@ -58,3 +58,53 @@ def test_a_team_joins_submits_with_errors_then_validly_and_finds_its_place(live_
     expect(page.locator("#leaderboard")).to_contain_text("my model")
     expect(page.locator("#split")).to_contain_text("public part")
     screenshot("server-04-leaderboard")
+
+
+@pytest.mark.parametrize(("code", "scored"), [("de", "bewertet"), ("ar", "قُيِّم")])
+def test_a_team_walks_the_server_on_a_phone_in_its_language(live_server, browser, code, scored):
+    """From the invitation link to a scored entry on the leaderboard, in German and in Arabic on a 390 px
+    screen: every page in the team's language and none wider than the screen."""
+    import os
+
+    bench = make_benchmark(f"Phone bench {code}", base=7000)
+    invitation = invitation_create(team_id=bench["team"].pk)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale=code)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    folder = os.environ.get("SCREENSHOT_DIR")
+
+    def look(name: str):
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{name}: {width} px wide on a 390 px screen"
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+            page.screenshot(path=os.path.join(folder, f"phone-{code}-{name}.png"), full_page=True)
+
+    try:
+        page.goto(f"{live_server.url}/challenges/join/{invitation.token}/")
+        assert page.locator("html").get_attribute("lang") == code
+        look("01-join")
+        page.fill("input[name=username]", f"phone-{code}")
+        page.fill("input[name=password]", "a-long-passphrase-42")
+        page.fill("input[name=password_again]", "a-long-passphrase-42")
+        page.click("main button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/challenges/")
+        look("02-home")
+        page.goto(f"{live_server.url}/challenges/{bench['benchmark'].slug}/")
+        look("03-benchmark")
+        test_phase = f"#phase-{bench['test'].pk}"
+        page.locator(f"{test_phase} input[name=file]").set_input_files(
+            {"name": "good.json", "mimeType": "application/json", "buffer": coco(bench["test_images"])}
+        )
+        page.locator(f"{test_phase} input[name=language]").fill("de")
+        page.locator(f"{test_phase} input[name=method_name]").fill("mein Modell")
+        page.locator(f"{test_phase} button[type=submit]").click()
+        expect(page.locator("#state")).to_contain_text(scored)
+        look("04-submission")
+        page.goto(f"{live_server.url}/challenges/phases/{bench['test'].pk}/leaderboard/?language=de")
+        expect(page.locator("#leaderboard")).to_contain_text("mein Modell")
+        look("05-leaderboard")
+        page.goto(f"{live_server.url}/challenges/api/")
+        look("06-api")
+    finally:
+        context.close()

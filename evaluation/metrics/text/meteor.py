@@ -67,9 +67,6 @@ JAVA_INSTALL_HINT = (
     "METEOR runs the METEOR 1.5 jar and needs a Java runtime (8 or newer): on Debian or Ubuntu "
     "`apt-get install default-jre-headless`; or set METEOR_JAVA to the java executable"
 )
-# SCORE lines written before their answers are read. A reader thread drains the answers as they
-# come, so this bounds only what sits in the pipes at once, not correctness.
-BATCH = 500
 DEFAULT_TIMEOUT = 900.0
 STDERR_LINES = 20
 
@@ -239,21 +236,25 @@ def meteor_score(
 
 
 class MeteorSession:
-    """One METEOR JVM for many scoring calls in one language (a scoring unit of the evaluation server
-    scores every reference count, both halves of a test phase and the human comparison: 9 calls, one
-    JVM start instead of 9).
+    """One METEOR JVM kept for many scoring calls in one language (a scoring unit of the evaluation server
+    scores every reference count, both halves of a test phase and the human comparison: 6 to 9 calls,
+    each of which started a JVM of its own).
 
     Each call is the protocol of :func:`meteor_score` on the open JVM, with its own timeout. A segment's
-    statistics depend only on its hypothesis and references, so the session keeps each SCORE line's
-    answer and asks the jar once per distinct line: a half of the phase scored after the whole reads its
-    statistics from the memo and costs its EVAL lines only. The JVM starts at the first call and is
-    reaped on exit (or after a failure, when the next call starts a new one). Not thread-safe."""
+    statistics and score depend only on its hypothesis and references, so the session keeps each SCORE
+    line's statistics and segment score and asks the jar once per distinct line: a half of the phase
+    scored after the whole costs one EVAL line of its summed statistics (its corpus score, as
+    :func:`resample_statistics` sums them for the replicates) beside the resamples' lines. The JVM
+    starts at the first call and is reaped on exit (or after a failure, when the next call starts a new
+    one). One call at a time. (A second JVM sharing the lines was tried: no faster on two cores, where
+    one JVM's compiler and collector threads already use the second.)"""
 
     def __init__(self, language: str, config: MeteorConfig | None = None):
         self.language = language
         self.config = config or MeteorConfig()
         self._jvm: _Jvm | None = None
-        self._memo: dict[str, str] = {}
+        self._memo: dict[str, str] = {}  # SCORE line -> its statistics
+        self._segments: dict[str, float] = {}  # SCORE line -> its segment score
         self._setting: MeteorSetting | None = None
         self.starts = 0  # JVMs started (for tests and benchmarks)
 
@@ -269,26 +270,26 @@ class MeteorSession:
             jvm.__exit__(None, None, None)
 
     def _open(self) -> _Jvm:
+        """The running JVM (started if need be), given the call's deadline."""
         if self._jvm is None:
             jar = self.config.jar_path()
             self._setting = meteor_setting(
                 self.language, paraphrase_languages=self.config.paraphrase_languages()
             )
-            command = [
-                self.config.java,
-                "-Xmx2G",
-                "-jar",
-                str(jar),
-                "-",
-                "-",
-                "-stdio",
-                *self._setting.arguments(),
-            ]
-            jvm = _Jvm(command, cwd=jar.parent, timeout=self.config.timeout)
-            self._jvm = jvm.__enter__()
+            command = [self.config.java, "-Xmx2G", "-jar", str(jar), "-", "-", "-stdio"]
+            command += self._setting.arguments()
+            self._jvm = _Jvm(command, cwd=jar.parent, timeout=self.config.timeout).__enter__()
             self.starts += 1
         self._jvm.arm(self.config.timeout)
         return self._jvm
+
+    @staticmethod
+    def _statistics(jvm: _Jvm, lines: list[str]) -> list[str]:
+        # All lines in one write: the reader thread drains the answers meanwhile, so the jar never
+        # waits for the next batch (writing 500 and reading their answers before the next left it idle
+        # for 40% of the time).
+        jvm.write(lines)
+        return [jvm.read_stats() for _ in lines]
 
     def score(
         self,
@@ -308,22 +309,34 @@ class MeteorSession:
         try:
             jvm = self._open()
             fresh = list(dict.fromkeys(line for line in lines if line not in self._memo))
-            for start in range(0, len(fresh), BATCH):
-                batch = fresh[start : start + BATCH]
-                jvm.write(batch)
-                for line in batch:
-                    self._memo[line] = jvm.read_stats()
+            self._memo.update(zip(fresh, self._statistics(jvm, fresh), strict=True))
             stats = [self._memo[line] for line in lines]
-            jvm.write([" ||| ".join(["EVAL", *stats])])
-            per_caption = [jvm.read_score() for _ in keys]
-            corpus = jvm.read_score()
             replicates = None
-            if resamples is not None:
-                totals = resample_statistics(stats, resamples)
+            if all(line in self._segments for line in lines):
+                # Every segment's score is known (a half of a corpus scored before): the corpus score is
+                # the jar's score of the summed statistics, one line, sent with the resamples' sums.
+                rows = np.ones((1, len(lines)), dtype=np.int64)
+                if resamples is not None:
+                    rows = np.vstack([rows, np.asarray(resamples, dtype=np.int64)])
+                totals = resample_statistics(stats, rows)
                 jvm.write([" ||| ".join(["EVAL", *totals])])
-                # One score per summed line (the score of that resample's corpus), then their aggregate.
-                replicates = np.array([jvm.read_score() for _ in totals])
-                jvm.read_score()
+                answers = [jvm.read_score() for _ in totals]
+                jvm.read_score()  # their aggregate, not used
+                corpus = answers[0]
+                per_caption = [self._segments[line] for line in lines]
+                if resamples is not None:
+                    replicates = np.array(answers[1:])
+            else:
+                jvm.write([" ||| ".join(["EVAL", *stats])])
+                per_caption = [jvm.read_score() for _ in keys]
+                corpus = jvm.read_score()
+                self._segments.update(zip(lines, per_caption))
+                if resamples is not None:
+                    totals = resample_statistics(stats, resamples)
+                    jvm.write([" ||| ".join(["EVAL", *totals])])
+                    # One score per summed line (the score of that resample's corpus), then their aggregate.
+                    replicates = np.array([jvm.read_score() for _ in totals])
+                    jvm.read_score()
         except MeteorFailed:
             self.close()  # a JVM that broke the protocol is not asked again
             raise
