@@ -103,3 +103,21 @@ def jsonl(images, languages=("de", "en"), caption=None) -> bytes:
         for code in languages
         for i, image in enumerate(images)
     ).encode()
+
+
+def submit(bench, phase="val", data=None, **kwargs):
+    """The bench team's member submits ``data`` (default: a COCO file of the phase's images) to ``phase``."""
+    from challenges.services import submission_create
+
+    phase = bench[phase]
+    images = bench["val_images"] if phase.kind == "validation" else bench["test_images"]
+    return submission_create(
+        phase_id=phase.pk,
+        user=bench["member"],
+        team_id=bench["team"].pk,
+        data=data if data is not None else coco(images),
+        filename=kwargs.pop("filename", "r.json"),
+        language=kwargs.pop("language", "de"),
+        method_name=kwargs.pop("method_name", "m"),
+        **kwargs,
+    )

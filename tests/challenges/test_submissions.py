@@ -10,7 +10,7 @@ from django.db import connection
 from challenges.models import ImageScores, ScoringUnit, Submission, SubmissionCaption, SubmissionScore
 from challenges.services import QuotaExceeded, SubmissionRefused, submission_create, submission_select
 from core.errors import Conflict, NotAllowed
-from tests.challenges.conftest import coco, jsonl
+from tests.challenges.conftest import coco, jsonl, submit
 
 
 @pytest.fixture(autouse=True)
@@ -18,21 +18,6 @@ def _commit_now(monkeypatch):
     # Run on_commit callbacks (the scoring units' sending) at once, as the commit of a request would.
 
     monkeypatch.setattr("core.jobs.engine.transaction.on_commit", lambda fn, using=None, robust=False: fn())
-
-
-def submit(bench, phase="val", data=None, **kwargs):
-    phase = bench[phase]
-    images = bench["val_images"] if phase.kind == "validation" else bench["test_images"]
-    return submission_create(
-        phase_id=phase.pk,
-        user=bench["member"],
-        team_id=bench["team"].pk,
-        data=data if data is not None else coco(images),
-        filename=kwargs.pop("filename", "r.json"),
-        language=kwargs.pop("language", "de"),
-        method_name=kwargs.pop("method_name", "m"),
-        **kwargs,
-    )
 
 
 def test_a_valid_file_is_stored_and_scored(bench):

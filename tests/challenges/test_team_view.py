@@ -16,28 +16,13 @@ from rest_framework.authtoken.models import Token
 
 from challenges.models import Submission
 from challenges.selectors import team_usage
-from challenges.services import QuotaExceeded, submission_create
-from tests.challenges.conftest import coco
+from challenges.services import QuotaExceeded
+from tests.challenges.conftest import submit
 
 
 @pytest.fixture(autouse=True)
 def _commit_now(monkeypatch):
     monkeypatch.setattr("core.jobs.engine.transaction.on_commit", lambda fn, using=None, robust=False: fn())
-
-
-def _submit(bench, phase="val", **kwargs):
-    phase = bench[phase]
-    images = bench["val_images"] if phase.kind == "validation" else bench["test_images"]
-    return submission_create(
-        phase_id=phase.pk,
-        user=bench["member"],
-        team_id=bench["team"].pk,
-        data=coco(images),
-        filename="r.json",
-        language="de",
-        method_name=kwargs.pop("method_name", "m"),
-        **kwargs,
-    )
 
 
 def _member(bench) -> Client:
@@ -48,26 +33,26 @@ def _member(bench) -> Client:
 
 def test_usage_counts_what_the_upload_checks(bench):
     test = bench["test"]
-    first = _submit(bench, "test")
-    second = _submit(bench, "test")
+    first = submit(bench, "test")
+    second = submit(bench, "test")
     # Yesterday's submission counts in the total, not today; a failed one counts in neither.
     Submission.objects.filter(pk=first.pk).update(created_at=timezone.now() - timedelta(days=1))
     Submission.objects.filter(pk=second.pk).update(status="running")
-    failed = _submit(bench, "test")
+    failed = submit(bench, "test")
     Submission.objects.filter(pk=failed.pk).update(status="failed")
     usage = team_usage(test, bench["team"])
     assert (usage.today, usage.total, usage.scoring) == (1, 2, 1)
     assert (usage.max_per_day, usage.max_total, usage.max_concurrent) == (3, 3, 3)
     assert not usage.exhausted
-    _submit(bench, "test")
+    submit(bench, "test")
     assert team_usage(test, bench["team"]).exhausted
     # The page's "a new upload would be refused" is the upload's own answer.
     with pytest.raises(QuotaExceeded):
-        _submit(bench, "test")
+        submit(bench, "test")
 
 
 def test_the_limits_are_in_sight_beside_the_upload_form_and_in_the_api(bench):
-    _submit(bench, "val")
+    submit(bench, "val")
     page = _member(bench).get(reverse("challenges:benchmark", args=[bench["benchmark"].slug]))
     text = page.content.decode()
     val = bench["val"]
@@ -93,14 +78,14 @@ def test_the_limits_are_in_sight_beside_the_upload_form_and_in_the_api(bench):
 
 def test_an_exhausted_limit_is_said_before_the_upload(bench):
     for _ in range(3):
-        _submit(bench, "test")
+        submit(bench, "test")
     text = _member(bench).get(reverse("challenges:benchmark", args=[bench["benchmark"].slug])).content
     start = text.decode().index(f'id="usage-{bench["test"].pk}"')
     assert "a new upload would be refused now" in text.decode()[start : start + 800]
 
 
 def test_the_submission_page_updates_itself_until_scoring_ends(bench):
-    submission = _submit(bench)
+    submission = submit(bench)
     client = _member(bench)
     url = reverse("challenges:submission", args=[submission.pk])
     Submission.objects.filter(pk=submission.pk).update(status="queued", chunks_done=0)
@@ -114,7 +99,7 @@ def test_the_submission_page_updates_itself_until_scoring_ends(bench):
 
 @pytest.mark.parametrize(("code", "queued"), [("de", "in der Warteschlange"), ("ar", "في قائمة الانتظار")])
 def test_states_are_in_the_team_language(bench, code, queued):
-    submission = _submit(bench)
+    submission = submit(bench)
     Submission.objects.filter(pk=submission.pk).update(status="queued", chunks_done=0)
     client = _member(bench)
     client.cookies["django_language"] = code
@@ -125,7 +110,7 @@ def test_states_are_in_the_team_language(bench, code, queued):
 
 
 def test_the_leaderboard_shows_description_links_and_date(bench):
-    submission = _submit(
+    submission = submit(
         bench,
         method_name="mine",
         description="A captioner with a long description.",
@@ -154,7 +139,7 @@ def test_the_submission_table_is_compact_and_labels_the_human_comparison(bench):
     from challenges.models import Phase, SubmissionScore
 
     Phase.objects.filter(pk=bench["val"].pk).update(human_comparison=True)
-    submission = _submit(bench)
+    submission = submit(bench)
     page = _member(bench).get(reverse("challenges:submission", args=[submission.pk])).content.decode()
     scores = SubmissionScore.objects.filter(submission=submission)
     assert scores.filter(held_out=True).exists()
@@ -210,7 +195,7 @@ def test_participant_pages_speak_without_jargon_and_show_the_api(bench):
 
 
 def test_an_invalid_leaderboard_parameter_says_what_is_shown_instead(bench):
-    _submit(bench)
+    submit(bench)
     client = _member(bench)
     val = bench["val"]
     page = client.get(
@@ -239,7 +224,7 @@ def test_a_teams_only_leaderboard_sends_someone_logged_out_to_the_login(bench):
     for name in ("challenges:leaderboard", "challenges:leaderboard-csv", "challenges:word-agreement"):
         response = Client().get(reverse(name, args=[val.pk]))
         assert response.status_code == 302 and response["Location"].startswith(reverse("login")), name
-    submission = _submit(bench)
+    submission = submit(bench)
     response = Client().get(reverse("challenges:submission", args=[submission.pk]))
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
     # A logged-in outsider still gets the 404, which names nothing.
@@ -253,7 +238,7 @@ def test_a_teams_only_leaderboard_sends_someone_logged_out_to_the_login(bench):
 def test_a_member_withdraws_an_entry_and_puts_it_back(bench):
     from challenges.human import top_entries
 
-    submission = _submit(bench, method_name="regret")
+    submission = submit(bench, method_name="regret")
     client = _member(bench)
     board_url = reverse("challenges:leaderboard", args=[bench["val"].pk]) + "?language=de"
     assert "regret" in client.get(board_url).content.decode()
