@@ -131,3 +131,57 @@ def test_a_language_outside_the_benchmark_is_refused():
     lines = [json.dumps({"image_id": i, "language": "xx", "caption": "c"}) for i in (1, 2, 3)]
     error = refused("\n".join(lines).encode(), filename="r.jsonl")
     assert error.problems[0] == "r.jsonl line 1: language “xx” is not a language of this benchmark"
+
+
+def xm3600_line(key, **blocks) -> str:
+    return json.dumps(
+        {
+            "image/key": key,
+            "image/locale": "de",
+            **{
+                code: {"caption": texts, "caption/tokenized": [t.lower() for t in texts]}
+                for code, texts in blocks.items()
+            },
+        }
+    )
+
+
+def test_the_xm3600_line_shape_is_a_submission():
+    # The dataset's own shape, as create_benchmark and the reference importer read it: one line per
+    # image holding a block per language (image/locale and the tokenized lists are the dataset's too).
+    text = "\n".join(xm3600_line(str(i), de=[f"Ein Hund {i}."], en=[f"A dog {i}."]) for i in (1, 2, 3))
+    parsed = parse(text.encode(), filename="captions.jsonl", language=None)
+    assert parsed.format == JSONL
+    assert parsed.captions == {
+        "de": {"1": "Ein Hund 1.", "2": "Ein Hund 2.", "3": "Ein Hund 3."},
+        "en": {"1": "A dog 1.", "2": "A dog 2.", "3": "A dog 3."},
+    }
+
+
+def test_flat_and_xm3600_lines_mix_and_a_block_of_two_captions_is_refused():
+    lines = [
+        xm3600_line("1", de=["Ein Hund.", "Noch ein Hund."]),
+        json.dumps({"image/key": "2", "image/locale": "de", "caption": "Zwei."}),
+        xm3600_line("3", de=["Drei."]),
+    ]
+    error = refused("\n".join(lines).encode(), filename="r.jsonl", language=None)
+    assert error.problems[0] == (
+        "r.jsonl line 1: 2 captions for 'de' of 1: give exactly one per image and language"
+    )
+    assert "de: 1 image(s) of the phase have no caption (first: 1)" in error.problems[1]
+
+
+def test_a_phase_of_coco_results_only_refuses_json_lines_naming_what_it_accepts():
+    lines = [json.dumps({"image_id": i, "language": "de", "caption": "c"}) for i in (1, 2, 3)]
+    with pytest.raises(SubmissionInvalid) as caught:
+        submission_parse(
+            "\n".join(lines).encode(), filename="r.jsonl", languages=LANGS, image_keys=KEYS, formats=["coco"]
+        )
+    assert caught.value.problems == [
+        "r.jsonl: a file of JSON lines (XM3600 or flat); this phase accepts only COCO results (one language)"
+    ]
+    coco = json.dumps([{"image_id": i, "caption": "c"} for i in (1, 2, 3)]).encode()
+    parsed = submission_parse(
+        coco, filename="r.json", languages=LANGS, image_keys=KEYS, language="de", formats=["coco"]
+    )
+    assert parsed.format == COCO and parsed.captions["de"]["2"] == "c"

@@ -102,6 +102,16 @@ def test_an_entry_of_a_million_values_is_refused_at_its_limit():
     assert "r.json entry 1: more than 64 keys and values in one entry" in error.problems[0]
 
 
+def test_an_xm3600_line_of_100_000_language_blocks_is_refused_at_its_limit():
+    # An XM3600 line may hold a block per language (16 keys and values each, beyond the flat 64), so the
+    # limit of one line grows with the benchmark's languages, never with the file.
+    blocks = b",".join(b'"l%d": {"caption": ["x"]}' % i for i in range(100_000))
+    bomb = b'{"image/key": "1", ' + blocks + b"}\n"
+    peak, error = peak_while(lambda: parse(bomb, filename="r.jsonl"))
+    assert isinstance(error, SubmissionInvalid) and peak < 10 * MB, f"{peak / MB:.0f} MB"
+    assert error.problems[0].startswith("r.jsonl line 1: more than 96 keys and values in one entry")
+
+
 def test_a_zip_member_inflating_past_its_declared_size_is_stopped_in_bounded_memory():
     data = bytearray(zipped({"de.json": empty_lists(30 * MB)}))
     # The central directory says the member inflates to 1 KB; it inflates to 30 MB.
