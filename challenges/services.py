@@ -207,6 +207,7 @@ def _parse(
             image_keys=keys,
             language=language or None,
             limits=_limits(),
+            formats=phase.accepted_formats or None,
         )
     except SubmissionInvalid as exc:
         raise SubmissionRefused(

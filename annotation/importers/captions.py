@@ -1,13 +1,17 @@
 """Import a captioning system's outputs, in either of the two formats they come in.
 
-- COCO results: one JSON array ``[{"image_id": 404464, "caption": "..."}, ...]``. It
-  carries no language, so one must be given. ``image_id`` is matched to ``Image.key`` as
-  text.
-- JSON lines in the XM3600 style: ``{"image/key": "...", "<lang>": {"caption": [...]}, ...}``
-  per line; the first caption of each language is taken, of every language present or only
-  of the one given. A line may also be a COCO entry (``image_id`` + ``caption``).
+The formats are :mod:`core.caption_files`'s, read as the evaluation server reads them:
 
-The format is recognised from the first character of the file (``[`` or ``{``).
+- COCO results (``coco``): one JSON array ``[{"image_id": 404464, "caption": "..."}, ...]``. It
+  carries no language, so one must be given. ``image_id`` is matched to ``Image.key`` as text.
+- JSON lines (``jsonl``), each line of either shape: the XM3600 one, ``{"image/key": "...",
+  "<lang>": {"caption": [...]}, ...}``, whose first caption of each language is taken (a system's
+  outputs in the dataset's own shape; the evaluation server refuses a block of several instead), of
+  every language present or only of the one given; or the flat one, ``{"image_id" | "image/key":
+  ..., "language" | "image/locale": "de", "caption": "..."}``, whose language may be left out
+  where one is given.
+
+The format is sniffed from the file's first bytes (``[`` or ``{``: :func:`core.caption_files.sniff`).
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ from annotation.importers.report import (
 from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from annotation.services.images import image_key_validate
 from annotation.services.languages import language_ensure
+from core import caption_files
+from core.caption_files import coco, jsonl
+from core.caption_files.entries import Record, ShapeError
 from core.errors import Conflict, ValidationFailed
 
 MAX_CAPTION_CHARS = 1000
-COCO_FIELDS = {"image_id", "caption"}
 CHUNK = 500
 KEYS_SHOWN = 10
 
@@ -61,12 +67,6 @@ def _caption_text(value: object) -> str:
     return text
 
 
-def _coco_key(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValidationFailed(f"image_id {json.dumps(value)[:40]} is neither a number nor a text.")
-    return image_key_validate(str(value).strip())
-
-
 class _Collector:
     """Captions in file order; a second caption for the same image and language is a problem."""
 
@@ -76,19 +76,20 @@ class _Collector:
         self.seen: dict[tuple[str, str], str] = {}
         self.extra_fields: set[str] = set()
 
-    def add(self, where: str, key: object, language: str, text: object, *, coco: bool) -> None:
+    def add(self, where: str, record: Record, caption: object) -> None:
         try:
-            key = _coco_key(key) if coco else image_key_validate(key.strip() if isinstance(key, str) else key)
-            text = _caption_text(text)
+            key = image_key_validate(record.key)
+            text = _caption_text(caption)
         except ValidationFailed as exc:
             self.problems.add(where, exc.message)
             return
-        if (key, language) in self.seen:
-            name = "image_id" if coco else "image/key"
-            self.problems.add(where, f"{name} “{key}” appears twice (also {self.seen[key, language]}).")
+        if (key, record.language) in self.seen:
+            self.problems.add(
+                where, f"{record.id_field} “{key}” appears twice (also {self.seen[key, record.language]})."
+            )
             return
-        self.seen[key, language] = where
-        self.captions.append(_Caption(key=key, language=language, text=text, where=where))
+        self.seen[key, record.language] = where
+        self.captions.append(_Caption(key=key, language=record.language, text=text, where=where))
 
 
 def _no_language(path: Path) -> ValidationFailed:
@@ -110,59 +111,52 @@ def _read_coco_array(path: Path, language: str | None, collector: _Collector) ->
         ) from None
     if not isinstance(entries, list):
         raise ValidationFailed(f"{path.name}: expected a JSON array of {{image_id, caption}} objects.")
-    for number, entry in enumerate(entries, start=1):
+    for number, value in enumerate(entries, start=1):
         where = f"{path.name} entry {number}"
-        if not isinstance(entry, dict) or not entry.keys() >= COCO_FIELDS:
-            collector.problems.add(where, "expected an object with 'image_id' and 'caption'.")
+        try:
+            entry = coco.entry(value, where=where, language=language)
+        except ShapeError as exc:
+            collector.problems.add(where, f"{exc.message}.")
             continue
-        collector.extra_fields.update(set(entry) - COCO_FIELDS)
-        collector.add(where, entry["image_id"], language, entry["caption"], coco=True)
+        collector.extra_fields.update(entry.unknown)
+        collector.add(where, entry.records[0], entry.records[0].captions[0])
 
 
 def _read_lines(path: Path, language: str | None, collector: _Collector, report: ImportReport) -> None:
     problems = collector.problems
     missing = 0
-    for where, obj in json_lines(path, problems):
-        if not isinstance(obj, dict):
-            problems.add(where, "expected a JSON object.")
-        elif "image/key" in obj:
-            present = {
-                name: value["caption"]
-                for name, value in obj.items()
-                if isinstance(value, dict) and "caption" in value
-            }
-            if language:
-                if language not in present:
-                    missing += 1
-                    continue
-                present = {language: present[language]}
-            if not present:
-                problems.add(where, 'no caption in any language (expected "<lang>": {"caption": [...]}).')
-            for code, captions in present.items():
-                if isinstance(captions, list):
-                    if not captions:
-                        problems.add(where, f"no caption for '{code}'.")
-                        continue
-                    captions = captions[0]
-                collector.add(where, obj["image/key"], code, captions, coco=False)
-        elif obj.keys() >= COCO_FIELDS:
-            if not language:
-                raise _no_language(path)
-            collector.extra_fields.update(set(obj) - COCO_FIELDS)
-            collector.add(where, obj["image_id"], language, obj["caption"], coco=True)
-        else:
-            problems.add(where, "expected 'image/key' (XM3600 style) or 'image_id' and 'caption' (COCO).")
+    for where, value in json_lines(path, problems):
+        try:
+            entry = jsonl.line(value, where=where, language=language)
+        except ShapeError as exc:
+            problems.add(where, f"{exc.message}.")
+            continue
+        if entry.shape == jsonl.FLAT and entry.records and entry.records[0].language is None:
+            raise _no_language(path)
+        if not entry.records:
+            missing += 1
+            continue
+        collector.extra_fields.update(entry.unknown)
+        for record in entry.records:
+            try:
+                caption = jsonl.one_caption(record, several="first")
+            except ShapeError as exc:
+                problems.add(where, f"{exc.message}.")
+                continue
+            collector.add(where, record, caption)
     if missing:
         report.warnings.append(f"{plural(missing, 'line')} of {path.name} have no '{language}' caption.")
 
 
-def _first_character(path: Path) -> bytes:
+def _format(path: Path) -> str | None:
+    """The format its first bytes say (COCO results or JSON lines), or None."""
     with open(path, "rb") as fh:
         while chunk := fh.read(65536):
-            stripped = chunk.lstrip(b"\xef\xbb\xbf \t\r\n")
-            if stripped:
-                return stripped[:1]
-    return b""
+            head = chunk.lstrip(b"\xef\xbb\xbf \t\r\n")
+            if head:
+                spec = caption_files.sniff(head, among=(coco.NAME, jsonl.NAME))
+                return spec.name if spec else ""
+    return None
 
 
 def system_captions_import(
@@ -199,12 +193,12 @@ def system_captions_import(
     problems = Problems()
     collector = _Collector(problems)
 
-    first = _first_character(path)
-    if first == b"[":
+    found = _format(path)
+    if found == coco.NAME:
         _read_coco_array(path, language_code, collector)
-    elif first == b"{":
+    elif found == jsonl.NAME:
         _read_lines(path, language_code, collector, report)
-    elif not first:
+    elif found is None:
         raise ValidationFailed(f"{path.name}: the file is empty.")
     else:
         raise ValidationFailed(

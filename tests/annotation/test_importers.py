@@ -401,6 +401,26 @@ def test_xm3600_jsonl_one_language(xm3600_captions):
     assert set(SystemCaption.objects.values_list("language__code", flat=True)) == {"de"}
 
 
+def test_flat_json_lines_import_as_the_evaluation_server_reads_them(tmp_path):
+    # The server's flat line ({"image_id" | "image/key", "language" | "image/locale", "caption"}),
+    # which the XM3600 reader refused, mixed with the dataset's own shape.
+    ImageFactory(key="1", with_file=False)
+    ImageFactory(key="a2", with_file=False)
+    lines = [
+        json.dumps({"image_id": 1, "language": "de", "caption": "Ein Hund.", "score": 0.5}),
+        json.dumps({"image/key": "a2", "image/locale": "de", "caption": "Zwei Hunde."}),
+        xm3600_line("a2", en=["Two dogs."]),
+    ]
+    path = write(tmp_path / "flat.jsonl", "\n".join(lines) + "\n")
+
+    report = system_captions_import(path=path, system_name="flat")
+
+    assert (report.created, report.languages) == (3, ["de", "en"])
+    assert SystemCaption.objects.get(image__key="1", language__code="de").text == "Ein Hund."
+    assert SystemCaption.objects.get(image__key="a2", language__code="de").text == "Zwei Hunde."
+    assert report.unknown_fields == []  # score is COCO's own
+
+
 def test_captions_dry_run_writes_nothing(xm3600_captions):
     out = run("import_system_captions", xm3600_captions, "--system", "refs", "--dry-run")
     assert "6 would be created" in out
@@ -422,7 +442,7 @@ def test_captions_dry_run_writes_nothing(xm3600_captions):
             xm3600_line("a2", en=["x" * 1001]),
             "captions.jsonl line 2: the caption is 1001 characters; at most 1000.",
         ),
-        ('{"something": "else"}', "captions.jsonl line 2: expected 'image/key'"),
+        ('{"something": "else"}', "captions.jsonl line 2: missing or invalid 'image/key' (or 'image_id')."),
     ],
 )
 def test_a_bad_caption_line_imports_nothing_and_names_the_line(tmp_path, second_line, message):

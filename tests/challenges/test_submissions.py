@@ -92,6 +92,19 @@ def test_a_zip_and_jsonl_cover_several_languages(bench):
     assert ScoringUnit.objects.filter(submission=submission, status="done").count() == 2
 
 
+def test_a_phase_of_coco_results_only_refuses_json_lines_and_uses_no_quota(bench):
+    phase = bench["val"]
+    phase.accepted_formats = ["coco"]
+    phase.save(update_fields=["accepted_formats"])
+    with pytest.raises(SubmissionRefused) as caught:
+        submit(bench, data=jsonl(bench["val_images"]), filename="r.jsonl", language="")
+    assert caught.value.problems == [
+        "r.jsonl: a file of JSON lines (XM3600 or flat); this phase accepts only COCO results (one language)"
+    ]
+    assert Submission.objects.count() == 0
+    assert submit(bench).languages == ["de"]
+
+
 def test_a_closed_phase_and_an_outsider_are_refused(bench):
     from challenges.services import phase_close
     from tests import factories as f

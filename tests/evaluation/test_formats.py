@@ -165,6 +165,40 @@ def test_xm3600_malformed_lines_give_their_line_number(bad_line, reason):
     assert error.value.line == 3
 
 
+def test_flat_lines_are_read_as_the_server_reads_them(tmp_path):
+    # The flat line the evaluation server takes ({"image_id" | "image/key", "language" | "image/locale",
+    # "caption"}) is JSON lines too: one caption per line, several lines per image, other languages
+    # ignored, mixed with XM3600 lines.
+    lines = [
+        json.dumps({"image_id": 1, "language": "fr", "caption": "Un chien."}),
+        json.dumps({"image_id": 1, "language": "fr", "caption": "Un chien noir."}),
+        json.dumps({"image_id": 2, "language": "de", "caption": "Ein Hund."}),
+        json.dumps({"image/key": "k3", "image/locale": "fr", "caption": ["Un chat.", "Une chatte."]}),
+        xm_line("k4", fr=["Une maison."]),
+    ]
+    path = write(tmp_path, "flat.jsonl", "\n".join(lines) + "\n")
+    french = read_xm3600_captions(path, "fr")
+    assert french == {
+        1: ["Un chien.", "Un chien noir."],
+        "k3": ["Un chat.", "Une chatte."],
+        "k4": ["Une maison."],
+    }
+    assert french.missing == [2]
+    assert read_references(path, "de") == {2: ["Ein Hund."]}
+    one = write(tmp_path, "one.jsonl", lines[0])
+    with pytest.raises(FormatError, match="the first line has fr"):
+        read_references(one)
+
+
+def test_an_image_on_an_xm3600_line_and_a_flat_line_is_refused():
+    text = "\n".join(
+        [xm_line("k1", fr=["a"]), json.dumps({"image/key": "k1", "language": "fr", "caption": "b"})]
+    )
+    with pytest.raises(FormatError, match="'k1' is on an XM3600 line already \\(line 1\\)") as error:
+        read_xm3600_captions(io.StringIO(text), "fr")
+    assert error.value.line == 2
+
+
 def test_xm3600_empty_file():
     with pytest.raises(FormatError, match="no XM3600 records"):
         read_xm3600_captions(io.StringIO("\n\n"), "fr")

@@ -1,6 +1,9 @@
-"""Readers for caption files: COCO results, COCO annotations, XM3600 JSON lines, plain caption lines.
+"""Readers for caption files: COCO results, COCO annotations, JSON lines (XM3600 or flat), caption lines.
 
-Free of Django so that the importers, the Celery tasks and the command line share them. Every reader
+The formats themselves, their shapes and their sniffing are :mod:`core.caption_files`'s (one reader per
+format, shared with the evaluation server and the system-captions import); this module reads whole
+files of them for the metrics, the importers, the Celery tasks and the command line, and turns what
+the formats refuse into :class:`FormatError`. Every reader
 takes a path (``str`` or ``os.PathLike``) or an open file (text or binary), decodes UTF-8 with or
 without a byte-order mark, validates the structure, and raises :class:`FormatError` naming the file,
 the line and/or the entry, and the reason. Image ids are kept as they are in the file (``int`` or
@@ -15,6 +18,10 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import IO
 
+from core import caption_files
+from core.caption_files import caption_lines, coco, coco_annotations, jsonl
+from core.caption_files.entries import ShapeError
+from core.caption_files.entries import kind as _kind
 from core.json_lines import json_lines
 
 __all__ = [
@@ -116,44 +123,51 @@ def read_coco_annotations(source: Source) -> References:
 
 
 def read_xm3600_captions(source: Source, language: str, *, field: str = "caption") -> References:
-    """XM3600 JSON lines -> {image/key: [captions in ``language``]}.
+    """JSON lines (:mod:`core.caption_files.jsonl`) -> {image key: [captions in ``language``]}.
 
-    Each line is ``{"image/key": ..., "image/locale": ..., "<lang>": {"caption": [...],
-    "caption/tokenized": [...], "caption/tokenized/lowercase": [...]}, ...}``; ``field`` chooses one
-    of those lists (default the raw captions, which the metrics preprocess themselves). A line without
-    ``language`` (or with an empty list) is fine: the image goes to ``missing``. Blank lines are
-    skipped; malformed lines raise with their line number.
+    A line is of the XM3600 shape, ``{"image/key": ..., "image/locale": ..., "<lang>": {"caption":
+    [...], "caption/tokenized": [...], "caption/tokenized/lowercase": [...]}, ...}``, whose ``field``
+    chooses one of those lists (default the raw captions, which the metrics preprocess themselves), or
+    flat, ``{"image/key" | "image_id": ..., "language" | "image/locale": ..., "caption": "..."}`` (its
+    captions are added to the image's: a flat file may give several lines per image). An image without
+    a caption in ``language`` (or with an empty list) is fine: it goes to ``missing``. Blank lines are
+    skipped; malformed lines raise with their line number, and so does an image on two XM3600 lines.
     """
     name, text = _read_text(source)
     return _xm3600(text, name, language, field)
 
 
 def read_references(source: Source, language: str | None = None, *, field: str = "caption") -> References:
-    """Read a references file in either COCO annotations or XM3600 JSON-lines format, sniffed.
+    """Read a references file in either COCO annotations or JSON-lines format, sniffed
+    (:func:`core.caption_files.sniff`).
 
-    ``language`` is required for XM3600 files (the error lists the languages of the first line).
+    ``language`` is required for JSON lines (the error lists the languages of the first line).
     """
     name, text = _read_text(source)
     stripped = text.lstrip()
     if not stripped:
         raise FormatError("the file is empty", source=name)
-    if stripped[0] == "[":
-        raise FormatError(
-            "a JSON array: this looks like a COCO results file (candidates), not references", source=name
-        )
-    if stripped[0] != "{":
+    head = stripped[:4096].encode()
+    spec = caption_files.sniff(head, among=(coco_annotations.NAME, jsonl.NAME))
+    if spec is None:
+        if caption_files.sniff(head, among=(coco.NAME,)):
+            raise FormatError(
+                "a JSON array: this looks like a COCO results file (candidates), not references", source=name
+            )
         raise FormatError(
             "unknown structure: expected COCO annotations (a JSON object) or XM3600 JSON lines", source=name
         )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        if error.msg != "Extra data":
+        if error.msg != "Extra data" or spec.name == coco_annotations.NAME:
             raise FormatError(f"invalid JSON: {error.msg}", source=name, line=error.lineno) from None
         data = None  # several JSON values: JSON lines
     if isinstance(data, dict) and "annotations" in data:
         return _coco_annotations(data, name)
-    if data is not None and not (isinstance(data, dict) and "image/key" in data):
+    if data is not None and not (
+        isinstance(data, dict) and any(k in data for k in ("image/key", "image_id"))
+    ):
         keys = ", ".join(sorted(data)[:8]) if isinstance(data, dict) else ""
         raise FormatError(
             "unknown structure: neither COCO annotations (no 'annotations' list) nor XM3600 lines "
@@ -163,6 +177,8 @@ def read_references(source: Source, language: str | None = None, *, field: str =
     if language is None:
         first = json.loads(stripped.split("\n", 1)[0])
         languages = sorted(key for key, value in first.items() if isinstance(value, dict))
+        if not languages and isinstance(first.get("language", first.get("image/locale")), str):
+            languages = [first.get("language", first.get("image/locale"))]
         raise FormatError(
             f"an XM3600 file: say which language to read (the first line has {', '.join(languages) or 'none'})",
             source=name,
@@ -171,21 +187,17 @@ def read_references(source: Source, language: str | None = None, *, field: str =
 
 
 def read_caption_lines(source: Source, *, allow_empty: bool = False) -> list[str]:
-    """One caption per line -> list of captions, ends of lines and a BOM removed.
+    """One caption per line -> list of captions, ends of lines and a BOM removed
+    (:mod:`core.caption_files.caption_lines`).
 
     A final newline does not add an empty caption. An empty (or all-whitespace) line inside the
     file raises, unless ``allow_empty``, because it usually means a caption went missing.
     """
     name, text = _read_text(source)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    captions = [line.removesuffix("\r") for line in lines]
-    if not allow_empty:
-        for number, caption in enumerate(captions, start=1):
-            if not caption.strip():
-                raise FormatError("empty caption", source=name, line=number)
-    return captions
+    try:
+        return caption_lines.captions(text, allow_empty=allow_empty)
+    except ShapeError as error:
+        raise FormatError(error.message, source=name, line=error.line) from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -220,106 +232,59 @@ def _load_json(text: str, name: str):
         ) from None
 
 
-def _kind(value: object) -> str:
-    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), type(value).__name__)
-
-
-def _valid_id(value: object) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, str) and value != ""
-    )
-
-
 def _id_and_caption(item: object, name: str, index: int) -> tuple[Hashable, str]:
-    if not isinstance(item, dict):
-        raise FormatError(f"expected an object, got {_kind(item)}", source=name, entry=index)
-    for required in ("image_id", "caption"):
-        if required not in item:
-            raise FormatError(f"missing {required!r}", source=name, entry=index)
-    image_id, caption = item["image_id"], item["caption"]
-    if not _valid_id(image_id):
-        raise FormatError(
-            f"image_id must be an integer or a non-empty string, got {image_id!r}", source=name, entry=index
-        )
-    if not isinstance(caption, str):
-        raise FormatError(
-            f"caption of image_id {image_id!r} must be a string, got {_kind(caption)}",
-            source=name,
-            entry=index,
-        )
-    return image_id, caption
+    try:
+        entry = coco.entry(item, where=f"entry {index}")
+    except ShapeError as error:
+        raise FormatError(error.message, source=name, entry=index) from None
+    return entry.image, entry.records[0].captions[0]
 
 
 def _coco_annotations(data: object, name: str) -> References:
-    if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
-        hint = " (this looks like a COCO results file)" if isinstance(data, list) else ""
-        raise FormatError(f"expected a JSON object with an 'annotations' array{hint}", source=name)
-    captions: dict[Hashable, list[str]] = {}
-    images = data.get("images")
-    if images is not None:
-        if not isinstance(images, list):
-            raise FormatError(f"'images' must be an array, got {_kind(images)}", source=name)
-        for index, image in enumerate(images):
-            image_id = image.get("id") if isinstance(image, dict) else None
-            if not _valid_id(image_id):
-                raise FormatError(f"images[{index}]: missing or invalid 'id'", source=name)
-            captions[image_id] = []
-    for index, item in enumerate(data["annotations"]):
-        image_id, caption = _id_and_caption(item, name, index)
-        if images is None:
-            captions.setdefault(image_id, []).append(caption)
-        elif image_id in captions:
-            captions[image_id].append(caption)
-        else:
-            raise FormatError(
-                f"annotation for image_id {image_id!r}, which is not in 'images'", source=name, entry=index
-            )
-    missing = [image_id for image_id, texts in captions.items() if not texts]
-    return References(
-        ((image_id, texts) for image_id, texts in captions.items() if texts),
-        file_format="coco",
-        missing=missing,
-    )
+    try:
+        captions, missing = coco_annotations.captions(data)
+    except ShapeError as error:
+        raise FormatError(error.message, source=name, entry=error.entry) from None
+    return References(captions, file_format="coco", missing=missing)
 
 
 def _xm3600(text: str, name: str, language: str, field: str) -> References:
     captions: dict[Hashable, list[str]] = {}
-    seen: dict[str, int] = {}
-    missing: list[Hashable] = []
+    seen: dict[Hashable, int] = {}  # image -> the line it was first on
+    blocks: dict[Hashable, int] = {}  # image -> its XM3600 line: an image has one
 
     def invalid(number: int, error: json.JSONDecodeError) -> FormatError:
         return FormatError(f"invalid JSON: {error.msg} (column {error.colno})", source=name, line=number)
 
-    for number, record in json_lines(text.split("\n"), invalid):
-        if not isinstance(record, dict):
-            raise FormatError(f"expected a JSON object, got {_kind(record)}", source=name, line=number)
-        key = record.get("image/key")
-        if not isinstance(key, str) or not key:
-            raise FormatError("missing or invalid 'image/key'", source=name, line=number)
-        if key in seen:
+    for number, value in json_lines(text.split("\n"), invalid):
+        try:
+            entry = jsonl.line(value, where=f"line {number}", language=language, field=field)
+        except ShapeError as error:
+            raise FormatError(error.message, source=name, line=number) from None
+        image = entry.image
+        if entry.shape == jsonl.XM3600:
+            if image in blocks or image in seen:
+                first = blocks.get(image, seen.get(image))
+                raise FormatError(
+                    f"duplicate image/key {image!r} (first on line {first})", source=name, line=number
+                )
+            blocks[image] = number
+        elif image in blocks:
             raise FormatError(
-                f"duplicate image/key {key!r} (first on line {seen[key]})", source=name, line=number
+                f"image/key {image!r} is on an XM3600 line already (line {blocks[image]})",
+                source=name,
+                line=number,
             )
-        seen[key] = number
-        block = record.get(language)
-        if block is None:
-            missing.append(key)
-            continue
-        if not isinstance(block, dict):
-            raise FormatError(
-                f"{language!r} of {key!r} must be an object, got {_kind(block)}", source=name, line=number
-            )
-        texts = block.get(field)
-        if texts is None:
-            raise FormatError(f"{language!r} of {key!r} has no {field!r} list", source=name, line=number)
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            raise FormatError(
-                f"{language}/{field} of {key!r} must be a list of strings", source=name, line=number
-            )
-        if texts:
-            captions[key] = list(texts)
-        else:
-            missing.append(key)
+        seen.setdefault(image, number)
+        for record in entry.records:
+            if record.captions:
+                captions.setdefault(image, []).extend(record.captions)
     if not seen:
         raise FormatError("no XM3600 records (the file has no JSON lines)", source=name)
-    return References(captions, file_format="xm3600", language=language, missing=missing)
+    missing = [image for image in seen if image not in captions]
+    return References(
+        {image: captions[image] for image in seen if image in captions},
+        file_format="xm3600",
+        language=language,
+        missing=missing,
+    )
