@@ -10,6 +10,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from annotation.models import Campaign, CampaignKind, Language
+from challenges.fresh import DEFAULT_RATING, fresh_references_attach
 from challenges.human import human_evaluation_create
 from challenges.models import (
     Benchmark,
@@ -29,7 +31,15 @@ from challenges.services import (
     phase_open,
     submission_create,
 )
-from core.admin import ReadOnlyAdminMixin, StyledModelAdmin, run_service, run_service_each, service_form_view
+from core import caption_files
+from core.admin import (
+    ReadOnlyAdminMixin,
+    StyledModelAdmin,
+    admin_page,
+    run_service,
+    run_service_each,
+    service_form_view,
+)
 from core.errors import ValidationFailed
 from core.jobs.admin import JobAdminMixin
 from evaluation.models import ALL_METRICS
@@ -42,7 +52,53 @@ REFERENCE_COUNT_CHOICES = [0, 1, 2, 3, 4, 5, 40]
 class BenchmarkLanguageInline(admin.TabularInline):
     model = BenchmarkLanguage
     extra = 0
-    autocomplete_fields = ["language", "reference_set"]
+    autocomplete_fields = ["language", "reference_set", "fresh_reference_set"]
+    fields = ["language", "reference_set", "public_dataset", "fresh_reference_set"]
+    readonly_fields = ["public_dataset"]
+
+    @admin.display(description=_("public dataset"))
+    def public_dataset(self, link):
+        return references_origin(link)
+
+
+def references_origin(link: BenchmarkLanguage) -> str:
+    """Where a benchmark language's references come from, as a host reads it."""
+    if not link.pk:
+        return ""
+    dataset = link.reference_set.public_dataset
+    if not dataset:
+        return _("written on this platform")
+    if link.fresh_reference_set_id:
+        return _("%(dataset)s (public), with fresh references") % {"dataset": dataset}
+    return _("%(dataset)s: public, anyone may have trained on it") % {"dataset": dataset}
+
+
+class FreshReferencesForm(forms.Form):
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
+    language = forms.ModelChoiceField(
+        queryset=Language.objects.filter(benchmark_languages__isnull=False).distinct(),
+        help_text=_("A language of the benchmark."),
+    )
+    campaign = forms.ModelChoiceField(
+        queryset=Campaign.objects.filter(kind=CampaignKind.CAPTION).select_related("language"),
+        help_text=_(
+            "A caption campaign of that language over the phase's images (made from its image set); its "
+            "captions are sealed from then on: no export, no research API."
+        ),
+    )
+    min_verified_rating = forms.ChoiceField(
+        label=_("Keep"),
+        choices=[
+            ("GOOD", _("captions rated GOOD or better")),
+            ("MEDIUM", _("MEDIUM or better")),
+            ("", _("every counted caption")),
+        ],
+        required=False,
+        initial=DEFAULT_RATING,
+        help_text=_(
+            "By the median rating of the campaign's verification campaigns (a caption not yet rated is left out)."
+        ),
+    )
 
 
 class PhaseInline(admin.TabularInline):
@@ -54,15 +110,103 @@ class PhaseInline(admin.TabularInline):
 
 @admin.register(Benchmark)
 class BenchmarkAdmin(StyledModelAdmin):
-    list_display = ["name", "slug", "created_at"]
+    list_display = ["name", "slug", "references", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [BenchmarkLanguageInline, PhaseInline]
+    change_list_template = "admin/change_list_tools.html"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("benchmark_languages__reference_set")
+
+    @admin.display(description=_("references"))
+    def references(self, benchmark):
+        public = sorted(
+            {link.reference_set.public_dataset for link in benchmark.benchmark_languages.all()} - {""}
+        )
+        fresh = sorted(
+            link.language_id for link in benchmark.benchmark_languages.all() if link.fresh_reference_set_id
+        )
+        if not public:
+            return _("written on this platform")
+        text = _("public dataset: %(names)s") % {"names": ", ".join(public)}
+        return f"{text} · " + (_("with fresh references") if fresh else _("no fresh references"))
+
+    def changelist_view(self, request, extra_context=None):
+        tools = []
+        if self.has_add_permission(request):
+            tools.append(
+                {"url": reverse("admin:challenges_benchmark_fresh"), "label": _("Add fresh references")}
+            )
+        return super().changelist_view(request, {**(extra_context or {}), "extra_tools": tools})
+
+    def get_urls(self):
+        return [admin_page(self, "fresh-references/", self.fresh_view, "fresh"), *super().get_urls()]
+
+    def fresh_view(self, request):
+        made = {}
+
+        def create(data):
+            made["done"] = fresh_references_attach(
+                benchmark_id=data["benchmark"].pk,
+                language_code=data["language"].code,
+                campaign_id=data["campaign"].pk,
+                min_verified_rating=data.get("min_verified_rating") or "",
+            )
+            return data["benchmark"]
+
+        initial = {}
+        benchmark = request.GET.get("benchmark")
+        if benchmark and benchmark.isdigit():
+            initial["benchmark"] = int(benchmark)
+        return service_form_view(
+            self,
+            request,
+            form_class=FreshReferencesForm,
+            create=create,
+            title=_("Add fresh references"),
+            done=lambda _benchmark: made["done"].summary(),
+            initial=initial,
+            submit_label=_("Add and seal"),
+        )
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        benchmark = self.get_object(request, object_id)
+        if benchmark is not None and request.method == "GET":
+            _warn_public(self, request, benchmark)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+def _warn_public(model_admin, request, benchmark: Benchmark) -> None:
+    """A warning on a benchmark scored on a public dataset's references and without fresh ones."""
+    links = benchmark.benchmark_languages.select_related("reference_set", "language")
+    exposed = [
+        link.language.code
+        for link in links
+        if link.reference_set.public_dataset and not link.fresh_reference_set_id
+    ]
+    if exposed and benchmark.phases.filter(kind="test").exists():
+        model_admin.message_user(
+            request,
+            format_html(
+                '{} <a href="{}?benchmark={}">{}</a>',
+                _(
+                    "The references of %(languages)s come from a public dataset: a hidden test phase hides "
+                    "nothing from a team that has it, and a model trained on its captions would top the board."
+                )
+                % {"languages": ", ".join(exposed)},
+                reverse("admin:challenges_benchmark_fresh"),
+                benchmark.pk,
+                _("Add fresh references"),
+            ),
+            level=messages.WARNING,
+        )
 
 
 class PhaseForm(forms.ModelForm):
-    """The phase form with its metrics and reference counts as boxes: the metrics the platform computes
-    and the common reference counts, instead of a JSON field to type."""
+    """The phase form with its metrics, reference counts and accepted formats as boxes: the metrics the
+    platform computes, the common reference counts and the registry's upload formats, instead of a JSON
+    field to type."""
 
     metrics = forms.MultipleChoiceField(
         choices=[(name, name) for name in ALL_METRICS],
@@ -73,6 +217,13 @@ class PhaseForm(forms.ModelForm):
         coerce=int,
         widget=forms.CheckboxSelectMultiple,
         help_text=_("Score with all references of each image, and with only the first k (COCO's c5: 5)."),
+    )
+    accepted_formats = forms.MultipleChoiceField(
+        label=_("Accepted formats"),
+        choices=[(name, caption_files.FORMATS[name].label) for name in caption_files.UPLOAD_FORMATS],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text=_("The result-file formats teams may upload; none ticked: every format."),
     )
 
     # No Meta: the admin builds the form's model and fields (modelform_factory) on this class.
@@ -90,6 +241,10 @@ class PhaseForm(forms.ModelForm):
 
     def clean_reference_counts(self):
         return sorted(set(self.cleaned_data["reference_counts"]))
+
+    def clean_accepted_formats(self):
+        chosen = set(self.cleaned_data["accepted_formats"])
+        return [name for name in caption_files.UPLOAD_FORMATS if name in chosen]  # the registry's order
 
 
 @admin.register(Phase)

@@ -50,6 +50,7 @@ def _submission_out(submission, user) -> dict:
                 "language": s.language.code,
                 "reference_count": s.reference_count,
                 "held_out": s.held_out,
+                "fresh": s.fresh,
                 "split": s.split,
                 "metric": s.metric,
                 "value": s.value,

@@ -75,6 +75,7 @@ def top_entries(phase: Phase, language: Language, n: int) -> list[Submission]:
             metric=phase.ranked_by,
             reference_count=phase.reference_counts[0],
             held_out=False,
+            fresh=False,
             split=Split.ALL,
         )
         .order_by("-value", "submission_id")

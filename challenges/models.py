@@ -56,6 +56,16 @@ class BenchmarkLanguage(TimeStamped):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="benchmark_languages")
     language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="benchmark_languages")
     reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="benchmarks")
+    fresh_reference_set = models.ForeignKey(
+        ReferenceSet,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="fresh_benchmarks",
+        help_text="Fresh references of the same images, written and verified on this platform and never "
+        "exported: every entry is also scored on them, and the leaderboard shows both rankings and each "
+        "entry's rank change (how much of a ranking on public references is memorisation).",
+    )
 
     class Meta:
         ordering = ["benchmark", "language__code"]
@@ -152,6 +162,11 @@ class Phase(TimeStamped):
         blank=True,
         related_name="phases",
         help_text="For CLIPScore/RefCLIPScore (when the metrics name them); empty: the settings' CLIP_MODEL.",
+    )
+    accepted_formats = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The result-file formats teams may upload (see docs/evaluation-server.md); empty: every format.",
     )
     human_comparison = models.BooleanField(
         default=True,
@@ -352,6 +367,9 @@ class SubmissionScore(TimeStamped):
         default=False,
         help_text="Scored against the references less the held-out human caption (the human comparison).",
     )
+    fresh = models.BooleanField(
+        default=False, help_text="Scored against the language's fresh references (see BenchmarkLanguage)."
+    )
     split = models.CharField(max_length=8, choices=Split.choices)
     metric = models.CharField(max_length=16, choices=Metric.choices)
     value = models.FloatField()
@@ -370,7 +388,7 @@ class SubmissionScore(TimeStamped):
         ordering = ["submission", "language", "reference_count", "split", "metric"]
         constraints = [
             models.UniqueConstraint(
-                fields=["submission", "language", "reference_count", "held_out", "split", "metric"],
+                fields=["submission", "language", "reference_count", "held_out", "fresh", "split", "metric"],
                 name="submission_score_unique",
             ),
         ]
@@ -384,6 +402,7 @@ class ImageScores(TimeStamped):
     language = models.ForeignKey(Language, on_delete=models.PROTECT, related_name="+")
     reference_count = models.PositiveSmallIntegerField()
     held_out = models.BooleanField(default=False)
+    fresh = models.BooleanField(default=False)
     metric = models.CharField(max_length=16, choices=Metric.choices)
     image_ids = models.JSONField()
     values = models.JSONField()
@@ -391,7 +410,7 @@ class ImageScores(TimeStamped):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["submission", "language", "reference_count", "held_out", "metric"],
+                fields=["submission", "language", "reference_count", "held_out", "fresh", "metric"],
                 name="image_scores_unique",
             ),
         ]

@@ -187,17 +187,19 @@ def submission_scores(submission: Submission, *, user) -> list[SubmissionScore]:
     rows = SubmissionScore.objects.filter(submission=submission).select_related("language")
     if sealed_for(user, submission.phase):
         rows = rows.filter(split=Split.PUBLIC)
-    return list(rows.order_by("language__code", "reference_count", "held_out", "split", "metric"))
+    return list(rows.order_by("language__code", "reference_count", "held_out", "fresh", "split", "metric"))
 
 
 @dataclass
 class ScoreBlock:
     """One language's scores as a table: a row per metric, a column per (reference count, split); the
-    human comparison (scored against the references less the held-out one) is a block of its own. Each
+    human comparison (scored against the references less the held-out one) and the scores on the fresh
+    references are blocks of their own. Each
     cell is a :class:`SubmissionScore` or None; ``signatures`` pairs each signature with its metrics."""
 
     language: object
     held_out: bool
+    fresh: bool
     columns: list[tuple[int, str]]
     rows: list[tuple[str, list[SubmissionScore | None]]]
     signatures: list[tuple[str, list[str]]]
@@ -208,11 +210,11 @@ def score_blocks(submission: Submission, scores: list[SubmissionScore]) -> list[
     comparison; metrics in the phase's order, columns by reference count (all first) and split."""
     order = {name: i for i, name in enumerate(submission.phase.metrics)}
     split_order = {value: i for i, value in enumerate(Split.values)}
-    grouped: dict[tuple[str, bool], list[SubmissionScore]] = {}
+    grouped: dict[tuple[str, bool, bool], list[SubmissionScore]] = {}
     for score in scores:
-        grouped.setdefault((score.language.code, score.held_out), []).append(score)
+        grouped.setdefault((score.language.code, score.held_out, score.fresh), []).append(score)
     blocks = []
-    for (_code, held_out), group in sorted(grouped.items()):
+    for (_code, held_out, fresh), group in sorted(grouped.items()):
         columns = sorted(
             {(s.reference_count, s.split) for s in group}, key=lambda c: (c[0], split_order.get(c[1], 9))
         )
@@ -226,6 +228,7 @@ def score_blocks(submission: Submission, scores: list[SubmissionScore]) -> list[
             ScoreBlock(
                 language=group[0].language,
                 held_out=held_out,
+                fresh=fresh,
                 columns=columns,
                 rows=[(m, [cells.get((m, k, split)) for k, split in columns]) for m in metrics],
                 signatures=list(signatures.items()),
@@ -282,6 +285,12 @@ class Entry:
     paper_url: str = ""
     code_url: str = ""
     submitted_at: datetime | None = None
+    # Its score on the fresh references, its rank there, and rank − fresh rank (negative: it falls there).
+    fresh_value: float | None = None
+    fresh_low: float | None = None
+    fresh_high: float | None = None
+    fresh_rank: int | None = None
+    rank_change: int | None = None
 
 
 @dataclass
@@ -296,6 +305,7 @@ class Leaderboard:
     reference_counts: list[int]
     entries: list[Entry]
     comparison: bool = False  # the human comparison: all scored against the references less the held-out one
+    fresh: bool = False  # entries carry their score and rank on the fresh references too
     clip_trust: object = None  # for a CLIP metric in one language: clip_trust_of's verdict
     notes: list[str] = field(default_factory=list)  # what was asked for and not shown, and what is instead
 
@@ -361,11 +371,69 @@ def leaderboard(
     submissions = _entries_counted(phase)
     if comparison:
         reference_count = 0
+    asked = {"metric": metric, "reference_count": reference_count, "held_out": comparison, "split": split}
+    entries = _board_entries(submissions, languages, language, **asked, fresh=False)
+    # The languages whose entries were scored on fresh references too (a phase they do not wholly cover,
+    # or entries scored before they were added, have none).
+    fresh_languages = set(
+        SubmissionScore.objects.filter(submission__in=submissions, fresh=True)
+        .values_list("language__code", flat=True)
+        .distinct()
+    )
+    fresh = not comparison and (
+        language in fresh_languages or (language == MEAN and fresh_languages >= set(languages))
+    )
+    if fresh:
+        on_fresh = {
+            e.submission_id: e for e in _board_entries(submissions, languages, language, **asked, fresh=True)
+        }
+        for entry in entries:
+            other = on_fresh.get(entry.submission_id)
+            if other is not None:
+                entry.fresh_value, entry.fresh_low, entry.fresh_high = other.value, other.low, other.high
+                entry.fresh_rank = other.rank
+                entry.rank_change = entry.rank - other.rank
+    elif language == MEAN and fresh_languages and not comparison:
+        notes.append(
+            _("Only %(languages)s have fresh references: choose one of them to see its scores on them.")
+            % {"languages": ", ".join(sorted(fresh_languages))}
+        )
+    return Leaderboard(
+        phase=phase,
+        language=language,
+        metric=metric,
+        reference_count=reference_count,
+        split=split,
+        languages=languages,
+        metrics=metrics,
+        reference_counts=counts,
+        entries=entries,
+        comparison=comparison,
+        fresh=fresh,
+        clip_trust=clip_trust_of(phase, language) if metric in CLIP_METRICS and language != MEAN else None,
+        notes=notes,
+    )
+
+
+def _board_entries(
+    submissions: list[Submission],
+    languages: list[str],
+    language: str,
+    *,
+    metric: str,
+    reference_count: int,
+    held_out: bool,
+    fresh: bool,
+    split: str,
+) -> list[Entry]:
+    """The entries with a score for the board's language (or every language, for the mean), best first,
+    ranked, each with its interval and the paired test against the entry below it."""
     rows = SubmissionScore.objects.filter(
         submission__in=submissions,
         metric=metric,
         reference_count=reference_count,
-        held_out=comparison,
+        held_out=held_out,
+        fresh=fresh,
         split=split,
     ).values_list(
         "submission_id", "language__code", "value", "low", "high", "signature", "n_images", "replicates"
@@ -418,20 +486,7 @@ def leaderboard(
     for rank, entry in enumerate(entries, start=1):
         entry.rank = rank
     _paired_tests(entries, replicates)
-    return Leaderboard(
-        phase=phase,
-        language=language,
-        metric=metric,
-        reference_count=reference_count,
-        split=split,
-        languages=languages,
-        metrics=metrics,
-        reference_counts=counts,
-        entries=entries,
-        comparison=comparison,
-        clip_trust=clip_trust_of(phase, language) if metric in CLIP_METRICS and language != MEAN else None,
-        notes=notes,
-    )
+    return entries
 
 
 def _reference_label(count: int) -> str:
@@ -507,6 +562,17 @@ def leaderboard_rows(board: Leaderboard) -> list[dict]:
             "paper_url": e.paper_url,
             "code_url": e.code_url,
             "submitted_at": e.submitted_at.isoformat() if e.submitted_at else None,
+            **(
+                {
+                    "fresh_value": e.fresh_value,
+                    "fresh_low": e.fresh_low,
+                    "fresh_high": e.fresh_high,
+                    "fresh_rank": e.fresh_rank,
+                    "rank_change": e.rank_change,
+                }
+                if board.fresh
+                else {}
+            ),
             **(
                 {f"value_{code}": e.per_language.get(code) for code in board.languages}
                 if board.language == MEAN

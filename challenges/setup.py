@@ -43,6 +43,7 @@ class BenchmarkCreated:
     test_images: int = 0
     references: int = 0
     dry_run: bool = False
+    public_dataset: str = ""
 
     def summary(self) -> str:
         verb = "Would create" if self.dry_run else "Created"
@@ -50,6 +51,18 @@ class BenchmarkCreated:
             f"{verb} benchmark with {len(self.languages)} language(s) ({', '.join(self.languages)}), "
             f"{self.validation_images} validation and {self.test_images} test images, {self.references} references."
         )
+        if self.public_dataset:
+            head += (
+                f"\nIts references come from a public dataset ({self.public_dataset}): anyone may have trained on "
+                "them, so its test phase hides nothing from a team that has the dataset. For a ranking no one "
+                "could have trained for, add fresh references written on this platform (manage.py "
+                "fresh_references; docs/evaluation-server.md, “A test phase nobody could have trained on”)."
+            )
+        else:
+            head += (
+                "\nIf the file is a public dataset (XM3600 is), say so with --public-dataset NAME: teams and hosts "
+                "then see that its references may have been trained on."
+            )
         if self.dry_run or self.benchmark is None:
             return head
         from django.urls import reverse
@@ -103,6 +116,7 @@ def benchmark_create(
     ranking_metric: str = "CIDEr-D",
     dry_run: bool = False,
     accept_language_problems: str = "",
+    public_dataset: str = "",
 ) -> BenchmarkCreated:
     """Create the benchmark ``name`` from an XM3600 captions file, all or nothing.
 
@@ -110,7 +124,8 @@ def benchmark_create(
     CLDR if new). ``validation_images`` of the file's images (a seeded draw) form the validation phase,
     the rest the test phase, with the same seed for the test phase's public/private split.
     ``accept_language_problems``: why references that fail the language check belong here (they are
-    refused otherwise, as by the reference importer).
+    refused otherwise, as by the reference importer). ``public_dataset``: the public dataset the file is
+    (e.g. "XM3600, CC-BY 4.0"), recorded on every reference set and shown on the benchmark's pages.
     ``reference_counts``: e.g. [0, 5] for all references and c5; ``metrics`` (default: the phases' default
     set) and ``ranking_metric``, checked as every phase's are. Refuses an existing name, unknown image
     keys (import the images first), an empty split or metrics no scorer computes. Raises ValidationFailed."""
@@ -153,6 +168,7 @@ def benchmark_create(
         validation_images=len(val_keys),
         test_images=len(test_keys),
         dry_run=dry_run,
+        public_dataset=public_dataset.strip(),
     )
     with transaction.atomic():
         benchmark = Benchmark.objects.create(
@@ -165,6 +181,7 @@ def benchmark_create(
                 name=f"{name} · {code}",
                 language_code=code,
                 language_check_reason=accept_language_problems,
+                public_dataset=public_dataset.strip(),
             )
             report.references += imported.created + imported.updated + imported.unchanged
             reference_set = language.reference_sets.get(name=f"{name} · {code}")

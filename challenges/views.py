@@ -128,7 +128,7 @@ def benchmark_detail(request, slug):
             "benchmark": benchmark,
             "team": team,
             "phases": phases,
-            "languages": benchmark.benchmark_languages.select_related("language"),
+            "languages": benchmark.benchmark_languages.select_related("language", "reference_set"),
             "new_invitation": request.session.pop("challenges_new_invitation", None) if team else None,
         },
     )

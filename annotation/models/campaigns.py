@@ -81,6 +81,12 @@ class Campaign(TimeStamped):
             "Refuse captions at least this similar to the English prompt caption (0.5 to 1; 1: exact copies only)."
         ),
     )
+    captions_sealed = models.BooleanField(
+        default=False,
+        help_text="Its written captions are the hidden references of a benchmark's test phase: no export or "
+        "research API shows them (the evaluation server sets this when it takes them as fresh references; "
+        "clear it once every phase that uses them is closed).",
+    )
     # Caption campaigns: made from a chosen selection of images (keys, or another campaign's);
     # opening such a campaign adds no other image. Otherwise every eligible image joins on open.
     fixed_images = models.BooleanField(

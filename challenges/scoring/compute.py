@@ -41,14 +41,15 @@ class UnitResult:
     not_computed: dict[str, str] = field(default_factory=dict)
 
     def split_score_add(self, key: tuple, value: float, replicates, n_images: int, signature: str) -> None:
-        """One row of ``scores`` for ``key`` = (reference count, held out, split, metric): ``value`` with
-        its ``replicates`` on the split's resamples (None for a one-image split) and their interval."""
-        count, held_out, split, metric = key
+        """One row of ``scores`` for ``key`` = (reference count, held out, fresh, split, metric): ``value``
+        with its ``replicates`` on the split's resamples (None for a one-image split) and their interval."""
+        count, held_out, fresh, split, metric = key
         low, high = interval(replicates, value) or (None, None)
         self.scores.append(
             {
                 "reference_count": count,
                 "held_out": held_out,
+                "fresh": fresh,
                 "split": split,
                 "metric": metric,
                 "value": value,
@@ -60,11 +61,13 @@ class UnitResult:
             }
         )
 
-    def image_scores_add(self, count: int, held_out: bool, metric: str, image_ids: list, values: list):
+    def image_scores_add(self, variant: tuple, metric: str, image_ids: list, values: list):
+        count, held_out, fresh = variant
         self.image_scores.append(
             {
                 "reference_count": count,
                 "held_out": held_out,
+                "fresh": fresh,
                 "metric": metric,
                 "image_ids": image_ids,
                 "values": values,
@@ -186,7 +189,7 @@ class _ClipScorer:
 
 def unit_compute(unit: ScoringUnit) -> UnitResult:
     """Score one language of a submission: every reference count, both halves of a test phase and the
-    human comparison, with one METEOR JVM for all of them (:class:`MeteorSession`: started once, each
+    human comparison, and the fresh references where the language has them, with one METEOR JVM for all of them (:class:`MeteorSession`: started once, each
     segment scored once, a half one EVAL line of its summed statistics)."""
     with MeteorSession(unit.language.code, meteor_config()) as meteor:
         return _unit_compute(unit, meteor)
@@ -219,27 +222,48 @@ def _unit_compute(unit: ScoringUnit, meteor: MeteorSession) -> UnitResult:
     # The split's resamples, the same for every entry, language, reference count and metric.
     resamples = {split: split_resamples(ids, seed=phase.split_seed) for split, ids in splits.items()}
     result = UnitResult(language=language.code, seed=phase.split_seed)
-    variants: list[tuple[int, bool, dict[int, list[str]]]] = []
+    variants: list[tuple[int, bool, bool, dict[int, list[str]]]] = []
     if not submission.is_human:
         for count in phase.reference_counts:
             variants.append(
-                (count, False, references if count == 0 else {i: references[i][:count] for i in image_ids})
+                (
+                    count,
+                    False,
+                    False,
+                    references if count == 0 else {i: references[i][:count] for i in image_ids},
+                )
+            )
+        # The fresh references (written on this platform, never exported): the same scores on them, so that
+        # the leaderboard can show how far a ranking on public references holds on references no one had.
+        fresh = phase_references(phase, language.pk, image_ids, fresh=True)
+        lacking = 0 if fresh is None else sum(1 for i in image_ids if not fresh.get(i))
+        if fresh is not None and not lacking:
+            for count in phase.reference_counts:
+                variants.append(
+                    (count, False, True, fresh if count == 0 else {i: fresh[i][:count] for i in image_ids})
+                )
+        elif fresh is not None and lacking < len(image_ids):
+            # A phase the fresh references do not wholly cover is not scored on them: a corpus score over
+            # part of the images would not be comparable with the main one (the host was told).
+            result.not_computed["fresh references"] = (
+                f"{lacking} of the phase's {len(image_ids)} images have no fresh {language.code} reference"
             )
     if phase.human_comparison:
         # The human comparison: every entry, the human row included, against the references less the
         # held-out one (the last of each image), so that all its rows are scored on the same references.
         if all(len(references[i]) >= 2 for i in image_ids):
-            variants.append((0, True, {i: references[i][:-1] for i in image_ids}))
+            variants.append((0, True, False, {i: references[i][:-1] for i in image_ids}))
         elif submission.is_human:
             raise JobDataError(f"the human row needs two {language.code} references per image at least")
     clip_metrics = [m for m in phase.metrics if m in CLIP_METRICS]
     clip = _ClipScorer(phase, image_ids, captions) if clip_metrics else None
-    for count, held_out, refs in variants:
+    for count, held_out, fresh_refs, refs in variants:
+        variant = (count, held_out, fresh_refs)
         if clip is not None:
             by_metric = clip.scores(clip_metrics, refs)
             for metric, per_image in by_metric.items():
                 values = [per_image[i] for i in image_ids]
-                result.image_scores_add(count, held_out, metric, image_ids, values)
+                result.image_scores_add(variant, metric, image_ids, values)
                 result.signatures[metric] = clip.signature
                 for split, ids in splits.items():
                     split_values = [per_image[i] for i in ids]
@@ -248,7 +272,7 @@ def _unit_compute(unit: ScoringUnit, meteor: MeteorSession) -> UnitResult:
                         None if resamples[split] is None else mean_replicates(split_values, resamples[split])
                     )
                     result.split_score_add(
-                        (count, held_out, split, metric), mean, replicates, len(ids), clip.signature
+                        (*variant, split, metric), mean, replicates, len(ids), clip.signature
                     )
         if not metrics:
             continue
@@ -264,9 +288,7 @@ def _unit_compute(unit: ScoringUnit, meteor: MeteorSession) -> UnitResult:
         result.not_computed.update(full.not_computed)
         for metric in full.metrics:
             per_image = full.per_caption[metric]
-            result.image_scores_add(
-                count, held_out, metric, image_ids, [float(per_image[i]) for i in image_ids]
-            )
+            result.image_scores_add(variant, metric, image_ids, [float(per_image[i]) for i in image_ids])
             result.signatures[metric] = full.signature_of(metric)
         for split, ids in splits.items():
             report = (
@@ -284,7 +306,7 @@ def _unit_compute(unit: ScoringUnit, meteor: MeteorSession) -> UnitResult:
             )
             for metric, value in report.corpus.items():
                 result.split_score_add(
-                    (count, held_out, split, metric),
+                    (*variant, split, metric),
                     float(value),
                     report.replicates.get(metric),
                     len(ids),

@@ -24,9 +24,16 @@ def submission_captions(*, submission_id: int, language_id: int) -> dict[int, st
     )
 
 
-def phase_references(phase: Phase, language_id: int, image_ids: list[int]) -> dict[int, list[str]]:
-    """image id -> the benchmark's reference captions in the language (never shown to a team)."""
-    link = BenchmarkLanguage.objects.select_related("reference_set").get(
+def phase_references(
+    phase: Phase, language_id: int, image_ids: list[int], *, fresh: bool = False
+) -> dict[int, list[str]] | None:
+    """image id -> the benchmark's reference captions in the language (never shown to a team); with
+    ``fresh``, its fresh references (None where the language has none)."""
+    link = BenchmarkLanguage.objects.select_related("reference_set", "fresh_reference_set").get(
         benchmark_id=phase.benchmark_id, language_id=language_id
     )
+    if fresh:
+        if link.fresh_reference_set is None:
+            return None
+        return reference_texts(link.fresh_reference_set, image_ids)
     return reference_texts(link.reference_set, image_ids)

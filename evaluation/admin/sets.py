@@ -46,6 +46,19 @@ class ReferenceSetCreateForm(forms.Form):
         help_text="For “imported”: an XM3600 captions file (JSONL) or COCO annotations (JSON).",
     )
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="auto")
+    min_verified_rating = forms.ChoiceField(
+        label="Keep",
+        choices=ReferenceSet._meta.get_field("min_verified_rating").choices,
+        required=False,
+        help_text="For “campaign”: every counted caption, or only those its verification campaigns rated "
+        "MEDIUM or GOOD or better (median of the raters).",
+    )
+    public_dataset = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="For “imported”: the public dataset the file comes from, with its licence (e.g. “XM3600, "
+        "CC-BY 4.0”). Shown wherever a benchmark is scored on these references: anyone may have trained on them.",
+    )
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     language_check_reason = forms.CharField(
         label="Import anyway, because",
@@ -79,6 +92,7 @@ def _reference_set_create(data) -> ReferenceSet:
             name=data.get("name"),
             language_code=language.code if language else None,
             description=data.get("description") or "",
+            min_verified_rating=data.get("min_verified_rating") or "",
         )
     upload = data["file"]
     name = data["name"].strip()
@@ -94,6 +108,7 @@ def _reference_set_create(data) -> ReferenceSet:
             language_code=language.code,
             format=data["format"],
             language_check_reason=data.get("language_check_reason") or "",
+            public_dataset=data.get("public_dataset") or "",
         )
     reference_set = ReferenceSet.objects.get(name=name)
     if data.get("description"):
@@ -105,20 +120,30 @@ def _reference_set_create(data) -> ReferenceSet:
 
 @admin.register(ReferenceSet)
 class ReferenceSetAdmin(StyledModelAdmin):
-    list_display = ["name", "language", "kind", "campaign", "reference_count", "source_name", "updated_at"]
+    list_display = [
+        "name",
+        "language",
+        "kind",
+        "campaign",
+        "reference_count",
+        "source_name",
+        "public_dataset",
+        "updated_at",
+    ]
     list_filter = ["kind", "language"]
     search_fields = ["name", "source_name"]
     readonly_fields = [
         "language",
         "kind",
         "campaign",
+        "min_verified_rating",
         "source_name",
         "source_format",
         "source_sha256",
         "reference_count",
         "language_check_override",
     ]
-    fields = ["name", "description", *readonly_fields]
+    fields = ["name", "description", "public_dataset", *readonly_fields]
 
     def get_queryset(self, request):
         return (
@@ -156,7 +181,12 @@ class ReferenceSetAdmin(StyledModelAdmin):
 
     def save_model(self, request, obj, form, change):
         # Only the name and description change after creation, through the service.
-        reference_set_describe(reference_set_id=obj.pk, name=obj.name, description=obj.description)
+        reference_set_describe(
+            reference_set_id=obj.pk,
+            name=obj.name,
+            description=obj.description,
+            public_dataset=obj.public_dataset,
+        )
 
     @admin.display(description="imported references", ordering="n_references")
     def reference_count(self, reference_set):

@@ -39,6 +39,7 @@ from evaluation.human import (
     rating_alpha,
     sxs_summary,
 )
+from evaluation.human.quality import caption_medians, rating_number
 from evaluation.human.statistics import CaptionStatsRow
 from evaluation.human.sxs import DEFAULT_N_BOOT
 
@@ -270,6 +271,27 @@ def reference_captions(*, campaign_ids: Iterable[int] | None = None) -> QuerySet
     if campaign_ids is not None:
         captions = captions.filter(campaign_id__in=list(campaign_ids))
     return captions
+
+
+def campaign_references(campaign_id: int, *, min_verified_rating: str = "") -> QuerySet[WrittenCaption]:
+    """A caption campaign's captions that a campaign reference set reads (:func:`reference_captions`), and
+    with ``min_verified_rating`` ("MEDIUM", "GOOD") only those whose median rating in the verification
+    campaigns over it (the median of Table 2, pooled over those campaigns) is at least that: a caption not
+    yet rated, or rated only NOT-ENOUGH-INFO, is left out."""
+    captions = reference_captions(campaign_ids=[campaign_id])
+    if not min_verified_rating:
+        return captions
+    minimum = rating_number(min_verified_rating)
+    by_caption: dict[int, list[str]] = {}
+    rows = _verification_ratings(assignment__item__written_caption__campaign_id=campaign_id).values_list(
+        "assignment__item__written_caption_id", "value"
+    )
+    for caption_id, value in rows:
+        by_caption.setdefault(caption_id, []).append(value)
+    kept = [
+        pk for pk, median in caption_medians(by_caption).items() if median is not None and median >= minimum
+    ]
+    return captions.filter(pk__in=kept)
 
 
 def submitted_judgments(campaign: Campaign) -> QuerySet[SxsJudgment]:

@@ -51,6 +51,7 @@ def references_import(
     dry_run: bool = False,
     skip_unknown: bool = False,
     language_check_reason: str = "",
+    public_dataset: str | None = None,
 ) -> ImportReport:
     """Import reference captions from an XM3600 captions file or a COCO annotations file.
 
@@ -63,7 +64,9 @@ def references_import(
     ``skip_unknown`` (then they are skipped). Every caption goes through the annotators' script and
     language checks (:mod:`annotation.importers.language_checks`): captions that fail are counted per
     problem and nothing is imported, unless ``language_check_reason`` says why they belong here; the
-    reason and the counts are then recorded on the set. ``dry_run`` reports and writes nothing.
+    reason and the counts are then recorded on the set. ``public_dataset`` names the public dataset the
+    file comes from (recorded on the set, and shown wherever a benchmark is scored on it: a team may have
+    trained on it); None leaves what the set says. ``dry_run`` reports and writes nothing.
     Raises ValidationFailed.
     """
     if format not in FORMATS:
@@ -176,12 +179,15 @@ def references_import(
         reference_set.source_sha256 = hashlib.sha256(data).hexdigest()
         # The last import decides: a clean file clears an earlier override.
         reference_set.language_check_override = override
+        if public_dataset is not None:
+            reference_set.public_dataset = public_dataset.strip()[:200]
         reference_set.save(
             update_fields=[
                 "source_name",
                 "source_format",
                 "source_sha256",
                 "language_check_override",
+                "public_dataset",
                 "updated_at",
             ]
         )
@@ -192,9 +198,15 @@ def references_import(
 
 
 def reference_set_from_campaign(
-    *, campaign_id: int, name: str | None = None, language_code: str | None = None, description: str = ""
+    *,
+    campaign_id: int,
+    name: str | None = None,
+    language_code: str | None = None,
+    description: str = "",
+    min_verified_rating: str = "",
 ) -> ReferenceSet:
-    """The reference set of a caption campaign's written captions (read when a run computes).
+    """The reference set of a caption campaign's written captions (read when a run computes); with
+    ``min_verified_rating`` ("MEDIUM", "GOOD"), only those its verification campaigns rated that well.
 
     The set's language is the campaign's: a ``language_code`` that differs is refused, so a German
     run can never score against French references. Only caption campaigns have written captions.
@@ -227,17 +239,25 @@ def reference_set_from_campaign(
                 "kind": ReferenceSetKind.CAMPAIGN,
                 "campaign": campaign,
                 "description": description,
+                "min_verified_rating": min_verified_rating,
             },
         )
         if not created and reference_set.campaign_id != campaign.pk:
             raise ValidationFailed(f"The reference set “{name}” already exists and is not this campaign's.")
+        if not created and reference_set.min_verified_rating != min_verified_rating:
+            raise ValidationFailed(
+                f"The reference set “{name}” keeps the campaign's captions by another rule; choose another name."
+            )
     return reference_set
 
 
-def reference_set_describe(*, reference_set_id: int, name: str, description: str) -> ReferenceSet:
-    """Rename a reference set or change its description: the only edits after creation (its language,
-    kind, campaign and references decide the scores of runs already made). Raises NotFound,
-    ValidationFailed for an empty name or one another set has."""
+def reference_set_describe(
+    *, reference_set_id: int, name: str, description: str, public_dataset: str | None = None
+) -> ReferenceSet:
+    """Rename a reference set, change its description or the public dataset it comes from: the only edits
+    after creation (its language, kind, campaign and references decide the scores of runs already made).
+    ``public_dataset`` None leaves it. Raises NotFound, ValidationFailed for an empty name or one another
+    set has."""
     name = (name or "").strip()
     if not name:
         raise ValidationFailed("A reference set needs a name.")
@@ -248,5 +268,7 @@ def reference_set_describe(*, reference_set_id: int, name: str, description: str
         if ReferenceSet.objects.filter(name=name).exclude(pk=reference_set_id).exists():
             raise ValidationFailed(f"Another reference set is called “{name}”.")
         reference_set.name, reference_set.description = name, description
-        reference_set.save(update_fields=["name", "description", "updated_at"])
+        if public_dataset is not None:
+            reference_set.public_dataset = public_dataset.strip()[:200]
+        reference_set.save(update_fields=["name", "description", "public_dataset", "updated_at"])
     return reference_set

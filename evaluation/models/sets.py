@@ -37,7 +37,8 @@ class ReferenceSet(TimeStamped):
 
     ``campaign``: the campaign's written captions, read when a run computes (so captions
     written later count in later runs). ``imported``: the :class:`Reference` rows, with the
-    name, format and sha256 of the file they came from.
+    name, format and sha256 of the file they came from. ``public_dataset`` names the public dataset
+    the references were taken from (anyone may have trained on them); empty for the platform's own.
     """
 
     name = models.CharField(max_length=200, unique=True)
@@ -50,6 +51,21 @@ class ReferenceSet(TimeStamped):
     source_format = models.CharField(max_length=20, blank=True)
     source_sha256 = models.CharField(max_length=64, blank=True)
     description = models.TextField(blank=True)
+    min_verified_rating = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[("", "every counted caption"), ("MEDIUM", "MEDIUM or better"), ("GOOD", "GOOD or better")],
+        help_text="Campaign sets: only the captions whose median verification rating (their verification "
+        "campaigns' raters, as in Table 2) is at least this; a caption not yet rated is left out. Empty: every "
+        "counted caption.",
+    )
+    public_dataset = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The public dataset these references come from, with its licence (e.g. “XM3600, CC-BY 4.0”); "
+        "empty: written on this platform. A hidden test phase scored on a public dataset's references hides "
+        "nothing from a team that has the dataset.",
+    )
     language_check_override = models.JSONField(
         default=dict,
         blank=True,

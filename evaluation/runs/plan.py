@@ -18,7 +18,7 @@ from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from core.lookups import each_named
 from evaluation.clip_choice import clip_orientation
-from evaluation.human.selectors import reference_captions
+from evaluation.human.selectors import campaign_references
 from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.meteor import meteor_setting
 from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, text_signature
@@ -111,7 +111,9 @@ class RunPlan:
 
 def reference_image_ids(reference_set: ReferenceSet) -> set[int]:
     if reference_set.kind == ReferenceSetKind.CAMPAIGN:
-        rows = reference_captions(campaign_ids=[reference_set.campaign_id])
+        rows = campaign_references(
+            reference_set.campaign_id, min_verified_rating=reference_set.min_verified_rating
+        )
     else:
         rows = Reference.objects.filter(reference_set=reference_set)
     return set(rows.values_list("image_id", flat=True).distinct())

@@ -12,7 +12,7 @@ from annotation.models import (
     SystemCaption,
 )
 from core.lookups import row_by_id
-from evaluation.human.selectors import reference_captions
+from evaluation.human.selectors import campaign_references
 from evaluation.models import (
     ALL_METRICS,
     CorpusScore,
@@ -41,7 +41,9 @@ def reference_texts(
     submitted; an imported set reads its references by position.
     """
     if reference_set.kind == ReferenceSetKind.CAMPAIGN:
-        base = reference_captions(campaign_ids=[reference_set.campaign_id]).order_by("image_id", "pk")
+        base = campaign_references(
+            reference_set.campaign_id, min_verified_rating=reference_set.min_verified_rating
+        ).order_by("image_id", "pk")
     else:
         base = Reference.objects.filter(reference_set=reference_set).order_by("image_id", "position")
     out: dict[int, list[str]] = defaultdict(list)

@@ -43,6 +43,14 @@ class Command(BaseCommand):
             "(recorded on each reference set).",
         )
 
+        parser.add_argument(
+            "--public-dataset",
+            default="",
+            metavar="NAME",
+            help='The public dataset the file is, with its licence (e.g. "XM3600, CC-BY 4.0"): shown to hosts '
+            "and teams, since anyone may have trained on its references.",
+        )
+
     def handle(self, *args, **options):
         try:
             counts = [int(x) for x in options["reference_counts"].split(",") if x.strip()]
@@ -60,6 +68,7 @@ class Command(BaseCommand):
                 ranking_metric=options["ranking_metric"],
                 dry_run=options["dry_run"],
                 accept_language_problems=options["accept_language_problems"],
+                public_dataset=options["public_dataset"],
             )
         except DomainError as exc:
             raise CommandError(exc.message) from exc

@@ -22,6 +22,18 @@ class Command(CaptionFileImportCommand):
         parser.add_argument(
             "--format", choices=FORMATS, default="auto", help="File format (default: recognised)."
         )
+        parser.add_argument(
+            "--public-dataset",
+            default=None,
+            metavar="NAME",
+            help='The public dataset the file comes from, with its licence (e.g. "XM3600, CC-BY 4.0"): shown '
+            "wherever a benchmark is scored on these references, since anyone may have trained on them. "
+            '"" marks the set as written on this platform.',
+        )
 
     def service_options(self, options):
-        return {"name": options["name"], "format": options["format"]}
+        return {
+            "name": options["name"],
+            "format": options["format"],
+            "public_dataset": options["public_dataset"],
+        }

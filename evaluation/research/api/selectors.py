@@ -108,9 +108,11 @@ def campaign_detail(*, campaign_id: int) -> Campaign:
 
 
 def written_caption_list() -> QuerySet[WrittenCaption]:
-    """Submitted written captions (a WrittenCaption only exists once its batch is submitted)."""
+    """Submitted written captions (a WrittenCaption only exists once its batch is submitted), never those of
+    a campaign whose captions are sealed (the hidden references of a test phase)."""
     return (
         reference_captions()
+        .exclude(campaign__captions_sealed=True)
         .select_related("image", "language", "annotator", "assignment__batch")
         .order_by("pk")
     )
@@ -154,9 +156,10 @@ RATING_KINDS = {"verification": CampaignKind.RATING, "prompt": CampaignKind.CAPT
 
 def rating_list() -> QuerySet[Rating]:
     """Ratings of submitted batches: ``verification`` (a human caption, rating campaigns) and
-    ``prompt`` (screen 1 of a caption campaign: the prompt system's English caption)."""
+    ``prompt`` (screen 1 of a caption campaign: the prompt system's English caption); never a rating of a
+    sealed caption (the hidden references of a test phase)."""
     return _submitted(
-        Rating.objects.counted(),
+        Rating.objects.counted().exclude(assignment__item__written_caption__campaign__captions_sealed=True),
         "assignment__item__prompt_caption__system",
         "assignment__item__written_caption",
     )

@@ -29,7 +29,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.models import Campaign, CampaignKind, CaptioningSystem, Language
-from core.errors import NotFound, ValidationFailed
+from core.errors import Conflict, NotFound, ValidationFailed
 from core.versions import platform_version
 from evaluation.metrics.text.schemes import SchemeError, scheme_for_language, tokens_signature
 
@@ -219,6 +219,15 @@ def _campaign(campaign_id: int | None, kind: str) -> Campaign:
         raise ValidationFailed(
             f"Campaign #{campaign.pk} “{campaign.name}” is a {campaign.get_kind_display()} campaign: "
             f"the {kind} export is for {wanted} campaigns."
+        )
+    sealed = campaign if campaign.captions_sealed else None
+    if sealed is None and campaign.source_campaign is not None and campaign.source_campaign.captions_sealed:
+        sealed = campaign.source_campaign
+    if sealed is not None:
+        raise Conflict(
+            f"The captions of campaign #{sealed.pk} “{sealed.name}” are the hidden references of a test phase: "
+            "nothing of them is exported while they are sealed. A manager clears “captions sealed” on the "
+            "campaign once every phase that uses them is closed."
         )
     return campaign
 

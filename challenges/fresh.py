@@ -1,0 +1,154 @@
+"""Fresh references: a benchmark language's second set of references, written and verified on this platform.
+
+A benchmark built from a public dataset (XM3600's references are CC-BY 4.0) hides nothing from a team that
+has the dataset: a model trained on its captions tops the board. Fresh references are the captions of one
+of the platform's own caption campaigns over the same images (the two-screen protocol), kept only where
+their verification campaigns rated them well enough; from then on every entry is also scored on them, and
+the leaderboard shows both rankings and each entry's rank change. The campaign's captions are sealed: no
+export or research API shows them (``Campaign.captions_sealed``) until a manager clears the flag after the
+phases that use them are closed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotation.models import Campaign, CampaignKind
+from challenges.models import Benchmark, BenchmarkLanguage, Phase
+from core.errors import NotFound, ValidationFailed
+from evaluation.human.selectors import campaign_references
+from evaluation.metrics.references import reference_set_from_campaign
+from evaluation.models import ReferenceSet
+
+RATINGS = ("", "MEDIUM", "GOOD")
+DEFAULT_RATING = "GOOD"
+
+
+@dataclass
+class PhaseCoverage:
+    phase: Phase
+    covered: int  # images of the phase with at least one fresh reference
+    images: int
+
+    @property
+    def complete(self) -> bool:
+        return self.covered == self.images
+
+
+@dataclass
+class FreshReferences:
+    link: BenchmarkLanguage
+    reference_set: ReferenceSet
+    captions: int
+    coverage: list[PhaseCoverage] = field(default_factory=list)
+
+    def summary(self) -> str:
+        kept = {
+            "": "every counted caption",
+            "MEDIUM": "captions rated MEDIUM or better",
+            "GOOD": "captions rated GOOD or better",
+        }[self.reference_set.min_verified_rating]
+        lines = [
+            f"Fresh {self.link.language.code} references of “{self.link.benchmark.name}”: reference set "
+            f"“{self.reference_set.name}”, {self.captions} captions of campaign #{self.reference_set.campaign_id} "
+            f"({kept}); the campaign's captions are now sealed (no export, no research API)."
+        ]
+        for item in self.coverage:
+            state = (
+                "scored on them from now on"
+                if item.complete
+                else "not scored on them until every image has one"
+            )
+            lines.append(f"  {item.phase.name}: {item.covered} of {item.images} images have one: {state}.")
+        return "\n".join(lines)
+
+
+def _coverage(phase: Phase, reference_set: ReferenceSet) -> PhaseCoverage:
+    from evaluation.runs.selectors import reference_texts
+
+    image_ids = list(phase.image_set.images.values_list("pk", flat=True))
+    texts = reference_texts(reference_set, image_ids)
+    return PhaseCoverage(
+        phase=phase, covered=sum(1 for i in image_ids if texts.get(i)), images=len(image_ids)
+    )
+
+
+def fresh_references_attach(
+    *, benchmark_id: int, language_code: str, campaign_id: int, min_verified_rating: str = DEFAULT_RATING
+) -> FreshReferences:
+    """Make the caption campaign's captions the fresh references of the benchmark's language, sealed.
+
+    ``min_verified_rating``: keep only the captions whose median verification rating is at least this
+    ("GOOD", "MEDIUM"; "" keeps every counted caption). Refuses a campaign that is not a caption campaign of
+    the language, the campaign the language's own references come from, a language that has fresh
+    references already, and captions that cover no image of any phase. Entries scored from now on get both
+    scores; a phase whose images are not all covered is not scored on them (the summary says which).
+    Raises NotFound, ValidationFailed."""
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        raise NotFound("No such benchmark.")
+    link = (
+        BenchmarkLanguage.objects.select_related(
+            "language", "reference_set", "fresh_reference_set", "benchmark"
+        )
+        .filter(benchmark=benchmark, language__code=language_code)
+        .first()
+    )
+    if link is None:
+        raise ValidationFailed(f"“{language_code}” is not a language of “{benchmark.name}”.")
+    if min_verified_rating not in RATINGS:
+        raise ValidationFailed(
+            f"A minimum rating is one of GOOD, MEDIUM or empty, not “{min_verified_rating}”."
+        )
+    campaign = Campaign.objects.select_related("language").filter(pk=campaign_id).first()
+    if campaign is None:
+        raise NotFound(f"There is no campaign #{campaign_id}.")
+    if campaign.kind != CampaignKind.CAPTION:
+        raise ValidationFailed(
+            f"Campaign #{campaign.pk} “{campaign.name}” is a {campaign.get_kind_display()} campaign: fresh "
+            "references are the captions of a caption campaign."
+        )
+    if campaign.language_id != link.language_id:
+        raise ValidationFailed(
+            f"Campaign #{campaign.pk} writes {campaign.language.code} captions, not {language_code}."
+        )
+    if link.fresh_reference_set_id:
+        raise ValidationFailed(
+            f"The {language_code} references of “{benchmark.name}” have fresh references already "
+            f"(“{link.fresh_reference_set.name}”); remove them from the benchmark in the admin first."
+        )
+    if link.reference_set.campaign_id == campaign.pk:
+        raise ValidationFailed(
+            f"Campaign #{campaign.pk} is where the benchmark's {language_code} references come from already."
+        )
+    name = f"{benchmark.name} · {language_code} · fresh (campaign #{campaign.pk})"[:200]
+    captions = campaign_references(campaign.pk, min_verified_rating=min_verified_rating).count()
+    if not captions:
+        kept = f"rated {min_verified_rating} or better" if min_verified_rating else "counted"
+        raise ValidationFailed(
+            f"Campaign #{campaign.pk} has no caption {kept} yet"
+            + (" (run its verification campaign first)." if min_verified_rating else ".")
+        )
+    with transaction.atomic():
+        reference_set = reference_set_from_campaign(
+            campaign_id=campaign.pk,
+            name=name,
+            description=f"Fresh references of {benchmark.name}: never exported while its phases run.",
+            min_verified_rating=min_verified_rating,
+        )
+        coverage = [
+            _coverage(phase, reference_set)
+            for phase in benchmark.phases.select_related("image_set").order_by("pk")
+        ]
+        if not any(item.covered for item in coverage):
+            raise ValidationFailed(
+                f"Campaign #{campaign.pk}'s captions cover no image of the benchmark's phases: caption the "
+                "phase's images (a caption campaign made from its image set)."
+            )
+        link.fresh_reference_set = reference_set
+        link.save(update_fields=["fresh_reference_set", "updated_at"])
+        campaign.captions_sealed = True
+        campaign.save(update_fields=["captions_sealed", "updated_at"])
+    return FreshReferences(link=link, reference_set=reference_set, captions=captions, coverage=coverage)
