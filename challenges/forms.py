@@ -9,10 +9,7 @@ from django.utils.translation import gettext_lazy as _
 class SubmissionForm(forms.Form):
     file = forms.FileField(
         label=_("Result file"),
-        help_text=_(
-            'COCO results JSON [{"image_id": ..., "caption": ...}] of one language, JSON lines with a '
-            '"language" field, or a zip of per-language files (de.json, ...).'
-        ),
+        help_text=_("In one of the formats listed above."),
     )
     language = forms.CharField(
         label=_("Language of a COCO results file"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from core.caption_files import archive, caption_lines, coco, coco_annotations, jsonl
-from core.caption_files.entries import CANDIDATES, REFERENCES
+from core.caption_files.entries import CANDIDATES, REFERENCES, gettext_noop
 from core.caption_files.streaming import BLANKS, BOM
 
 __all__ = ["CANDIDATES", "FORMATS", "REFERENCES", "UPLOAD_FORMATS", "CaptionFormat", "format_get", "sniff"]
@@ -26,8 +26,8 @@ __all__ = ["CANDIDATES", "FORMATS", "REFERENCES", "UPLOAD_FORMATS", "CaptionForm
 @dataclass(frozen=True)
 class CaptionFormat:
     """One format: ``name`` (stored in a phase's accepted formats, never shown), ``label`` (shown),
-    what it ``holds`` (:data:`CANDIDATES`, :data:`REFERENCES` or both), its file ``suffixes``, an
-    ``example`` of its content, ``sniff`` (the first non-blank bytes -> whether they are this format's)
+    what it ``holds`` (:data:`CANDIDATES`, :data:`REFERENCES` or both), its file ``suffixes``,
+    ``examples`` of its content (an entry, a line, an archive's members), ``sniff`` (the first non-blank bytes -> whether they are this format's)
     and ``read`` (its module's reader; an upload format's takes ``(stream, *, name, size, reading,
     language)``, see :mod:`core.caption_files.streaming`)."""
 
@@ -35,7 +35,7 @@ class CaptionFormat:
     label: str
     holds: frozenset[str]
     suffixes: tuple[str, ...]
-    example: str
+    examples: tuple[str, ...]
     sniff: Callable[[bytes], bool]
     read: Callable
     upload: bool = False
@@ -47,50 +47,52 @@ FORMATS: dict[str, CaptionFormat] = {
         # In sniffing order: a zip's magic first, COCO annotations' keys before any JSON object.
         CaptionFormat(
             archive.NAME,
-            "zip of <language>.json / *.jsonl files",
+            gettext_noop("zip of <language>.json / *.jsonl files"),
             frozenset({CANDIDATES}),
             (".zip",),
-            "de.json, en.json, more.jsonl",
+            ("de.json, en.json, more.jsonl",),
             archive.sniff,
             archive.read,
             upload=True,
         ),
         CaptionFormat(
             coco_annotations.NAME,
-            "COCO annotations",
+            gettext_noop("COCO annotations"),
             frozenset({REFERENCES}),
             (".json",),
-            '{"images": [{"id": 1}], "annotations": [{"image_id": 1, "caption": "A dog."}]}',
+            ('{"images": [{"id": 1}], "annotations": [{"image_id": 1, "caption": "A dog."}]}',),
             coco_annotations.sniff,
             coco_annotations.captions,
         ),
         CaptionFormat(
             coco.NAME,
-            "COCO results (one language)",
+            gettext_noop("COCO results (one language)"),
             frozenset({CANDIDATES}),
             (".json",),
-            '[{"image_id": 1, "caption": "Ein Hund."}]',
+            ('[{"image_id": 1, "caption": "Ein Hund."}]',),
             coco.sniff,
             coco.read,
             upload=True,
         ),
         CaptionFormat(
             jsonl.NAME,
-            "JSON lines (XM3600 or flat)",
+            gettext_noop("JSON lines (XM3600 or flat)"),
             frozenset({CANDIDATES, REFERENCES}),
             (".jsonl",),
-            '{"image/key": "x", "de": {"caption": ["Ein Hund."]}} or '
-            '{"image/key": "x", "language": "de", "caption": "Ein Hund."}',
+            (
+                '{"image/key": "1", "de": {"caption": ["Ein Hund."]}, "en": {"caption": ["A dog."]}}',
+                '{"image_id": 1, "language": "de", "caption": "Ein Hund."}',
+            ),
             jsonl.sniff,
             jsonl.read,
             upload=True,
         ),
         CaptionFormat(
             caption_lines.NAME,
-            "caption lines",
+            gettext_noop("caption lines"),
             frozenset({CANDIDATES}),
             (".txt",),
-            "Ein Hund.",
+            ("Ein Hund.",),
             caption_lines.sniff,
             caption_lines.captions,
         ),

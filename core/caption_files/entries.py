@@ -10,6 +10,12 @@ REFERENCES = "references"  # several captions per image: a dataset's human capti
 ID_FIELDS = ("image_id", "image/key")
 
 
+def gettext_noop(message: str) -> str:
+    """Marks a text for the message catalogues (makemessages knows the name) without importing Django:
+    the page that shows it translates it there."""
+    return message
+
+
 class ShapeError(ValueError):
     """An entry or line of a shape its format does not allow; ``message`` says why. The reader that
     caught it adds the position, unless a whole-file parser gives it: ``entry`` (0-based index in the

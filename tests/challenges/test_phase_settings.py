@@ -120,3 +120,45 @@ def test_the_leaderboard_and_the_top_entries_rank_by_one_rule(bench, manager):
     assert board.metric == phase.ranked_by
     top = top_entries(phase, bench["de"], 2)
     assert [e.submission_id for e in board.entries][: len(top)] == [s.pk for s in top] and len(top) == 2
+
+
+def test_the_admin_form_offers_the_upload_formats_and_the_upload_form_lists_only_those(bench, pm_client):
+    from django.test import Client
+
+    phase = bench["val"]
+    url, page, data = _phase_form_data(
+        pm_client, phase, metrics=phase.metrics, reference_counts=[str(k) for k in phase.reference_counts]
+    )
+    html = page.content.decode()
+    assert all(
+        f'type="checkbox" name="accepted_formats" value="{name}"' in html for name in ("coco", "jsonl", "zip")
+    )
+    assert "COCO results (one language)" in html
+    response = pm_client.post(url, {**data, "accepted_formats": ["jsonl", "coco"]})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert Phase.objects.get(pk=phase.pk).accepted_formats == ["coco", "jsonl"]  # the registry's order
+
+    member = Client()
+    member.force_login(bench["member"])
+    page = member.get(reverse("challenges:benchmark", args=[bench["benchmark"].slug])).content.decode()
+    restricted = page[page.index(f'id="formats-{phase.pk}"') :]
+    restricted = restricted[: restricted.index("</div>")]
+    assert "COCO results (one language)" in restricted and "JSON lines (XM3600 or flat)" in restricted
+    assert "zip of" not in restricted and 'class="format-zip"' not in restricted
+    every = page[page.index(f'id="formats-{bench["test"].pk}"') :]
+    assert 'class="format-zip"' in every[: every.index("</div>")]
+
+
+def test_the_upload_formats_are_listed_in_the_page_language():
+    from django.utils import translation
+
+    from challenges.templatetags.caption_formats import accepted_formats
+
+    with translation.override("de"):
+        assert [f.label for f in accepted_formats(["zip", "coco"])] == [
+            "ZIP mit <Sprache>.json- / *.jsonl-Dateien",
+            "COCO-Ergebnisse (eine Sprache)",
+        ]
+    with translation.override("ja"):
+        assert [f.name for f in accepted_formats([])] == ["zip", "coco", "jsonl"]
+        assert accepted_formats(["jsonl"])[0].label == "JSON Lines（XM3600形式またはフラット）"

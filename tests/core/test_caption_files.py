@@ -49,7 +49,7 @@ def test_each_format_says_what_it_holds_and_the_server_takes_three():
     assert caption_files.UPLOAD_FORMATS == ("zip", "coco", "jsonl")
     assert formats["jsonl"].holds == {CANDIDATES, REFERENCES}
     assert formats["coco_annotations"].holds == {REFERENCES}
-    assert all(spec.label and spec.suffixes and spec.example for spec in formats.values())
+    assert all(spec.label and spec.suffixes and spec.examples for spec in formats.values())
     with pytest.raises(KeyError, match="known: zip, coco_annotations, coco, jsonl, caption_lines"):
         caption_files.format_get("csv")
 
@@ -91,4 +91,4 @@ def test_one_caption_per_candidate_refuses_or_takes_the_first_as_asked():
     empty = jsonl.line({"image/key": "k", "de": {"caption": []}}, where="line 1").records[0]
     with pytest.raises(ShapeError, match="no caption for 'de'"):
         jsonl.one_caption(empty, several="first")
-    assert json.loads(caption_files.FORMATS["coco"].example)[0]["caption"]
+    assert json.loads(caption_files.FORMATS["coco"].examples[0])[0]["caption"]
