@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from annotation.models import Campaign, CampaignKind, Language
-from challenges.fresh import DEFAULT_RATING, fresh_references_attach
+from challenges.fresh import DEFAULT_RATING, fresh_references_attach, phase_rescore
 from challenges.human import human_evaluation_create
 from challenges.models import (
     Benchmark,
@@ -253,7 +253,23 @@ class PhaseAdmin(StyledModelAdmin):
     list_display = ["__str__", "kind", "is_open", "closed_at", "starts_at", "ends_at", "visibility"]
     list_filter = ["kind", "is_open", "benchmark"]
     readonly_fields = ["closed_at"]
-    actions = ["open_phases", "close_phases", "score_human_row", "human_evaluation_top"]
+    actions = ["open_phases", "close_phases", "score_human_row", "human_evaluation_top", "rescore"]
+
+    @admin.action(
+        description=_("Score the entries again (after new or fresh references)"), permissions=["change"]
+    )
+    def rescore(self, request, queryset):
+        sent = []
+        for phase in queryset:
+            sent += run_service(self, request, phase_rescore, phase_id=phase.pk) or []
+        _report(
+            self,
+            request,
+            ngettext(
+                "%(n)s entry is being scored again:", "%(n)s entries are being scored again:", len(sent)
+            ),
+            [(reverse("admin:challenges_submission_change", args=[s.pk]), s.method_name) for s in sent],
+        )
 
     @admin.action(
         description=_("Human evaluation: side-by-side campaigns of the top 3 entries per language"),

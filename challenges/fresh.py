@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.models import Campaign, CampaignKind
-from challenges.models import Benchmark, BenchmarkLanguage, Phase
+from challenges.models import Benchmark, BenchmarkLanguage, Phase, ScoringUnit, Submission
 from core.errors import NotFound, ValidationFailed
+from core.jobs.models import JobStatus
 from evaluation.human.selectors import campaign_references
 from evaluation.metrics.references import reference_set_from_campaign
 from evaluation.models import ReferenceSet
@@ -62,6 +64,10 @@ class FreshReferences:
                 else "not scored on them until every image has one"
             )
             lines.append(f"  {item.phase.name}: {item.covered} of {item.images} images have one: {state}.")
+        lines.append(
+            "Entries scored before now have no scores on them: score them again with the phase action "
+            "“Score the entries again” (or phase_rescore)."
+        )
         return "\n".join(lines)
 
 
@@ -152,3 +158,29 @@ def fresh_references_attach(
         campaign.captions_sealed = True
         campaign.save(update_fields=["captions_sealed", "updated_at"])
     return FreshReferences(link=link, reference_set=reference_set, captions=captions, coverage=coverage)
+
+
+def phase_rescore(*, phase_id: int) -> list[Submission]:
+    """Score the phase's scored entries again (after fresh references were added, say), each language a unit
+    of the job engine as before. An entry stays on the leaderboard with its old scores until each of its
+    languages' new scores replace them (a unit stores its language's rows in one transaction); entries still
+    scoring, failed or withdrawn are left alone. Returns the entries sent. Raises NotFound."""
+    from challenges.scoring.tasks import SUBMISSION_SCORING
+    from core.jobs.engine import units_send
+
+    if not Phase.objects.filter(pk=phase_id).exists():
+        raise NotFound("No such phase.")
+    sent = []
+    with transaction.atomic():
+        entries = Submission.objects.select_for_update().filter(
+            phase_id=phase_id, status=JobStatus.SUCCEEDED, withdrawn_at__isnull=True
+        )
+        for entry in entries.order_by("pk"):
+            units = list(entry.units.values_list("pk", flat=True))
+            entry.units.update(status=ScoringUnit.UNIT_PENDING, error="", updated_at=timezone.now())
+            entry_id = entry.pk
+            transaction.on_commit(
+                lambda entry_id=entry_id, units=units: units_send(SUBMISSION_SCORING, entry_id, units)
+            )
+            sent.append(entry)
+    return sent

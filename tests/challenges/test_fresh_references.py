@@ -284,3 +284,49 @@ def test_create_benchmark_records_a_public_dataset_and_says_what_it_means(db, tm
     link = BenchmarkLanguage.objects.get(benchmark__name="Public two")
     assert link.reference_set.public_dataset == "XM3600, CC-BY 4.0"
     assert BenchmarkLanguage.objects.get(benchmark__name="Public one").reference_set.public_dataset == ""
+
+
+def test_a_fresh_reference_test_phase_on_the_demo_data(db, django_capture_on_commit_callbacks):
+    """The walk of docs/evaluation-server.md on the demo: the demo's German caption campaign is written by
+    two of its annotators, its captions become the demo benchmark's fresh German references, the entries
+    are scored again, and the leaderboard ranks every entry on both."""
+    from annotation.models import Annotator, Campaign
+    from annotation.services.demo import demo_load
+    from challenges.demo import DEMO_SLUG, demo_benchmark_load
+    from challenges.fresh import phase_rescore
+    from challenges.models import Benchmark, Phase
+    from core.access import PROJECT_MANAGERS
+    from evaluation.demo.services import demo_results_load
+
+    demo_load()
+    with django_capture_on_commit_callbacks(execute=True):
+        demo_results_load()
+    with django_capture_on_commit_callbacks(execute=True):
+        demo_benchmark_load()
+    campaign = Campaign.objects.get(name="Demo: captions in German")
+    writers = list(Annotator.objects.filter(skills__language__code="de").order_by("pk"))[:2]
+    f.written_captions(
+        campaign,
+        annotators=writers,
+        batches=2,
+        text=lambda a: (
+            f"Auf diesem Foto sieht man eine ruhige Szene, die ich selbst beschreibe (Nummer {a.pk})"
+        ),
+    )
+    benchmark = Benchmark.objects.get(slug=DEMO_SLUG)
+    done = fresh_references_attach(
+        benchmark_id=benchmark.pk, language_code="de", campaign_id=campaign.pk, min_verified_rating=""
+    )
+    assert all(item.complete for item in done.coverage), done.summary()
+    test = Phase.objects.get(benchmark=benchmark, kind="test")
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = phase_rescore(phase_id=test.pk)
+    # Three simulated teams, the baseline and the human row (which gets its human comparison again only).
+    assert len(sent) == 5
+    client = Client()
+    client.force_login(f.RoleUserFactory(username="host", role=PROJECT_MANAGERS))
+    rows = client.get(
+        reverse("challenges:leaderboard-json", args=[test.pk]) + "?language=de&split=private"
+    ).json()["rows"]
+    assert rows and all(row["fresh_rank"] for row in rows)
+    assert sorted(row["fresh_rank"] for row in rows) == list(range(1, len(rows) + 1))
