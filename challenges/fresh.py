@@ -3,14 +3,16 @@
 A benchmark built from a public dataset (XM3600's references are CC-BY 4.0) hides nothing from a team that
 has the dataset: a model trained on its captions tops the board. Fresh references are the captions of one
 of the platform's own caption campaigns over the same images (the two-screen protocol), kept only where
-their verification campaigns rated them well enough; from then on every entry is also scored on them, and
-the leaderboard shows both rankings and each entry's rank change. The campaign's captions are sealed: no
+their verification campaigns rated them well enough and copied, as they are then, into a reference set of
+their own (every entry is scored on the same references, whatever the campaign gets later); from then on
+every entry is also scored on them, and the leaderboard shows both rankings and each entry's rank change. The campaign's captions are sealed: no
 export or research API shows them (``Campaign.captions_sealed``) until a manager clears the flag after the
 phases that use them are closed.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -21,11 +23,15 @@ from challenges.models import Benchmark, BenchmarkLanguage, Phase, ScoringUnit, 
 from core.errors import NotFound, ValidationFailed
 from core.jobs.models import JobStatus
 from evaluation.human.selectors import campaign_references
-from evaluation.metrics.references import reference_set_from_campaign
-from evaluation.models import ReferenceSet
+from evaluation.models import Reference, ReferenceSet, ReferenceSetKind
 
 RATINGS = ("", "MEDIUM", "GOOD")
 DEFAULT_RATING = "GOOD"
+_KEPT = {
+    "": "every counted caption",
+    "MEDIUM": "captions rated MEDIUM or better",
+    "GOOD": "captions rated GOOD or better",
+}
 
 
 @dataclass
@@ -47,14 +53,10 @@ class FreshReferences:
     coverage: list[PhaseCoverage] = field(default_factory=list)
 
     def summary(self) -> str:
-        kept = {
-            "": "every counted caption",
-            "MEDIUM": "captions rated MEDIUM or better",
-            "GOOD": "captions rated GOOD or better",
-        }[self.reference_set.min_verified_rating]
+        kept = _KEPT[self.reference_set.min_verified_rating]
         lines = [
             f"Fresh {self.link.language.code} references of “{self.link.benchmark.name}”: reference set "
-            f"“{self.reference_set.name}”, {self.captions} captions of campaign #{self.reference_set.campaign_id} "
+            f"“{self.reference_set.name}”, {self.captions} captions copied from {self.reference_set.source_name} "
             f"({kept}); the campaign's captions are now sealed (no export, no research API)."
         ]
         for item in self.coverage:
@@ -84,7 +86,7 @@ def _coverage(phase: Phase, reference_set: ReferenceSet) -> PhaseCoverage:
 def fresh_references_attach(
     *, benchmark_id: int, language_code: str, campaign_id: int, min_verified_rating: str = DEFAULT_RATING
 ) -> FreshReferences:
-    """Make the caption campaign's captions the fresh references of the benchmark's language, sealed.
+    """Copy the caption campaign's captions into the fresh references of the benchmark's language, sealed.
 
     ``min_verified_rating``: keep only the captions whose median verification rating is at least this
     ("GOOD", "MEDIUM"; "" keeps every counted caption). Refuses a campaign that is not a caption campaign of
@@ -130,20 +132,47 @@ def fresh_references_attach(
             f"Campaign #{campaign.pk} is where the benchmark's {language_code} references come from already."
         )
     name = f"{benchmark.name} · {language_code} · fresh (campaign #{campaign.pk})"[:200]
-    captions = campaign_references(campaign.pk, min_verified_rating=min_verified_rating).count()
-    if not captions:
+    if ReferenceSet.objects.filter(name=name).exists():
+        raise ValidationFailed(
+            f"A reference set “{name}” exists already; rename or delete it in the admin first."
+        )
+    rows = list(
+        campaign_references(campaign.pk, min_verified_rating=min_verified_rating)
+        .order_by("image_id", "pk")
+        .values_list("image_id", "text")
+    )
+    if not rows:
         kept = f"rated {min_verified_rating} or better" if min_verified_rating else "counted"
         raise ValidationFailed(
             f"Campaign #{campaign.pk} has no caption {kept} yet"
             + (" (run its verification campaign first)." if min_verified_rating else ".")
         )
+    captions = len(rows)
     with transaction.atomic():
-        reference_set = reference_set_from_campaign(
-            campaign_id=campaign.pk,
+        # A copy, as the captions are now: every entry is scored on the same references, whatever is
+        # written or excluded in the campaign later (new fresh references replace these, then a rescore).
+        reference_set = ReferenceSet.objects.create(
             name=name,
-            description=f"Fresh references of {benchmark.name}: never exported while its phases run.",
+            language=link.language,
+            kind=ReferenceSetKind.IMPORTED,
+            source_name=f"campaign #{campaign.pk} “{campaign.name}”"[:300],
+            source_format="campaign",
+            source_sha256=hashlib.sha256(
+                "\n".join(f"{image_id}\t{text}" for image_id, text in rows).encode("utf-8")
+            ).hexdigest(),
             min_verified_rating=min_verified_rating,
+            description=f"Fresh references of {benchmark.name}, copied from the campaign's captions "
+            f"({_KEPT[min_verified_rating]}); never exported while its phases run.",
         )
+        positions: dict[int, int] = {}
+        references = []
+        for image_id, text in rows:
+            position = positions.get(image_id, 0)
+            positions[image_id] = position + 1
+            references.append(
+                Reference(reference_set=reference_set, image_id=image_id, position=position, text=text)
+            )
+        Reference.objects.bulk_create(references, batch_size=500)
         coverage = [
             _coverage(phase, reference_set)
             for phase in benchmark.phases.select_related("image_set").order_by("pk")

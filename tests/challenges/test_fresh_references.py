@@ -231,7 +231,8 @@ def test_a_host_adds_them_in_the_admin_and_is_warned_of_a_public_dataset(bench, 
     )
     assert "test: 8 of 8 images have one" in response.content.decode()
     link.refresh_from_db()
-    assert link.fresh_reference_set.campaign_id == fresh_campaign.pk
+    assert link.fresh_reference_set.source_name == f"campaign #{fresh_campaign.pk} “Frische Referenzen”"
+    assert link.fresh_reference_set.references.count() == 8
     member = Client()
     member.force_login(bench["member"])
     page = member.get(reverse("challenges:benchmark", args=[bench["benchmark"].slug])).content.decode()
@@ -330,3 +331,19 @@ def test_a_fresh_reference_test_phase_on_the_demo_data(db, django_capture_on_com
     ).json()["rows"]
     assert rows and all(row["fresh_rank"] for row in rows)
     assert sorted(row["fresh_rank"] for row in rows) == list(range(1, len(rows) + 1))
+
+
+def test_fresh_references_are_a_copy_that_later_changes_to_the_campaign_leave_alone(bench, fresh_campaign):
+    from annotation.models import WrittenCaption
+    from evaluation.runs.selectors import reference_texts
+
+    done = fresh_references_attach(
+        benchmark_id=bench["benchmark"].pk,
+        language_code="de",
+        campaign_id=fresh_campaign.pk,
+        min_verified_rating="",
+    )
+    before = reference_texts(done.reference_set)
+    WrittenCaption.objects.filter(campaign=fresh_campaign).update(text="später geändert")
+    assert reference_texts(done.reference_set) == before
+    assert len(done.reference_set.source_sha256) == 64 and done.reference_set.source_format == "campaign"
