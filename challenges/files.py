@@ -10,7 +10,10 @@ and language (an XM3600 block of several is refused, not cut to its first), the 
 
 Every problem is named with its position (entry, line, archive member), all of them are counted, the
 first :data:`SHOWN_PROBLEMS` are kept, and so is the one that stopped the reading, if any; nothing
-about the references is read here, so no message can reveal one.
+about the references is read here, so no message can reveal one. Each problem is a translatable
+:class:`~core.caption_files.messages.Message` (:attr:`SubmissionInvalid.messages`), rendered in the
+team's language where it is shown (``challenges.services``); :attr:`SubmissionInvalid.problems` is the
+English text.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import BinaryIO
 from core import caption_files
 from core.caption_files import archive, jsonl
 from core.caption_files.entries import Entry, ShapeError
+from core.caption_files.messages import Joined, Message, Text, gettext_noop, located
 from core.caption_files.streaming import (
     CHUNK,
     JSON_BACKEND,
@@ -57,11 +61,17 @@ ZIP_MAGIC = archive.MAGIC
 
 
 class SubmissionInvalid(ValueError):
-    """The file is refused: ``problems`` (the first 20, with their position) and ``total``."""
+    """The file is refused: ``problems`` (the first 20, with their position, in English) and ``total``;
+    ``messages``: the same problems as :class:`~core.caption_files.messages.Message`, for a page to
+    translate (``message.render(gettext)``)."""
 
-    def __init__(self, problems: list[str], total: int):
-        self.problems = problems
+    def __init__(self, problems: list[Text], total: int):
+        self.messages = [
+            problem if isinstance(problem, Message) else located("", problem) for problem in problems
+        ]
+        self.problems = [str(problem) for problem in self.messages]
         self.total = total
+        problems = self.problems
         more = f" (and {total - len(problems)} more)" if total > len(problems) else ""
         super().__init__(f"{total} problem(s){more}: " + "; ".join(problems))
 
@@ -82,54 +92,83 @@ class _Submission(Reading):
         self.image_keys = image_keys
         self.default_language: str | None = None
         self.captions: dict[str, dict[str, str]] = {}
-        self.first_seen: dict[tuple[str, str], str] = {}
+        self.first_seen: dict[tuple[str, str], Text] = {}
 
     def entry(self, entry: Entry) -> None:
         problems = self.problems
         if entry.unknown:
             shown = ", ".join(repr(k[:40]) for k in entry.unknown[:5])
-            problems.add(entry.where, f"unknown field(s) {shown}")
+            problems.add(entry.where, Message(gettext_noop("unknown field(s) %(fields)s"), fields=shown))
             return
         if entry.shape == jsonl.FLAT and entry.records[0].language is None:
-            problems.add(entry.where, "needs a “language” field with the language code")
+            problems.add(
+                entry.where, Message(gettext_noop("needs a “language” field with the language code"))
+            )
             return
         for record in entry.records:
             try:
                 caption = jsonl.one_caption(record, several="refuse")
             except ShapeError as exc:
-                problems.add(entry.where, exc.message)
+                problems.add(entry.where, exc.text)
                 continue
             self._check(entry.where, record.key, record.language or self.default_language, caption)
 
-    def _check(self, where: str, image: str, language: str | None, caption: object) -> None:
+    def _check(self, where: Text, image: str, language: str | None, caption: object) -> None:
         problems, limits = self.problems, self.limits
         if not language:
-            problems.add(where, "no language: choose the language of a COCO results file")
+            problems.add(
+                where, Message(gettext_noop("no language: choose the language of a COCO results file"))
+            )
             return
         if language not in self.languages:
-            problems.add(where, f"language “{language[:20]}” is not a language of this benchmark")
+            problems.add(
+                where,
+                Message(
+                    gettext_noop("language “%(language)s” is not a language of this benchmark"),
+                    language=language[:20],
+                ),
+            )
             return
         if image not in self.image_keys:
-            problems.add(where, f"unknown image id “{image[:40]}” (not an image of this phase)")
+            problems.add(
+                where,
+                Message(
+                    gettext_noop("unknown image id “%(image)s” (not an image of this phase)"),
+                    image=image[:40],
+                ),
+            )
             return
         if not isinstance(caption, str):
-            problems.add(where, "the caption must be a string")
+            problems.add(where, Message(gettext_noop("the caption must be a string")))
             return
         caption = caption.strip()
         if not caption:
-            problems.add(where, f"empty caption for image “{image}”")
+            problems.add(where, Message(gettext_noop("empty caption for image “%(image)s”"), image=image))
             return
         if len(caption) > limits.max_caption_chars:
             problems.add(
-                where, f"caption of {len(caption):,} characters; at most {limits.max_caption_chars:,}"
+                where,
+                Message(
+                    gettext_noop("caption of %(chars)s characters; at most %(allowed)s"),
+                    chars=f"{len(caption):,}",
+                    allowed=f"{limits.max_caption_chars:,}",
+                ),
             )
             return
         if "\x00" in caption:
-            problems.add(where, "the caption contains a NUL character")
+            problems.add(where, Message(gettext_noop("the caption contains a NUL character")))
             return
         seen = self.first_seen.get((language, image))
         if seen is not None:
-            problems.add(where, f"duplicate image id “{image}” in {language} (first at {seen})")
+            problems.add(
+                where,
+                Message(
+                    gettext_noop("duplicate image id “%(image)s” in %(language)s (first at %(first)s)"),
+                    image=image,
+                    language=language,
+                    first=seen,
+                ),
+            )
             return
         self.first_seen[(language, image)] = where
         self.captions.setdefault(language, {})[image] = caption
@@ -163,9 +202,18 @@ def submission_parse(
     reading.default_language = language or None
     total = size(stream)
     if total > limits.max_bytes:
-        raise SubmissionInvalid([f"the file is {total:,} bytes; at most {limits.max_bytes:,} are allowed"], 1)
+        raise SubmissionInvalid(
+            [
+                Message(
+                    gettext_noop("the file is %(bytes)s bytes; at most %(allowed)s are allowed"),
+                    bytes=f"{total:,}",
+                    allowed=f"{limits.max_bytes:,}",
+                )
+            ],
+            1,
+        )
     if not total:
-        raise SubmissionInvalid(["the file is empty"], 1)
+        raise SubmissionInvalid([Message(gettext_noop("the file is empty"))], 1)
     name = PurePosixPath(filename.replace("\\", "/")).name[:80] or "file"
     spec = caption_files.sniff(head(stream, limits.max_value_bytes), filename, among=UPLOAD_FORMATS)
     if spec is None:  # neither its bytes nor its name tell: lines, the format most often meant
@@ -173,12 +221,21 @@ def submission_parse(
     parsed = Parsed(captions=reading.captions, format=spec.name)
     if spec.name not in accepted:
         raise SubmissionInvalid(
-            [f"{name}: a file of {spec.label}; this phase accepts only {caption_files.labels(accepted)}"],
+            [
+                located(
+                    name,
+                    Message(
+                        gettext_noop("a file of %(format)s; this phase accepts only %(accepted)s"),
+                        format=Message(spec.label),
+                        accepted=Joined([Message(caption_files.format_get(n).label) for n in accepted]),
+                    ),
+                )
+            ],
             1,
         )
     try:
         if spec.name == COCO and not language:
-            problems.add(name, "a COCO results file holds one language: say which")
+            problems.add(name, Message(gettext_noop("a COCO results file holds one language: say which")))
         else:
             spec.read(stream, name=name, size=total, reading=reading, language=language)
     except Stop as stop:  # the rest of the upload is not read
@@ -188,11 +245,17 @@ def submission_parse(
         if missing:
             problems.add(
                 code,
-                f"{len(missing)} image(s) of the phase have no caption (first: {', '.join(missing[:5])}); "
-                "every image must have exactly one caption per language submitted",
+                Message(
+                    gettext_noop(
+                        "%(count)s image(s) of the phase have no caption (first: %(first)s); every image must "
+                        "have exactly one caption per language submitted"
+                    ),
+                    count=len(missing),
+                    first=", ".join(missing[:5]),
+                ),
             )
     if not problems and not parsed.captions:
-        problems.add(name, "no captions found")
+        problems.add(name, Message(gettext_noop("no captions found")))
     if problems:
         raise SubmissionInvalid(problems.shown, problems.total)
     return parsed

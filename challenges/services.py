@@ -213,7 +213,7 @@ def _parse(
         raise SubmissionRefused(
             _("The file was refused (problems found: %(total)s); nothing was counted against your limits.")
             % {"total": exc.total},
-            problems=exc.problems,
+            problems=[problem.render(_) for problem in exc.messages],  # in the team's language
             total=exc.total,
         ) from exc
     return parsed.captions, keys

@@ -123,8 +123,3 @@ def sniff(head: bytes, filename: str = "", *, among: Iterable[str] | None = None
         if suffix and suffix in FORMATS[name].suffixes:
             return FORMATS[name]
     return None
-
-
-def labels(names: Iterable[str]) -> str:
-    """The formats' labels, joined for a sentence."""
-    return ", ".join(FORMATS[name].label for name in FORMATS if name in set(names))

@@ -14,33 +14,52 @@ from pathlib import PurePosixPath
 from typing import BinaryIO
 
 from core.caption_files import coco, jsonl
+from core.caption_files.messages import Message, Text, gettext_noop
 from core.caption_files.streaming import CHUNK, Limits, Problems, Reading, Stop, StopAll, pieces
 
 NAME = "zip"
 MAGIC = b"PK\x03\x04"
 _EOCD = b"PK\x05\x06"  # a zip's end of central directory record
 _DIRECTORY_BYTES_PER_MEMBER = 1024  # a member's entry in the directory: 46 bytes, its name and extras
+ONLY_JSON = gettext_noop("only .json and .jsonl members are read")
 _READ_ERRORS = (zipfile.BadZipFile, ValueError, NotImplementedError, OSError, EOFError, zlib.error)
+
+
+def _too_many(members: int, limits: Limits) -> Message:
+    return Message(
+        gettext_noop("%(members)s members; at most %(allowed)s are allowed"),
+        members=members,
+        allowed=limits.max_members,
+    )
+
+
+def _unreadable(exc: Exception) -> Message:
+    return Message(gettext_noop("cannot be read (%(reason)s)"), reason=str(exc))
 
 
 def sniff(head: bytes) -> bool:
     return head.startswith(MAGIC)
 
 
+def member_where(name: str) -> Message:
+    return Message(gettext_noop("archive member “%(name)s”"), name=name[:80])
+
+
 def _member_name_ok(info: zipfile.ZipInfo, problems: Problems) -> bool:
     name = info.filename
     if info.is_dir() or "/" in name or "\\" in name or name.startswith(".") or ".." in name or ":" in name:
         problems.add(
-            f"archive member “{name[:80]}”", "folders and paths are not allowed: put the files at the top"
+            member_where(name),
+            Message(gettext_noop("folders and paths are not allowed: put the files at the top")),
         )
         return False
     if info.flag_bits & 0x1:
-        problems.add(f"archive member “{name[:80]}”", "encrypted members are not allowed")
+        problems.add(member_where(name), Message(gettext_noop("encrypted members are not allowed")))
         return False
     return True
 
 
-def _directory_problem(stream: BinaryIO, size: int, limits: Limits) -> str | None:
+def _directory_problem(stream: BinaryIO, size: int, limits: Limits) -> Text | None:
     """What the archive's end record says that refuses it before its directory is read (zipfile builds an
     object per member listed there: a 50 MB directory lists a million)."""
     tail = min(size, 22 + 0xFFFF)
@@ -52,17 +71,21 @@ def _directory_problem(stream: BinaryIO, size: int, limits: Limits) -> str | Non
     members = int.from_bytes(data[at + 10 : at + 12], "little")
     directory = int.from_bytes(data[at + 12 : at + 16], "little")
     if members > limits.max_members:
-        return f"{members} members; at most {limits.max_members} are allowed"
+        return _too_many(members, limits)
     if directory > limits.max_members * _DIRECTORY_BYTES_PER_MEMBER:
-        return (
-            f"its list of members takes {directory:,} bytes, more than {limits.max_members} members take; "
-            f"at most {limits.max_members} are allowed"
+        return Message(
+            gettext_noop(
+                "its list of members takes %(bytes)s bytes, more than %(members)s members take; at most "
+                "%(members)s are allowed"
+            ),
+            bytes=f"{directory:,}",
+            members=limits.max_members,
         )
     return None
 
 
 def _member_reader(fh, info: zipfile.ZipInfo) -> Callable[[], bytes]:
-    label = f"archive member “{info.filename}”"
+    label = member_where(info.filename)
     taken = 0
 
     def read() -> bytes:
@@ -70,11 +93,11 @@ def _member_reader(fh, info: zipfile.ZipInfo) -> Callable[[], bytes]:
         try:
             piece = fh.read(CHUNK)
         except _READ_ERRORS as exc:
-            raise Stop(label, f"cannot be read ({exc})") from None
+            raise Stop(label, _unreadable(exc)) from None
         taken += len(piece)
         # Never trust the declared size: a member that inflates past it stops everything.
         if taken > info.file_size:
-            raise StopAll(label, "inflates past its declared size (refused)")
+            raise StopAll(label, Message(gettext_noop("inflates past its declared size (refused)")))
         return piece
 
     return read
@@ -92,16 +115,21 @@ def read(stream: BinaryIO, *, name: str, size: int, reading: Reading, language: 
         archive = zipfile.ZipFile(stream)
         infos = archive.infolist()
     except (zipfile.BadZipFile, ValueError, NotImplementedError, OSError, EOFError) as exc:
-        problems.add(name, f"not a readable zip archive ({exc})")
+        problems.add(name, Message(gettext_noop("not a readable zip archive (%(reason)s)"), reason=str(exc)))
         return
     if len(infos) > limits.max_members:
-        problems.add(name, f"{len(infos)} members; at most {limits.max_members} are allowed")
+        problems.add(name, _too_many(len(infos), limits))
         return
     if sum(info.file_size for info in infos) > limits.max_unzipped_bytes:
-        problems.add(name, f"inflates to more than {limits.max_unzipped_bytes:,} bytes")
+        problems.add(
+            name,
+            Message(
+                gettext_noop("inflates to more than %(bytes)s bytes"), bytes=f"{limits.max_unzipped_bytes:,}"
+            ),
+        )
         return
     if not infos:
-        problems.add(name, "the archive holds no files")
+        problems.add(name, Message(gettext_noop("the archive holds no files")))
         return
     reading.budget(len(reading.languages))
     for info in infos:
@@ -110,15 +138,17 @@ def read(stream: BinaryIO, *, name: str, size: int, reading: Reading, language: 
         member = info.filename
         stem, suffix = PurePosixPath(member).stem, PurePosixPath(member).suffix.lower()
         if suffix not in (".json", ".jsonl"):
-            problems.add(member, "only .json and .jsonl members are read")
+            problems.add(member, Message(ONLY_JSON))
             continue
         if suffix == ".json" and stem not in reading.languages:
-            problems.add(member, "name a COCO results member after its language, e.g. de.json")
+            problems.add(
+                member, Message(gettext_noop("name a COCO results member after its language, e.g. de.json"))
+            )
             continue
         try:
             fh = archive.open(info)
         except _READ_ERRORS as exc:
-            problems.add(f"archive member “{member}”", f"cannot be read ({exc})")
+            problems.add(member_where(member), _unreadable(exc))
             continue
         with fh:
             read_member = _member_reader(fh, info)
@@ -130,7 +160,7 @@ def read(stream: BinaryIO, *, name: str, size: int, reading: Reading, language: 
                 problems.add(stop.where, stop.message)
                 continue
             if first.startswith(MAGIC):  # an archive inside the archive, whatever its name
-                problems.add(member, "only .json and .jsonl members are read")
+                problems.add(member, Message(ONLY_JSON))
                 continue
             try:
                 chunks = pieces(read_member, member, first)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from core.caption_files.entries import Entry, Record, ShapeError, image_id, kind
+from core.caption_files.messages import Message, Text, gettext_noop
 from core.caption_files.streaming import CHUNK, JsonStream, Reading, Stop, StopAll, pieces
 
 NAME = "coco"
@@ -22,16 +23,23 @@ def sniff(head: bytes) -> bool:
     return head[:1] == b"["
 
 
-def entry(value: object, *, where: str, language: str | None = None) -> Entry:
+def entry(value: object, *, where: Text, language: str | None = None) -> Entry:
     """The entry, or ShapeError naming what is wrong with it."""
     if not isinstance(value, dict):
-        raise ShapeError(f"expected an object, got {kind(value)}")
-    id_field, image = image_id(value, missing="missing 'image_id'")
+        raise ShapeError(Message(gettext_noop("expected an object, got %(kind)s"), kind=kind(value)))
+    id_field, image = image_id(value, missing=Message(gettext_noop("missing 'image_id'")))
     if "caption" not in value:
-        raise ShapeError("missing 'caption'")
+        raise ShapeError(Message(gettext_noop("missing 'caption'")))
     caption = value["caption"]
     if not isinstance(caption, str):
-        raise ShapeError(f"caption of {id_field} {image!r} must be a string, got {kind(caption)}")
+        raise ShapeError(
+            Message(
+                gettext_noop("caption of %(field)s %(image)s must be a string, got %(kind)s"),
+                field=id_field,
+                image=repr(image),
+                kind=kind(caption),
+            )
+        )
     unknown = tuple(sorted(str(k) for k in value if k != id_field and k not in KNOWN))
     record = Record(where, image, id_field, language, (caption,), NAME)
     return Entry(where, image, id_field, NAME, (record,), unknown)
@@ -41,11 +49,11 @@ def read_pieces(chunks: Iterator[bytes], *, name: str, reading: Reading, languag
     """Stream a COCO results file's entries to ``reading`` (bounded: :mod:`~core.caption_files.streaming`);
     a problem of one entry is the entry's, one that stops the reading is the file's."""
 
-    def on_entry(where: str, value: object) -> None:
+    def on_entry(where: Text, value: object) -> None:
         try:
             found = entry(value, where=where, language=language)
         except ShapeError as exc:
-            reading.problems.add(where, exc.message)
+            reading.problems.add(where, exc.text)
             return
         reading.entry(found)
 

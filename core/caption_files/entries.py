@@ -5,25 +5,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.caption_files.messages import Message, Text, gettext_noop, plain
+
+__all__ = [
+    "CANDIDATES",
+    "ID_FIELDS",
+    "REFERENCES",
+    "Entry",
+    "Record",
+    "ShapeError",
+    "gettext_noop",
+    "image_id",
+]
+
 CANDIDATES = "candidates"  # one caption per image and language: a submission, a system's outputs
 REFERENCES = "references"  # several captions per image: a dataset's human captions
 ID_FIELDS = ("image_id", "image/key")
 
 
-def gettext_noop(message: str) -> str:
-    """Marks a text for the message catalogues (makemessages knows the name) without importing Django:
-    the page that shows it translates it there."""
-    return message
-
-
 class ShapeError(ValueError):
-    """An entry or line of a shape its format does not allow; ``message`` says why. The reader that
-    caught it adds the position, unless a whole-file parser gives it: ``entry`` (0-based index in the
-    file's list) or ``line`` (1-based)."""
+    """An entry or line of a shape its format does not allow; ``message`` says why in English, ``text``
+    as a translatable :class:`~core.caption_files.messages.Message`. The reader that caught it adds the
+    position, unless a whole-file parser gives it: ``entry`` (0-based index in the file's list) or
+    ``line`` (1-based)."""
 
-    def __init__(self, message: str, *, entry: int | None = None, line: int | None = None):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: Text, *, entry: int | None = None, line: int | None = None):
+        self.text = message if isinstance(message, Message) else plain(message)
+        self.message = str(message)
+        super().__init__(self.message)
         self.entry = entry
         self.line = line
 
@@ -37,7 +46,7 @@ class Record:
     ``captions``: the values as in the file (strings where the file is right; the consumer checks them);
     ``shape``: ``"coco"``, ``"flat"`` or ``"xm3600"``."""
 
-    where: str
+    where: Text
     image: int | str
     id_field: str
     language: str | None
@@ -56,7 +65,7 @@ class Entry:
     none where a line holds no caption in the language asked for) and the fields the format does not
     define (``unknown``: a consumer refuses them, reports them or ignores them)."""
 
-    where: str
+    where: Text
     image: int | str
     id_field: str
     shape: str
@@ -68,21 +77,32 @@ class Entry:
         return str(self.image).strip()
 
 
-def kind(value: object) -> str:
-    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), type(value).__name__)
+_KINDS = {dict: gettext_noop("an object"), list: gettext_noop("an array"), str: gettext_noop("a string")}
 
 
-def image_id(obj: dict, *, missing: str) -> tuple[str, int | str]:
+def kind(value: object) -> Message:
+    """What a JSON value is, for a message: "an object", "an array", "a string" or its type's name."""
+    name = _KINDS.get(type(value))
+    return Message(name) if name else plain(type(value).__name__)
+
+
+def image_id(obj: dict, *, missing: Text) -> tuple[str, int | str]:
     """(field, id) of an entry with exactly one of ``image_id`` and ``image/key``, an integer or a
     non-empty string; ShapeError otherwise (``missing``: the message where it has neither)."""
     fields = [name for name in ID_FIELDS if name in obj]
     if not fields:
         raise ShapeError(missing)
     if len(fields) > 1:
-        raise ShapeError("both 'image_id' and 'image/key': give one")
+        raise ShapeError(Message(gettext_noop("both 'image_id' and 'image/key': give one")))
     value = obj[fields[0]]
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.strip())):
-        raise ShapeError(f"{fields[0]} must be an integer or a non-empty string, got {_shown(value)}")
+        raise ShapeError(
+            Message(
+                gettext_noop("%(field)s must be an integer or a non-empty string, got %(value)s"),
+                field=fields[0],
+                value=_shown(value),
+            )
+        )
     return fields[0], value
 
 

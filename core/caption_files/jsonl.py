@@ -21,12 +21,14 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from core.caption_files.entries import Entry, Record, ShapeError, image_id, kind
+from core.caption_files.messages import Message, Text, gettext_noop
 from core.caption_files.streaming import (
     CHUNK,
     JsonStream,
     Reading,
     Stop,
     StopAll,
+    line_where,
     pieces,
 )
 
@@ -37,46 +39,61 @@ LANGUAGE_FIELDS = ("language", "image/locale")
 FLAT_KNOWN = frozenset({"caption", "id", "score", *LANGUAGE_FIELDS})
 XM3600_KNOWN = frozenset({"image/locale"})
 XM3600_FIELDS = ("caption", "caption/tokenized", "caption/tokenized/lowercase")
-NO_ID = "missing or invalid 'image/key' (or 'image_id')"
+NO_ID = gettext_noop("missing or invalid 'image/key' (or 'image_id')")
 
 
 def sniff(head: bytes) -> bool:
     return head[:1] == b"{"
 
 
-def line(value: object, *, where: str, language: str | None = None, field: str = "caption") -> Entry:
+def line(value: object, *, where: Text, language: str | None = None, field: str = "caption") -> Entry:
     """One line's entry, of either shape; ShapeError naming what is wrong with it.
 
     ``language``: only that language's captions are read (the others not even checked), and a line
     without any in it gives an entry with no records; ``field``: the list an XM3600 block's captions
     are read from (a flat line has only ``caption``)."""
     if not isinstance(value, dict):
-        raise ShapeError(f"expected a JSON object, got {kind(value)}")
-    id_field, image = image_id(value, missing=NO_ID)
+        raise ShapeError(Message(gettext_noop("expected a JSON object, got %(kind)s"), kind=kind(value)))
+    id_field, image = image_id(value, missing=Message(NO_ID))
     if "caption" in value:
         return _flat(value, where, id_field, image, language, field)
     return _xm3600(value, where, id_field, image, language, field)
 
 
-def _flat(value: dict, where: str, id_field: str, image, language: str | None, field: str) -> Entry:
+def _flat(value: dict, where: Text, id_field: str, image, language: str | None, field: str) -> Entry:
     found = [name for name in LANGUAGE_FIELDS if name in value]
     if len(found) > 1:
-        raise ShapeError("both 'language' and 'image/locale': give one")
+        raise ShapeError(Message(gettext_noop("both 'language' and 'image/locale': give one")))
     code = None
     if found:
         code = value[found[0]]
         if not isinstance(code, str) or not code.strip():
-            raise ShapeError(f"'{found[0]}' must be a language code, got {kind(code)}")
+            raise ShapeError(
+                Message(
+                    gettext_noop("'%(field)s' must be a language code, got %(kind)s"),
+                    field=found[0],
+                    kind=kind(code),
+                )
+            )
         code = code.strip()
     if field != "caption":
-        raise ShapeError(f"a flat line has only 'caption', not {field!r}")
+        raise ShapeError(
+            Message(gettext_noop("a flat line has only 'caption', not %(field)s"), field=repr(field))
+        )
     caption = value["caption"]
     if isinstance(caption, list) and all(isinstance(text, str) for text in caption):
         captions = tuple(caption)
     elif isinstance(caption, str):
         captions = (caption,)
     else:
-        raise ShapeError(f"caption of {id_field} {image!r} must be a string, got {kind(caption)}")
+        raise ShapeError(
+            Message(
+                gettext_noop("caption of %(field)s %(image)s must be a string, got %(kind)s"),
+                field=id_field,
+                image=repr(image),
+                kind=kind(caption),
+            )
+        )
     unknown = tuple(sorted(str(k) for k in value if k != id_field and k not in FLAT_KNOWN))
     records: tuple[Record, ...] = ()
     if language is None or code is None or code == language:
@@ -84,27 +101,52 @@ def _flat(value: dict, where: str, id_field: str, image, language: str | None, f
     return Entry(where, image, id_field, FLAT, records, unknown)
 
 
-def _xm3600(value: dict, where: str, id_field: str, image, language: str | None, field: str) -> Entry:
+def _xm3600(value: dict, where: Text, id_field: str, image, language: str | None, field: str) -> Entry:
     blocks = {str(k): v for k, v in value.items() if isinstance(v, dict)}
     unknown = tuple(
         sorted(str(k) for k in value if k != id_field and k not in XM3600_KNOWN and str(k) not in blocks)
     )
     if language is not None:
         if language in value and not isinstance(value[language], dict):
-            raise ShapeError(f"{language!r} of {image!r} must be an object, got {kind(value[language])}")
+            raise ShapeError(
+                Message(
+                    gettext_noop("%(language)s of %(image)s must be an object, got %(kind)s"),
+                    language=repr(language),
+                    image=repr(image),
+                    kind=kind(value[language]),
+                )
+            )
         blocks = {language: blocks[language]} if language in blocks else {}
         unknown = tuple(k for k in unknown if k != language)
     elif not blocks:
         raise ShapeError(
-            'no caption: expected "<language>": {"caption": [...]} (XM3600) or "caption" (a flat line)'
+            Message(
+                gettext_noop(
+                    'no caption: expected "<language>": {"caption": [...]} (XM3600) or "caption" (a flat line)'
+                )
+            )
         )
     records = []
     for code, block in blocks.items():
         texts = block.get(field)
         if texts is None:
-            raise ShapeError(f"{code!r} of {image!r} has no {field!r} list")
+            raise ShapeError(
+                Message(
+                    gettext_noop("%(language)s of %(image)s has no %(field)s list"),
+                    language=repr(code),
+                    image=repr(image),
+                    field=repr(field),
+                )
+            )
         if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
-            raise ShapeError(f"{code}/{field} of {image!r} must be a list of strings")
+            raise ShapeError(
+                Message(
+                    gettext_noop("%(language)s/%(field)s of %(image)s must be a list of strings"),
+                    language=code,
+                    field=field,
+                    image=repr(image),
+                )
+            )
         records.append(Record(where, image, id_field, code, tuple(texts), XM3600))
     return Entry(where, image, id_field, XM3600, tuple(records), unknown)
 
@@ -113,11 +155,17 @@ def one_caption(record: Record, *, several: str = "refuse") -> object:
     """The one caption of a candidates record; ShapeError where it has none, or (``several="refuse"``)
     more than one. ``several="first"`` takes the first."""
     if not record.captions:
-        raise ShapeError(f"no caption for '{record.language}'")
+        raise ShapeError(Message(gettext_noop("no caption for '%(language)s'"), language=record.language))
     if len(record.captions) > 1 and several != "first":
         raise ShapeError(
-            f"{len(record.captions)} captions for '{record.language}' of {record.key}: "
-            "give exactly one per image and language"
+            Message(
+                gettext_noop(
+                    "%(count)s captions for '%(language)s' of %(image)s: give exactly one per image and language"
+                ),
+                count=len(record.captions),
+                language=record.language,
+                image=record.key,
+            )
         )
     return record.captions[0]
 
@@ -141,7 +189,7 @@ def read_pieces(chunks: Iterator[bytes], *, name: str, reading: Reading) -> None
                     text = b"".join([*carry, text])
                     carry, carried = [], 0
                 number += 1
-                where = f"{name} line {number}"
+                where = line_where(name, number)
                 reading.take_entry(where, "lines")
                 _read_line(text.removesuffix(b"\r"), where, name, reading)
                 start = end + 1
@@ -150,13 +198,18 @@ def read_pieces(chunks: Iterator[bytes], *, name: str, reading: Reading) -> None
                 carried += len(piece) - start
                 if carried > limit:
                     raise Stop(
-                        f"{name} line {number + 1}",
-                        f"longer than {limit:,} bytes (a JSON line holds one image's captions); "
-                        "nothing after this was read",
+                        line_where(name, number + 1),
+                        Message(
+                            gettext_noop(
+                                "longer than %(bytes)s bytes (a JSON line holds one image's captions); "
+                                "nothing after this was read"
+                            ),
+                            bytes=f"{limit:,}",
+                        ),
                     )
         if carry:
             number += 1
-            where = f"{name} line {number}"
+            where = line_where(name, number)
             reading.take_entry(where, "lines")
             _read_line(b"".join(carry).removesuffix(b"\r"), where, name, reading)
     except StopAll:
@@ -165,15 +218,15 @@ def read_pieces(chunks: Iterator[bytes], *, name: str, reading: Reading) -> None
         reading.problems.add(stop.where, stop.message)
 
 
-def _read_line(text: bytes, where: str, name: str, reading: Reading) -> None:
+def _read_line(text: bytes, where: Text, name: str, reading: Reading) -> None:
     if not text.strip():
         return
 
-    def on_entry(at: str, value: object) -> None:
+    def on_entry(at: Text, value: object) -> None:
         try:
             found = line(value, where=at)
         except ShapeError as exc:
-            reading.problems.add(at, exc.message)
+            reading.problems.add(at, exc.text)
             return
         reading.entry(found)
 

@@ -22,6 +22,7 @@ from typing import BinaryIO
 import ijson
 
 from core.caption_files.entries import Entry
+from core.caption_files.messages import Message, Text, gettext_noop, located
 
 try:
     # yajl2_c: ijson's C extension over yajl, which the pinned wheel ships; a few times the speed of the
@@ -67,13 +68,13 @@ class Problems:
     and the one that stopped the reading (``last=True``, at most one) kept whatever came before it."""
 
     def __init__(self) -> None:
-        self.shown: list[str] = []
+        self.shown: list[Message] = []
         self.total = 0
 
-    def add(self, where: str, message: str, *, last: bool = False) -> None:
+    def add(self, where: Text, message: Text, *, last: bool = False) -> None:
         self.total += 1
         if len(self.shown) < SHOWN_PROBLEMS or last:
-            self.shown.append(f"{where}: {message}" if where else message)
+            self.shown.append(located(where, message))
 
     def __bool__(self) -> bool:
         return self.total > 0
@@ -82,8 +83,8 @@ class Problems:
 class Stop(Exception):
     """The document (file, archive member, JSON line) cannot be read on: one problem, where it was hit."""
 
-    def __init__(self, where: str, message: str):
-        super().__init__(f"{where}: {message}")
+    def __init__(self, where: Text, message: Text):
+        super().__init__(str(located(where, message)))
         self.where = where
         self.message = message
 
@@ -117,22 +118,51 @@ class Reading:
         """The keys and values one JSON line may hold: an XM3600 line holds a block per language."""
         return self.limits.max_entry_values + self.limits.max_block_values * max(len(self.languages), 1)
 
-    def take_entry(self, where: str, unit: str) -> None:
+    def take_entry(self, where: Text, unit: str) -> None:
+        """One more entry (``unit``: ``"entries"`` of a list, ``"lines"`` of JSON lines)."""
         self.entries += 1
         if self.problems.total >= self.limits.max_problems:
             raise StopAll(
-                where, f"{self.problems.total:,} problems before this; nothing from here on was read"
+                where,
+                Message(
+                    gettext_noop("%(total)s problems before this; nothing from here on was read"),
+                    total=f"{self.problems.total:,}",
+                ),
             )
         if self.entries > self.allowed_entries:
+            template = (
+                gettext_noop(
+                    "more than %(allowed)s lines in the file (the phase needs %(needed)s: one caption per "
+                    "image and language); nothing after this was read"
+                )
+                if unit == "lines"
+                else gettext_noop(
+                    "more than %(allowed)s entries in the file (the phase needs %(needed)s: one caption per "
+                    "image and language); nothing after this was read"
+                )
+            )
             raise StopAll(
                 where,
-                f"more than {self.allowed_entries:,} {unit} in the file (the phase needs "
-                f"{self.needed_entries:,}: one caption per image and language); nothing after this was read",
+                Message(template, allowed=f"{self.allowed_entries:,}", needed=f"{self.needed_entries:,}"),
             )
 
     def entry(self, entry: Entry) -> None:
         """One entry the format read (a problem goes to :attr:`problems`)."""
         raise NotImplementedError
+
+
+def entry_where(name: str, index: int) -> Message:
+    """The position of a list's entry, ``r.json entry 3``."""
+    return Message(gettext_noop("%(name)s entry %(index)s"), name=name, index=index)
+
+
+def line_where(name: str, number: int) -> Message:
+    """The position of a line, ``r.jsonl line 3``."""
+    return Message(gettext_noop("%(name)s line %(number)s"), name=name, number=number)
+
+
+def _not_json(exc: Exception) -> Message:
+    return Message(gettext_noop("not valid JSON (%(reason)s)"), reason=json_reason(exc))
 
 
 def json_reason(exc: Exception) -> str:
@@ -158,9 +188,9 @@ class JsonStream:
         limits: Limits,
         name: str,
         in_list: bool,
-        on_entry: Callable[[str, object], None],
-        on_begin: Callable[[str], None] | None = None,
-        line_where: str = "",
+        on_entry: Callable[[Text, object], None],
+        on_begin: Callable[[Text], None] | None = None,
+        line_where: Text = "",
         entry_values: int | None = None,
         expected: str = '[{"image_id": ..., "caption": ...}, ...]',
     ):
@@ -185,13 +215,13 @@ class JsonStream:
         self.values = 0
         self.entry_start = 0
 
-    def where(self) -> str:
+    def where(self) -> Text:
         if not self.in_list:
             return self.line_where
         if self.depth > self.base:
-            return f"{self.name} entry {self.index}"
+            return entry_where(self.name, self.index)
         if self.depth == self.base and self.index:
-            return f"{self.name} after entry {self.index}"
+            return Message(gettext_noop("%(name)s after entry %(index)s"), name=self.name, index=self.index)
         return self.name
 
     def send(self, piece: bytes) -> None:
@@ -201,7 +231,7 @@ class JsonStream:
             self.parser.send(piece)
         except JSON_ERRORS as exc:
             self._take()  # the events before the error: their entries are checked
-            raise Stop(self.where(), f"not valid JSON ({json_reason(exc)})") from None
+            raise Stop(self.where(), _not_json(exc)) from None
         if self.events:
             self.quiet = 0
             self._take()
@@ -210,8 +240,14 @@ class JsonStream:
         if self.quiet > self.limits.max_value_bytes:
             raise Stop(
                 self.where(),
-                f"a single JSON value (or run of blanks) of more than {self.limits.max_value_bytes:,} bytes; "
-                f"a caption has at most {self.limits.max_caption_chars:,} characters",
+                Message(
+                    gettext_noop(
+                        "a single JSON value (or run of blanks) of more than %(bytes)s bytes; a caption has "
+                        "at most %(chars)s characters"
+                    ),
+                    bytes=f"{self.limits.max_value_bytes:,}",
+                    chars=f"{self.limits.max_caption_chars:,}",
+                ),
             )
 
     def close(self) -> None:
@@ -220,11 +256,14 @@ class JsonStream:
             self.parser.close()
         except JSON_ERRORS as exc:
             self._take()
-            raise Stop(self.where(), f"not valid JSON ({json_reason(exc)})") from None
+            raise Stop(self.where(), _not_json(exc)) from None
         self._take()
 
     def _nested(self) -> Stop:
-        return Stop(self.where(), f"JSON nested deeper than {self.limits.max_depth} levels")
+        return Stop(
+            self.where(),
+            Message(gettext_noop("JSON nested deeper than %(depth)s levels"), depth=self.limits.max_depth),
+        )
 
     def _put(self, value: object) -> None:
         """``value`` into the container open at the top of the stack."""
@@ -244,11 +283,22 @@ class JsonStream:
                 if self.values > self.entry_values:
                     raise Stop(
                         self.where(),
-                        f"more than {self.entry_values} keys and values in one entry; an entry is "
-                        '{"image_id": ..., "caption": ...}',
+                        Message(
+                            gettext_noop(
+                                'more than %(values)s keys and values in one entry; an entry is {"image_id": '
+                                '..., "caption": ...}'
+                            ),
+                            values=self.entry_values,
+                        ),
                     )
                 if self.fed - self.entry_start > limits.max_entry_bytes:
-                    raise Stop(self.where(), f"an entry of more than {limits.max_entry_bytes:,} bytes")
+                    raise Stop(
+                        self.where(),
+                        Message(
+                            gettext_noop("an entry of more than %(bytes)s bytes"),
+                            bytes=f"{limits.max_entry_bytes:,}",
+                        ),
+                    )
                 if event == "end_map" or event == "end_array":
                     self.depth = depth - 1
                     done = self.stack.pop()
@@ -287,18 +337,21 @@ class JsonStream:
                     raise self._nested()
                 self.depth = 1
             else:
-                raise Stop(self.name, f"expected a JSON list {self.expected}")
+                raise Stop(
+                    self.name,
+                    Message(gettext_noop("expected a JSON list %(example)s"), example=self.expected),
+                )
         del self.events[:]
 
     def _begin(self) -> None:
         self.index += 1
         if self.in_list and self.on_begin is not None:
-            self.on_begin(f"{self.name} entry {self.index}")
+            self.on_begin(entry_where(self.name, self.index))
         self.values = 0
         self.entry_start = self.piece_start
 
     def _finish(self, value: object) -> None:
-        where = f"{self.name} entry {self.index}" if self.in_list else self.line_where
+        where = entry_where(self.name, self.index) if self.in_list else self.line_where
         self.stack, self.keys = [], []
         self.on_entry(where, value)
 
@@ -325,7 +378,14 @@ def pieces(read: Callable[[], bytes], name: str, first: bytes = b"") -> Iterator
             decoder.decode(piece, final)
         except UnicodeDecodeError as exc:
             line = lines + piece[: max(0, exc.start - pending)].count(b"\n") + 1
-            raise Stop(name, f"line {line}: not UTF-8 text (byte {offset - pending + exc.start})") from None
+            raise Stop(
+                name,
+                Message(
+                    gettext_noop("line %(line)s: not UTF-8 text (byte %(byte)s)"),
+                    line=line,
+                    byte=offset - pending + exc.start,
+                ),
+            ) from None
         if final:
             return
         lines += piece.count(b"\n")

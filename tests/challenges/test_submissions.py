@@ -257,3 +257,22 @@ def test_a_language_is_scored_with_one_meteor_jvm(bench, monkeypatch):
     assert len(starts) == 2  # one per language (unit)
     for row in rows:
         assert row.low <= row.value <= row.high
+
+
+def test_a_refusal_speaks_the_teams_language(bench):
+    from django.utils import translation
+
+    bad = b'[{"image_id": 999, "caption": "x"}]'
+    with translation.override("de"), pytest.raises(SubmissionRefused) as german:
+        submit(bench, data=bad)
+    assert german.value.problems[0] == "r.json Eintrag 1: unbekannte Bild-ID „999“ (kein Bild dieser Phase)"
+    with translation.override("ja"), pytest.raises(SubmissionRefused) as japanese:
+        submit(
+            bench, data=b"\n".join([b'{"image/key": "1", "de": {"caption": ["a", "b"]}}']), filename="r.jsonl"
+        )
+    assert japanese.value.problems[0] == (
+        "r.jsonl の 1 行目：1 の 'de' に説明文が 2 件あります。画像と言語ごとにちょうど1件にしてください"
+    )
+    with pytest.raises(SubmissionRefused) as english:
+        submit(bench, data=bad)
+    assert english.value.problems[0] == "r.json entry 1: unknown image id “999” (not an image of this phase)"
