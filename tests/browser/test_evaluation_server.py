@@ -8,7 +8,9 @@ import json
 
 import pytest
 
+from challenges.models import BenchmarkLanguage
 from challenges.services import invitation_create
+from tests import factories as f
 from tests.challenges.conftest import coco, make_benchmark
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -63,10 +65,22 @@ def test_a_team_joins_submits_with_errors_then_validly_and_finds_its_place(live_
 @pytest.mark.parametrize(("code", "scored"), [("de", "bewertet"), ("ar", "قُيِّم")])
 def test_a_team_walks_the_server_on_a_phone_in_its_language(live_server, browser, code, scored):
     """From the invitation link to a scored entry on the leaderboard, in German and in Arabic on a 390 px
-    screen: every page in the team's language and none wider than the screen."""
+    screen: every page in the team's language and none wider than the screen, the leaderboard with its
+    fresh-reference columns too."""
     import os
 
     bench = make_benchmark(f"Phone bench {code}", base=7000)
+    # References from a public dataset, with fresh ones of the test images: the widest leaderboard.
+    link = BenchmarkLanguage.objects.get(benchmark=bench["benchmark"], language=bench["de"])
+    link.reference_set.public_dataset = "XM3600, CC-BY 4.0"
+    link.reference_set.save()
+    link.fresh_reference_set = f.reference_set_with(
+        bench["test_images"],
+        [[f"ein frisches bild vom {n}. tag"] for n, _ in enumerate(bench["test_images"])],
+        name=f"Phone bench {code} fresh",
+        language=bench["de"],
+    )
+    link.save()
     invitation = invitation_create(team_id=bench["team"].pk)
     context = browser.new_context(viewport={"width": 390, "height": 844}, locale=code)
     page = context.new_page()
@@ -103,6 +117,7 @@ def test_a_team_walks_the_server_on_a_phone_in_its_language(live_server, browser
         look("04-submission")
         page.goto(f"{live_server.url}/challenges/phases/{bench['test'].pk}/leaderboard/?language=de")
         expect(page.locator("#leaderboard")).to_contain_text("mein Modell")
+        expect(page.locator("#fresh")).to_be_visible()
         look("05-leaderboard")
         page.goto(f"{live_server.url}/challenges/api/")
         look("06-api")
