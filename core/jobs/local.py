@@ -1,7 +1,7 @@
 """The embedded default's local worker: long jobs run beside the web process, not inside a request.
 
 With no broker (eager Celery), sending a unit used to compute it inside the request that started the
-job: starting the demo fine-tune held the admin page for two minutes. When ``JOBS_LOCAL_RUNNER`` is on
+job (and a report page computed its report inside the request: 16 s of blank page on the demo): starting the demo fine-tune held the admin page for two minutes. When ``JOBS_LOCAL_RUNNER`` is on
 (the embedded default) and Celery is eager, a unit sent while a web request is being answered is
 handed to a small thread pool instead; the request returns at once and the job's page shows its
 progress as the units finish. A unit the pool computes runs the kind's own task (``task.apply``),
@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connections
@@ -68,6 +70,22 @@ def _run(kind: JobKind, unit_id: int) -> None:
 def local_submit(kind: JobKind, unit_id: int) -> Future:
     """Hand one unit to the local pool; returns its future (tests wait on it)."""
     return _executor().submit(_run, kind, unit_id)
+
+
+def _call(function: Callable[..., Any], kwargs: dict) -> None:
+    close_old_connections()
+    try:
+        function(**kwargs)
+    except Exception:  # the function stores its own failure (a report row's error); this guards the thread
+        log.exception("local call %s failed", getattr(function, "__name__", function))
+    finally:
+        connections.close_all()
+
+
+def local_call(function: Callable[..., Any], **kwargs: Any) -> Future:
+    """Run ``function(**kwargs)`` on the local pool, beside the request, as a worker would: for work that is
+    not a job kind's unit (a report computed once per selection). Returns its future (tests wait on it)."""
+    return _executor().submit(_call, function, kwargs)
 
 
 def local_wait(timeout: float | None = None) -> None:

@@ -153,3 +153,37 @@ def test_the_trust_api_is_computed_once_per_selection(world, researcher, client)
         second = client.get("/api/trust/", {"runs": world["run"].pk})
     assert first.status_code == 200 and first.json() == second.json()
     assert computed.call_count == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_the_embedded_default_the_page_paints_at_once_and_the_local_runner_computes(
+    world, researcher, client, settings, monkeypatch
+):
+    """Eager Celery with the local runner (the README's demo): the report is computed beside the request,
+    not inside it, so the page answers with the panel while nothing is computed yet, then the report."""
+    import threading
+
+    from core.jobs import local
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.JOBS_LOCAL_RUNNER = True
+    release = threading.Event()
+    call = local._call
+
+    def held(function, kwargs):
+        release.wait(30)
+        call(function, kwargs)
+
+    monkeypatch.setattr(local, "_call", held)
+    client.force_login(researcher)
+    url = reverse("reports:report")
+    try:
+        waiting = client.get(url, page_query(world)).content.decode()
+        assert 'id="computing"' in waiting and '<meta http-equiv="refresh"' in waiting
+        assert 'id="trust-table"' not in waiting
+        assert ReportCache.objects.get(kind=REPORT).state == ReportCacheState.PENDING
+    finally:
+        release.set()
+        local.local_wait()
+    assert ReportCache.objects.get(kind=REPORT).state == ReportCacheState.DONE
+    assert 'id="trust-table"' in client.get(url, page_query(world)).content.decode()

@@ -8,9 +8,10 @@ hashes both; :func:`selection_key` hashes the selection alone. A page asks :func
 
 * the row of the current content is done: the stored result, at once;
 * it is not (new, queued or computing): the row is queued (:func:`report_enqueue`, on commit, a
-  Celery task; computed on the spot where Celery runs eagerly, as in the embedded default and the
-  tests), and the page shows what is being computed and, when the same selection was computed from
-  older data, that older result marked as such.
+  Celery task; in the embedded default, while a page is answered, the local runner's thread beside the
+  request, :mod:`core.jobs.local`; computed on the spot where Celery runs eagerly outside a request, as
+  in commands and the tests), and the page shows what is being computed and, when the same selection
+  was computed from older data, that older result marked as such.
 
 Nothing is invalidated by time: new data gives a new key. A row whose computation died (worker
 killed) is queued again once it has not moved for :data:`STALE_AFTER`.
@@ -35,6 +36,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign, CampaignKind, Rating, SxsJudgment
 from core.errors import DomainError, ValidationFailed
+from core.jobs.local import local_call, local_runner_active
 from evaluation.models import (
     ClipFineTune,
     ClipProbeCheck,
@@ -203,8 +205,10 @@ def eager() -> bool:
 def report_enqueue(kind: str, selection: dict, *, key: str | None = None) -> ReportCache:
     """The row of this selection's current content, queued for computing unless done or under way.
 
-    Where Celery runs eagerly the row is computed before this returns; otherwise the task is sent
-    once the current transaction commits. Idempotent: two requests for the same content make one row.
+    Where Celery runs eagerly the row is computed before this returns, except while a page is answered
+    in the embedded default (``JOBS_LOCAL_RUNNER``): then the local runner computes it beside the request
+    once the current transaction commits, as the Celery task is sent otherwise. Idempotent: two
+    requests for the same content make one row.
     """
     key = key or content_key(kind, selection)
     try:
@@ -222,7 +226,12 @@ def report_enqueue(kind: str, selection: dict, *, key: str | None = None) -> Rep
     moving = entry.state in (ReportCacheState.PENDING, ReportCacheState.RUNNING)
     stuck = moving and timezone.now() - entry.updated_at >= STALE_AFTER
     if created or stuck:
-        if eager():
+        if eager() and local_runner_active():
+            # The embedded default answering a page: computed beside the request, as a worker would, so
+            # that the page paints at once with what is being computed and reloads until it is done.
+            entry_id = entry.pk
+            transaction.on_commit(lambda: local_call(report_compute, cache_id=entry_id))
+        elif eager():
             report_compute(cache_id=entry.pk)
             entry.refresh_from_db()
         else:
