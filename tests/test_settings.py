@@ -178,3 +178,23 @@ def test_refuses_an_orphan_timeout_shorter_than_three_heartbeats():
     assert "JOB_ORPHAN_SECONDS (90.0) must be at least three heartbeats" in result.stderr
     result = run_manage("check", DJANGO_SECRET_KEY=key, JOB_HEARTBEAT_SECONDS="30", JOB_ORPHAN_SECONDS="90")
     assert result.returncode == 0, result.stderr
+
+
+def test_the_embedded_default_sends_eager_tasks_without_a_broker_warning():
+    """No broker named (scripts/demo.sh): a job sent eagerly builds no AMQP producer, so kombu's "No
+    hostname was supplied" no longer appears on every command; the deploy check still says no broker."""
+    code = (
+        "import logging, django; logging.basicConfig(); django.setup()\n"
+        "from celery import current_app\n"
+        "with current_app.producer_or_acquire(None) as producer: print(producer.connection.transport_cls)\n"
+        "from core import deploy; from django.conf import settings\n"
+        "print(deploy.celery_problem(settings.CELERY_BROKER_URL, settings.CELERY_TASK_ALWAYS_EAGER))\n"
+    )
+    result = run_manage(
+        command=("-c", code),
+        settings="config.settings.base",
+        unset=("CELERY_BROKER_URL", "REDIS_URL", "DATABASE_URL"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "No hostname was supplied" not in result.stderr
+    assert result.stdout.splitlines()[0] == "memory" and "CELERY_BROKER_URL is not set" in result.stdout

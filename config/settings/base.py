@@ -196,6 +196,12 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 # No broker configured: run tasks in-process (embedded default and tests).
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
+if CELERY_TASK_ALWAYS_EAGER and not CELERY_BROKER_URL:
+    # Eager tasks never reach a broker, yet Celery builds a producer for each one sent: with no broker
+    # named that was AMQP's, and kombu warned "No hostname was supplied" every time (scripts/demo.sh).
+    # Celery reads broker_host when broker_url is None (not ""); the deploy checks still see no broker.
+    CELERY_BROKER_URL = None
+    CELERY_BROKER_HOST = "memory://localhost/"
 # Eager Celery (the embedded default): a job started from a page runs on a local worker thread, so the
 # page returns at once and shows the job's progress (core/jobs/local.py). Off: units are computed
 # inside the request that sends them. Commands compute in-process either way.
