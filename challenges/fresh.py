@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Campaign, CampaignKind
 from challenges.models import Benchmark, BenchmarkLanguage, Phase, ScoringUnit, Submission
 from core.errors import NotFound, ValidationFailed
 from core.jobs.models import JobStatus
 from evaluation.human.selectors import campaign_references
+from evaluation.metrics.references import caption_campaign_get
 from evaluation.models import Reference, ReferenceSet, ReferenceSetKind
 
 RATINGS = ("", "MEDIUM", "GOOD")
@@ -110,14 +110,7 @@ def fresh_references_attach(
         raise ValidationFailed(
             f"A minimum rating is one of GOOD, MEDIUM or empty, not “{min_verified_rating}”."
         )
-    campaign = Campaign.objects.select_related("language").filter(pk=campaign_id).first()
-    if campaign is None:
-        raise NotFound(f"There is no campaign #{campaign_id}.")
-    if campaign.kind != CampaignKind.CAPTION:
-        raise ValidationFailed(
-            f"Campaign #{campaign.pk} “{campaign.name}” is a {campaign.get_kind_display()} campaign: fresh "
-            "references are the captions of a caption campaign."
-        )
+    campaign = caption_campaign_get(campaign_id)
     if campaign.language_id != link.language_id:
         raise ValidationFailed(
             f"Campaign #{campaign.pk} writes {campaign.language.code} captions, not {language_code}."

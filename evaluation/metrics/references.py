@@ -197,6 +197,20 @@ def references_import(
     return report
 
 
+def caption_campaign_get(campaign_id: int) -> Campaign:
+    """The caption campaign whose written captions are to be references. Raises NotFound, and
+    ValidationFailed for a campaign of another kind."""
+    campaign = Campaign.objects.select_related("language").filter(pk=campaign_id).first()
+    if campaign is None:
+        raise NotFound(f"There is no campaign #{campaign_id}.")
+    if campaign.kind != CampaignKind.CAPTION:
+        raise ValidationFailed(
+            f"“{campaign.name}” is a {campaign.get_kind_display()} campaign: only caption campaigns have "
+            "written captions to use as references."
+        )
+    return campaign
+
+
 def reference_set_from_campaign(
     *,
     campaign_id: int,
@@ -214,14 +228,7 @@ def reference_set_from_campaign(
     campaign, ValidationFailed for another language, a campaign of another kind, or a name that
     belongs to another set.
     """
-    campaign = Campaign.objects.select_related("language").filter(pk=campaign_id).first()
-    if campaign is None:
-        raise NotFound(f"There is no campaign #{campaign_id}.")
-    if campaign.kind != CampaignKind.CAPTION:
-        raise ValidationFailed(
-            f"“{campaign.name}” is a {campaign.get_kind_display()} campaign: only caption campaigns have "
-            "written captions to use as references."
-        )
+    campaign = caption_campaign_get(campaign_id)
     language = campaign.language
     if language_code and language_code != language.code:
         other = Language.objects.filter(code=language_code).first()
