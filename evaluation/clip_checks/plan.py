@@ -77,6 +77,11 @@ def _images_by_name(names: list[str]) -> tuple[dict[str, int], list[str], list[s
     return found, unknown, without_file
 
 
+def _model_label(params: dict) -> str:
+    """What a check's default name calls its model: the registered model's name, else the architecture."""
+    return params.get("clip_registered") or params["clip_model"]
+
+
 def _wanted(languages) -> list[str]:
     return list(dict.fromkeys(code.strip() for code in languages or [] if code.strip()))
 
@@ -95,8 +100,10 @@ def zeroshot_check_plan(
     ``labels``, ``images``, ``templates``: ``(file name, content)`` (formats in
     :mod:`evaluation.clip_checks.files`). ``languages`` keeps only those codes; English's labels are
     always embedded when the file has them, as the baseline each language is compared with. ``clip``:
-    the model and image orientation (its prompt prefix is not used: the templates are the prompts). Raises
-    ValidationFailed for a malformed file (naming its lines), an unknown or file-less image, a
+    the model (a registered one's parameters, config included, or a typed architecture, which is
+    checked) and image orientation (its prompt prefix is not used: the templates are the prompts).
+    Raises NotFound for an unknown registered model; ValidationFailed for a model the workers would not
+    know (:meth:`ClipModelChoice.params`), for a malformed file (naming its lines), an unknown or file-less image, a
     language not in the labels, or a language none of whose classes has a labelled image.
     """
     try:
@@ -149,7 +156,7 @@ def zeroshot_check_plan(
     }
     return ProbePlan(
         probe=ClipProbe.ZEROSHOT,
-        name=(name or f"{params['clip_model']} zero-shot on {labels[0] or 'imported labels'}")[:200],
+        name=(name or f"{_model_label(params)} zero-shot on {labels[0] or 'imported labels'}")[:200],
         languages=wanted,
         params=params,
         data=data,
@@ -182,8 +189,9 @@ def foil_check_plan(
 
     ``files``: ``(file name, content, language)`` of VALSE-format files (language "" reads it from
     the file name, :func:`language_of_file`); a language may span several files (VALSE's pieces).
-    Only pairs with ``mturk.caption >= min_votes`` are kept. ``clip``: the model, prompt prefix and
-    image orientation. Raises ValidationFailed for a malformed
+    Only pairs with ``mturk.caption >= min_votes`` are kept. ``clip``: the model (as for
+    :func:`zeroshot_check_plan`), prompt prefix and image orientation. Raises NotFound for an unknown
+    registered model; ValidationFailed for a model the workers would not know, a malformed
     file (naming its items), a pair whose image is not imported (unless ``skip_unknown_images``,
     which drops those pairs and counts them), the same pair twice, or a language with no valid pair.
     """
@@ -254,7 +262,7 @@ def foil_check_plan(
     }
     return ProbePlan(
         probe=ClipProbe.FOIL,
-        name=(name or f"{params['clip_model']} foils on {', '.join(wanted)}")[:200],
+        name=(name or f"{_model_label(params)} foils on {', '.join(wanted)}")[:200],
         languages=wanted,
         params=params,
         data=data,

@@ -14,7 +14,6 @@ from evaluation.clip_checks.plan import (
 )
 from evaluation.clip_choice import ClipModelChoice
 from evaluation.finetune.plan import clip_model_demo_register
-from evaluation.metrics.clip.tiny import TINY_CLIP_CONFIG, TINY_CLIP_NAME
 from evaluation.models import ClipProbeCheck, RetrievalCheck, RunStatus
 from evaluation.retrieval.plan import retrieval_check_plan, retrieval_check_resume, retrieval_check_store
 
@@ -30,7 +29,7 @@ def demo_clip_checks_load(*, reference_sets: list[str]) -> list[tuple[str, int, 
     from evaluation.demo.clip_probe_data import demo_foil_files, demo_zeroshot_files
 
     registered = clip_model_demo_register()
-    clip = ClipModelChoice(model=TINY_CLIP_NAME, pretrained="", checkpoint=registered.checkpoint)
+    clip = ClipModelChoice(registered=registered.name)  # as a manager chooses it in the admin
     out = []
     existing = RetrievalCheck.objects.filter(name=RETRIEVAL_NAME).order_by("pk").first()
     if existing is None:
@@ -58,7 +57,6 @@ def demo_clip_checks_load(*, reference_sets: list[str]) -> list[tuple[str, int, 
         existing = ClipProbeCheck.objects.filter(name=name).order_by("pk").first()
         if existing is None:
             plan = planner()
-            plan.params["clip_model_config"] = TINY_CLIP_CONFIG
             check = probe_check_store(plan=plan)
             out.append((plan.probe, check.pk, True))
         else:

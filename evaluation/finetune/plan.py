@@ -36,6 +36,7 @@ from annotation.models import (
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.jobs.engine import job_enqueue, job_resume, unit_run
 from core.scales import RATING
+from evaluation.clip_choice import clip_model_registered
 from evaluation.finetune.compute import run_compute
 from evaluation.finetune.tasks import FINE_TUNE
 from evaluation.human.selectors import reference_captions
@@ -65,13 +66,10 @@ def _examples(keys) -> str:
 
 
 def clip_model_get(*, name: str) -> ClipModel:
-    """The registered CLIP model called ``name``; NotFound naming the ones there are."""
-    found = ClipModel.objects.filter(name=name.strip()).first()
+    """The registered CLIP model called ``name`` (or of that id); NotFound naming the ones there are."""
+    found = clip_model_registered(name)
     if found is None:
-        names = list(ClipModel.objects.values_list("name", flat=True)[:20])
-        raise NotFound(
-            f"There is no registered CLIP model “{name}” (registered: {', '.join(names) or 'none'})."
-        )
+        raise NotFound("Name a registered CLIP model.")
     return found
 
 

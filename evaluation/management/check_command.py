@@ -15,7 +15,14 @@ from evaluation.models import RunStatus
 
 def add_clip_check_arguments(parser) -> None:
     parser.add_argument("--languages", nargs="+", metavar="CODE", help="only these languages")
-    parser.add_argument("--model", help="open_clip model name (default: the CLIP_MODEL setting)")
+    parser.add_argument(
+        "--clip-model",
+        metavar="NAME",
+        help="a registered CLIP model, by name or id (as metric runs; e.g. demo-tiny-clip)",
+    )
+    parser.add_argument(
+        "--model", help="open_clip model name, without --clip-model (default: the CLIP_MODEL setting)"
+    )
     parser.add_argument(
         "--pretrained", help="pretrained tag (default: CLIP_PRETRAINED for the default model)"
     )
@@ -33,7 +40,10 @@ def clip_check_options(options: dict) -> dict:
         "languages": options["languages"],
         "name": options["name"],
         "clip": ClipModelChoice(
-            model=options["model"], pretrained=options["pretrained"], checkpoint=options["checkpoint"]
+            model=options["model"],
+            pretrained=options["pretrained"],
+            checkpoint=options["checkpoint"],
+            registered=options["clip_model"],
         ),
     }
 

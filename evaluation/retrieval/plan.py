@@ -9,21 +9,18 @@ with its chunks in one transaction and sent to the workers on commit by the job 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Campaign, CampaignKind, Image, Language
-from core.errors import NotFound, ValidationFailed
+from core.errors import ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from evaluation.clip_choice import CLIP_SETTINGS, ClipModelChoice
 from evaluation.human.selectors import reference_captions
-from evaluation.metrics.clip.compat import ensure_torchvision_loadable
 from evaluation.metrics.clip.trust import clip_model_key
 from evaluation.models import (
-    ClipModel,
     ReferenceSet,
     RetrievalCheck,
     RetrievalSource,
@@ -109,9 +106,9 @@ def retrieval_check_plan(
     The data: the written captions of caption ``campaigns`` (ids or names) in the languages they are
     in, or the captions of ``reference_sets`` (ids or names, one per language; imported from XM3600
     files or a campaign's). ``languages`` keeps only those codes, each of which must have captions.
-    The model, as for metric runs: ``clip_model_name`` names a registered CLIP model (``ClipModel``:
-    the demo's, a fine-tuned one) whose weights and architecture the check uses; otherwise ``clip``'s
-    model (an open_clip architecture) with its pretrained tag or checkpoint, by default the ``CLIP_*``
+    The model, as for metric runs: ``clip_model_name`` (or ``clip.registered``) names a registered CLIP
+    model (``ClipModel``: the demo's, a fine-tuned one; by name or id) whose weights and architecture the
+    check uses; otherwise ``clip``'s model (an open_clip architecture) with its pretrained tag or checkpoint, by default the ``CLIP_*``
     settings; ``clip`` gives the prompt prefix and image orientation in both cases. Raises NotFound for an unknown registered model; ValidationFailed when a registered
     model and a typed one are both given, when a typed name is not an open_clip architecture (a
     registered model's name typed there says to choose it instead), when: both or neither source is named, a name is unknown, a campaign is not a caption campaign,
@@ -192,57 +189,16 @@ def retrieval_check_plan(
             f"A retrieval check needs the image files: {len(without_file)} images have none ({shown})."
         )
 
-    registered = _registered_model(clip_model_name, clip)
+    if (clip_model_name or "").strip():
+        clip = replace(clip, registered=clip_model_name)
+    registered = clip.registered_model()
     if registered is not None:
         plan.params = clip.params(weights=registered.clip_params)
         plan.name = plan.name or _default_name(registered.name, *data_names)
         return plan
-    # A name typed by the manager is checked; the CLIP_* settings are the operator's to get right.
-    typed = (clip.model or "").strip()
-    weights = clip.weights()
-    if typed and typed != settings.CLIP_MODEL:
-        _check_architecture(typed)
-    plan.params = clip.params(weights=weights)
+    plan.params = clip.params()  # a typed name is checked; the CLIP_* settings are the operator's
     plan.name = plan.name or _default_name(plan.params["clip_model"], *data_names)
     return plan
-
-
-def _registered_model(name: str | None, clip: ClipModelChoice) -> ClipModel | None:
-    """The registered model named ``name`` (None when none is named)."""
-    name = (name or "").strip()
-    if not name:
-        return None
-    if clip.typed:
-        raise ValidationFailed(
-            "Choose a registered CLIP model or type an open_clip model with its weights, not both."
-        )
-    registered = ClipModel.objects.filter(name=name).first()
-    if registered is None:
-        raise NotFound(f"There is no registered CLIP model “{name}”.")
-    return registered
-
-
-def _check_architecture(model: str) -> None:
-    """A typed model must be an architecture open_clip knows (or one it reads from the hub or a
-    folder), so that a check cannot be accepted now and fail on the workers with "unknown CLIP
-    model"; a registered model's name gets a pointer to the registered-model choice."""
-    if ClipModel.objects.filter(name=model).exists():
-        raise ValidationFailed(
-            f"“{model}” is a registered CLIP model, not an open_clip architecture: choose it as the "
-            "registered CLIP model and leave the model, tag and checkpoint empty."
-        )
-    if model.startswith(("hf-hub:", "local-dir:")):
-        return
-    try:
-        ensure_torchvision_loadable()
-        import open_clip
-    except (ImportError, RuntimeError):  # no CLIP extras in this process: the workers judge the name
-        return
-    if model not in open_clip.list_models():
-        raise ValidationFailed(
-            f"“{model}” is not an open_clip architecture; choose a registered CLIP model instead, or "
-            "an architecture of open_clip.list_models() (e.g. xlm-roberta-base-ViT-B-32)."
-        )
 
 
 def planned_model_key(params: dict) -> str:

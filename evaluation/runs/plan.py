@@ -17,7 +17,7 @@ from annotation.models import CaptioningSystem, Image, Language, SystemCaption
 from core.errors import NotFound, ValidationFailed
 from core.jobs.engine import ResumeResult, job_enqueue, job_resume, job_units_store
 from core.lookups import each_named
-from evaluation.clip_choice import clip_orientation
+from evaluation.clip_choice import clip_model_registered, clip_orientation
 from evaluation.human.selectors import campaign_references
 from evaluation.metrics.signatures import clip_signature
 from evaluation.metrics.text.meteor import meteor_setting
@@ -28,7 +28,6 @@ from evaluation.models import (
     CLIP_METRICS,
     TEXT_METRICS,
     ChunkKind,
-    ClipModel,
     ImageSet,
     MetricChunk,
     MetricRun,
@@ -264,10 +263,8 @@ def metric_run_plan(
                 f"CLIP metrics need the image files: {len(without_file)} images have none "
                 f"({_examples(without_file)}). Import the files or leave out {', '.join(plan.clip_metrics)}."
             )
-        if clip_model_name:
-            registered = ClipModel.objects.filter(name=clip_model_name.strip()).first()
-            if registered is None:
-                raise NotFound(f"There is no registered CLIP model “{clip_model_name}”.")
+        registered = clip_model_registered(clip_model_name)
+        if registered is not None:
             plan.params |= registered.clip_params
         else:
             plan.params |= {

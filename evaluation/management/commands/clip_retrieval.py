@@ -49,11 +49,6 @@ class Command(CheckCommand):
         )
         source.add_argument("--resume", type=int, metavar="ID", help="finish check ID")
         source.add_argument("--show", type=int, metavar="ID", help="print check ID")
-        parser.add_argument(
-            "--clip-model",
-            metavar="NAME",
-            help="a registered CLIP model (as metric runs; e.g. demo-tiny-clip)",
-        )
         add_clip_check_arguments(parser)
 
     def plan(self, options):
@@ -62,7 +57,6 @@ class Command(CheckCommand):
         return retrieval_check_plan(
             campaigns=options["campaigns"],
             reference_sets=options["reference_sets"],
-            clip_model_name=options["clip_model"],
             **clip_check_options(options),
         )
 
