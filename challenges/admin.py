@@ -42,7 +42,8 @@ from core.admin import (
 )
 from core.errors import ValidationFailed
 from core.jobs.admin import JobAdminMixin
-from evaluation.models import ALL_METRICS
+from evaluation.admin.clip_model_form import RegisteredClipModelField
+from evaluation.models import ALL_METRICS, CLIP_METRICS
 
 # Reference counts a phase may score with, offered as boxes: all references, and COCO's c5 and c40 beside
 # the small counts XM3600-size benchmarks have.
@@ -225,6 +226,10 @@ class PhaseForm(forms.ModelForm):
         required=False,
         help_text=_("The result-file formats teams may upload; none ticked: every format."),
     )
+    # The registered CLIP models, as every form that needs one offers them.
+    clip_model = RegisteredClipModelField(
+        help_text="For CLIPScore and RefCLIPScore, when the metrics name them."
+    )
 
     # No Meta: the admin builds the form's model and fields (modelform_factory) on this class.
 
@@ -245,6 +250,16 @@ class PhaseForm(forms.ModelForm):
     def clean_accepted_formats(self):
         chosen = set(self.cleaned_data["accepted_formats"])
         return [name for name in caption_files.UPLOAD_FORMATS if name in chosen]  # the registry's order
+
+    def clean(self):
+        data = super().clean()
+        # Entries are scored with the phase's model: one this server cannot load is refused now.
+        if data.get("clip_model") is None and set(data.get("metrics") or []) & set(CLIP_METRICS):
+            try:
+                self.fields["clip_model"].settings_check()
+            except forms.ValidationError as exc:
+                self.add_error("clip_model", exc)
+        return data
 
 
 @admin.register(Phase)

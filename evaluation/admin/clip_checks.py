@@ -44,7 +44,9 @@ class ClipProbeCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
     )
     foil_files = MultipleFileField(
         required=False,
-        help_text="Foils: VALSE-format JSON files, each named <language code>.json or <language code>_<name>.json.",
+        # The admin renders help text as HTML: the placeholders are escaped to show as written.
+        help_text="Foils: VALSE-format JSON files, each named &lt;language code&gt;.json or "
+        "&lt;language code&gt;_&lt;name&gt;.json (en.json, de_counting.json).",
     )
     min_votes = forms.IntegerField(
         min_value=0,
@@ -59,7 +61,6 @@ class ClipProbeCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
         help_text="Codes separated by spaces or commas; empty: every language of the files. Include en: the "
         "other languages are judged against English.",
     )
-    model = forms.CharField(required=False, help_text="open_clip model name; empty: the CLIP_MODEL setting.")
 
     class Meta:
         model = ClipProbeCheck
@@ -128,6 +129,7 @@ class ClipProbeCheckAdmin(ClipCheckColumns, JobAdminMixin, PlannedJobAdminMixin,
         "min_votes",
         "skip_unknown_images",
         "language_codes",
+        "clip_model",
         "model",
         "pretrained",
         "checkpoint",

@@ -5,7 +5,6 @@ metric runs can choose."""
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -15,7 +14,6 @@ from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
 from core.jobs.engine import ResumeResult
 from evaluation.admin.clip_model_form import LanguageCodesField, RegisteredClipModelField
-from evaluation.finetune.availability import base_weights_problem
 from evaluation.finetune.plan import (
     DEMO_MODEL_NAME,
     clip_model_demo_register,
@@ -35,12 +33,6 @@ from evaluation.research.finetune_tables import (
     delta_text,
     score_text,
 )
-
-
-def local_training() -> bool:
-    """No job broker: this server trains the runs it starts, so its caches are the workers'."""
-    return bool(settings.CELERY_TASK_ALWAYS_EAGER)
-
 
 DEMO_WARNING = "Demo: a tiny random model. These numbers show the workflow; they are not results."
 
@@ -62,7 +54,9 @@ class ClipFineTuneStartForm(ServiceCheckedForm, forms.ModelForm):
         help_text="Codes separated by spaces or commas; empty: every language.",
     )
     base = RegisteredClipModelField(
-        help_text="Empty: the CLIP_* settings. Where this server also trains (no job broker), a base model "
+        label="Base",
+        what="base model",
+        help_text="The model to start from. Where this server also trains (no job broker), a base model "
         "whose weights are not on this machine is refused here, with what is missing.",
     )
     demo_base = forms.BooleanField(
@@ -97,19 +91,11 @@ class ClipFineTuneStartForm(ServiceCheckedForm, forms.ModelForm):
             if base is not None:
                 raise forms.ValidationError("Choose a base model or the demo's tiny model, not both.")
             base = ClipModel.objects.filter(name=DEMO_MODEL_NAME).first() or clip_model_demo_register()
-        if local_training():
-            params = base.clip_params if base else {}
-            problem = base_weights_problem(
-                model_name=params.get("clip_model", settings.CLIP_MODEL),
-                pretrained=params.get("clip_pretrained", settings.CLIP_PRETRAINED) or "",
-                checkpoint=params.get("clip_checkpoint", settings.CLIP_CHECKPOINT) or "",
-            )
-            if problem:
-                label = f"“{base.name}”" if base else f"{settings.CLIP_MODEL} (the CLIP_* settings)"
-                raise forms.ValidationError(
-                    f"The base model {label} is not available on this machine: {problem}. Choose another base "
-                    "model or the demo's tiny model, or put its weights in the Hugging Face cache first."
-                )
+        if base is None:
+            self.fields["base"].settings_check()
+        elif data.get("demo_base"):
+            # Chosen through the box, not the field: the field's check of its weights is made here.
+            self.fields["base"].clean(base.pk)
         captions_files, ratings_file = demo_data_files() if data.get("demo_data") else ({}, None)
         self.plan = fine_tune_plan(
             campaigns=[str(c.pk) for c in data.get("campaigns") or []],

@@ -16,12 +16,7 @@ from annotation.models import Campaign, CampaignKind
 from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.converters import IdConverter
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin
-from evaluation.admin.clip_model_form import (
-    ClipCheckColumns,
-    ClipCheckModelFields,
-    LanguageCodesField,
-    RegisteredClipModelField,
-)
+from evaluation.admin.clip_model_form import ClipCheckColumns, ClipCheckModelFields, LanguageCodesField
 from evaluation.models import ReferenceSet, RetrievalCheck, RunStatus
 from evaluation.research.retrieval_tables import HEADERS, retrieval_r1_figure, retrieval_rows
 from evaluation.retrieval.plan import (
@@ -58,16 +53,6 @@ class RetrievalCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
         help_text="Codes separated by spaces or commas (“en de sw”); empty: every language of the data. "
         "Include en: the other languages are judged against English.",
     )
-    clip_model = RegisteredClipModelField(
-        label="Registered CLIP model",
-        help_text="A registered model (the demo's, or one fine-tuned on this platform's ratings), as for metric "
-        "runs; empty: the model below, or the CLIP_* settings.",
-    )
-    model = forms.CharField(
-        label="open_clip model",
-        required=False,
-        help_text="An open_clip architecture, only without a registered model; empty: the CLIP_MODEL setting.",
-    )
 
     class Meta:
         model = RetrievalCheck
@@ -77,7 +62,6 @@ class RetrievalCheckStartForm(ServiceCheckedForm, ClipCheckModelFields, forms.Mo
         self.plan = retrieval_check_plan(
             campaigns=[str(c.pk) for c in data.get("campaigns") or []],
             reference_sets=[str(r.pk) for r in data.get("reference_sets") or []],
-            clip_model_name=data["clip_model"].name if data.get("clip_model") else None,
             **self.clip_check_arguments(data),
         )
 

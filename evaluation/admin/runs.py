@@ -14,7 +14,7 @@ from core.admin import ServiceCheckedForm, StyledModelAdmin
 from core.jobs.admin import JobAdminMixin, PlannedJobAdminMixin, unit_liveness
 from evaluation.admin.clip_model_form import RegisteredClipModelField
 from evaluation.metrics.signatures import group_signatures
-from evaluation.models import ALL_METRICS, TEXT_METRICS, MetricChunk, MetricRun
+from evaluation.models import ALL_METRICS, CLIP_METRICS, TEXT_METRICS, MetricChunk, MetricRun
 from evaluation.retrieval.selectors import run_clip_trust
 from evaluation.runs.plan import (
     CIDER_DF_CHOICES,
@@ -41,7 +41,7 @@ class MetricRunStartForm(ServiceCheckedForm, forms.ModelForm):
         choices=[(m, m) for m in ALL_METRICS],
         initial=list(TEXT_METRICS),
         widget=forms.CheckboxSelectMultiple,
-        help_text="CLIPScore and RefCLIPScore use the CLIP_* settings and need the image files; METEOR needs Java.",
+        help_text="CLIPScore and RefCLIPScore use the CLIP model below and need the image files; METEOR needs Java.",
     )
     cider_df = forms.ChoiceField(
         label="CIDEr document frequencies",
@@ -71,8 +71,8 @@ class MetricRunStartForm(ServiceCheckedForm, forms.ModelForm):
 
     clip_model = RegisteredClipModelField(
         label="CLIP model",
-        help_text="CLIP metrics: a registered model (e.g. fine-tuned on this platform's ratings); empty: the CLIP_* "
-        "settings. Its scores carry its own model id in their signature.",
+        help_text="CLIP metrics: a registered model (the demo's, or one fine-tuned on this platform's ratings). "
+        "Its scores carry its own model id in their signature.",
     )
 
     class Meta:
@@ -80,6 +80,8 @@ class MetricRunStartForm(ServiceCheckedForm, forms.ModelForm):
         fields = ["name", "language", "systems", "reference_set", "image_set"]
 
     def check(self, data):
+        if data.get("clip_model") is None and set(data["metric_names"]) & set(CLIP_METRICS):
+            self.fields["clip_model"].settings_check()
         self.plan = metric_run_plan(
             name=data.get("name"),
             language_code=data["language"].code,

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.metrics.clip.trust import clip_model_key
-from evaluation.models import ClipProbeCheck, RetrievalCheck, RunStatus
+from evaluation.models import ClipModel, ClipProbeCheck, RetrievalCheck, RunStatus
 from tests import factories as f
 from tests.evaluation.test_retrieval_pages import recalls
 
@@ -160,8 +160,15 @@ def test_the_report_page_shows_the_trust_table_and_the_figure(checked, researche
     )
 
 
+@pytest.fixture
+def on_disk(db, tmp_path):
+    """A registered model whose weights are on this machine (the checks here are not computed)."""
+    (tmp_path / "w.pt").write_bytes(b"0")
+    return ClipModel.objects.create(name="on-disk", model_name="ViT-B-32", checkpoint=str(tmp_path / "w.pt"))
+
+
 def test_a_manager_starts_a_zero_shot_check_from_the_admin_and_a_bad_file_is_refused(
-    checked, pm_client, django_capture_on_commit_callbacks
+    checked, pm_client, django_capture_on_commit_callbacks, on_disk
 ):
     for i in range(2):
         f.ImageFactory(key=f"photo{i}")
@@ -172,6 +179,7 @@ def test_a_manager_starts_a_zero_shot_check_from_the_admin_and_a_bad_file_is_ref
         "name": "admin zs",
         "probe": "zeroshot",
         "min_votes": 2,
+        "clip_model": on_disk.pk,
         "labels": SimpleUploadedFile("babel.json", labels),
         "labelled_images": SimpleUploadedFile("images.csv", b"image,class_id\nphoto0,0\nphoto1,1\n"),
     }
@@ -194,7 +202,7 @@ def test_a_manager_starts_a_zero_shot_check_from_the_admin_and_a_bad_file_is_ref
 
 
 def test_a_manager_starts_a_foil_check_from_several_files_and_the_language_comes_from_each_name(
-    checked, pm_client, django_capture_on_commit_callbacks
+    checked, pm_client, django_capture_on_commit_callbacks, on_disk
 ):
     f.ImageFactory(key="photo0")
     item = {
@@ -209,6 +217,7 @@ def test_a_manager_starts_a_foil_check_from_several_files_and_the_language_comes
         "name": "admin foils",
         "probe": "foil",
         "min_votes": 2,
+        "clip_model": on_disk.pk,
         "foil_files": [
             SimpleUploadedFile("en_counting.json", json.dumps({"1": item}).encode()),
             SimpleUploadedFile(

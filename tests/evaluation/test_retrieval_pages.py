@@ -138,33 +138,40 @@ def test_a_researcher_reads_the_check_its_table_and_figure_but_cannot_start_one(
 
 
 def test_a_manager_starts_a_check_from_the_admin_and_a_bad_one_is_refused(
-    checked, pm_client, django_capture_on_commit_callbacks
+    checked, pm_client, django_capture_on_commit_callbacks, tmp_path
 ):
     english = f.LanguageFactory(code="en")
     images = [f.ImageFactory() for _ in range(3)]
     refs = f.reference_set_with(images, [["a"], ["b"], ["c"]], name="refs-en", language=english)
+    (tmp_path / "w.pt").write_bytes(b"0")  # weights on this machine (the check is not computed)
+    model = ClipModel.objects.create(name="on-disk", model_name="ViT-B-32", checkpoint=str(tmp_path / "w.pt"))
     url = reverse("admin:evaluation_retrievalcheck_add")
     assert pm_client.get(url).status_code == 200
     with django_capture_on_commit_callbacks(execute=False) as sent:
-        response = pm_client.post(url, {"name": "", "reference_sets": [refs.pk], "language_codes": "en"})
+        response = pm_client.post(
+            url, {"name": "", "reference_sets": [refs.pk], "language_codes": "en", "clip_model": model.pk}
+        )
     assert response.status_code == 302, response.content.decode()[:2000]
     created = RetrievalCheck.objects.exclude(pk=checked["check"].pk).get()
     assert created.languages == ["en"] and created.chunks_total == 3 and len(sent) == 1
-    refused = pm_client.post(url, {"name": "", "reference_sets": [refs.pk], "language_codes": "sw"})
+    refused = pm_client.post(
+        url, {"name": "", "reference_sets": [refs.pk], "language_codes": "sw", "clip_model": model.pk}
+    )
     assert "sw has no captions in the reference set(s) refs-en" in refused.content.decode()
     assert RetrievalCheck.objects.count() == 2
 
 
 def test_a_manager_chooses_a_registered_clip_model_and_a_typed_one_is_validated_on_save(
-    checked, pm_client, django_capture_on_commit_callbacks
+    checked, pm_client, django_capture_on_commit_callbacks, tmp_path
 ):
     english = f.LanguageFactory(code="en")
     images = [f.ImageFactory() for _ in range(3)]
     refs = f.reference_set_with(images, [["a"], ["b"], ["c"]], name="refs-en", language=english)
+    (tmp_path / "demo.pt").write_bytes(b"0")  # weights on this machine (the check is not computed)
     demo = ClipModel.objects.create(
         name="demo-tiny-clip",
         model_name="captioneval-demo-tiny-clip",
-        checkpoint="/models/demo.pt",
+        checkpoint=str(tmp_path / "demo.pt"),
         is_demo=True,
     )
     url = reverse("admin:evaluation_retrievalcheck_add")
@@ -184,7 +191,7 @@ def test_a_manager_chooses_a_registered_clip_model_and_a_typed_one_is_validated_
     assert chosen.status_code == 302, chosen.content.decode()[:2000]
     created = RetrievalCheck.objects.exclude(pk=checked["check"].pk).get()
     assert created.params["clip_registered"] == "demo-tiny-clip"
-    assert created.params["clip_checkpoint"] == "/models/demo.pt"
+    assert created.params["clip_checkpoint"] == str(tmp_path / "demo.pt")
 
 
 def test_the_report_page_shows_the_check_and_flags_clip_scores(checked, researcher_client):
