@@ -366,13 +366,13 @@ def test_bootstrap_resamples_comparisons_and_mirrors_each_resample(table4):
 
 def test_pooled_bootstrap_keeps_the_number_of_comparisons_per_language(monkeypatch):
     seen = []
-    batch = boot.batch_coefficients
+    batch = boot.batch_pearson
 
     def spy(x, y):
         seen.append(x.copy())
         return batch(x, y)
 
-    monkeypatch.setattr(boot, "batch_coefficients", spy)
+    monkeypatch.setattr(boot, "batch_pearson", spy)  # its first call gets the resampled ΔS×S
     # ΔS×S > 0 in de (4 comparisons), < 0 in fr (3): every pooled resample has 4 of one and 3 of the other.
     comparisons = _line([1, 2, 3, 4], [1, 2, 3, 5], "de") + _line([-1, -2, -3], [-3, -2, -1], "fr")
     correlate(comparisons, both_directions=False, n_boot=300)
