@@ -14,7 +14,13 @@ from evaluation.models.clip_checks import ClipProbe, ClipProbeCheck, ClipProbeCh
 from evaluation.models.finetune import ClipFineTune, ClipModel, TrainableParameters
 from evaluation.models.metrics import ALL_METRICS, CLIP_METRICS, TEXT_METRICS, Metric
 from evaluation.models.proxies import AnnotatorHours, LanguageStatistics
-from evaluation.models.reports import ReportCache, ReportCacheState, ReportFigure, SavedReportSelection
+from evaluation.models.reports import (
+    ReportCache,
+    ReportCacheState,
+    ReportFigure,
+    ReportPiece,
+    SavedReportSelection,
+)
 from evaluation.models.retrieval import RetrievalCheck, RetrievalChunk, RetrievalChunkKind, RetrievalSource
 from evaluation.models.runs import (
     FINISHED_RUN_STATUSES,
@@ -59,6 +65,7 @@ __all__ = [
     "ReportCache",
     "ReportCacheState",
     "ReportFigure",
+    "ReportPiece",
     "RetrievalCheck",
     "RetrievalChunk",
     "RetrievalChunkKind",

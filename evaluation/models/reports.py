@@ -72,3 +72,21 @@ class SavedReportSelection(TimeStamped):
 
     class Meta:
         verbose_name = "saved report selection"
+
+
+class ReportPiece(TimeStamped):
+    """One language's part of a report's trust table and model level (correlations, soft pairwise
+    gaps, trust verdict), keyed by a hash of that language's comparisons, items and settings
+    (:mod:`evaluation.research.pieces`): a report whose data changed in one language reads the
+    others from here. ``payload`` is pickled by :mod:`evaluation.research.reports.pieces` only."""
+
+    key = models.CharField(max_length=64, unique=True, help_text="Hash of the language's inputs.")
+    language = models.CharField(max_length=35)
+    payload = models.BinaryField(editable=False)
+
+    class Meta:
+        verbose_name = "stored report piece"
+        verbose_name_plural = "stored report pieces"
+
+    def __str__(self) -> str:
+        return f"{self.language} {self.key[:12]}"

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +80,7 @@ __all__ = [
     "correlate",
     "kendall_tau_c",
     "mirror",
+    "no_comparisons",
     "tau_c_label",
 ]
 
@@ -353,6 +354,13 @@ def _check(comparisons: Sequence[Comparison], *, both_directions: bool) -> None:
         seen.add(c.key)
 
 
+def no_comparisons(*, mirrored: bool) -> CorrelationResult:
+    """The result of a group without a comparison for the metric (every value None)."""
+    return CorrelationResult(
+        n=0, n_comparisons=0, mirrored=mirrored, p_n=0, note=NOTE_MIRRORED if mirrored else NOTE_ONE_DIRECTION
+    )
+
+
 def _result(
     strata: Sequence[tuple[np.ndarray, np.ndarray]],
     *,
@@ -403,12 +411,14 @@ def correlate(
     both_directions: bool = True,
     n_boot: int = CORRELATION_N_BOOT,
     seed: int = 0,
+    groups: Collection[str] | None = None,
 ) -> dict[str, dict[str, CorrelationResult]]:
     """{metric: {"all" | language: CorrelationResult}} of ΔS×S against each Δmetric.
 
     Metrics come in the order they are first met; in each, ``"all"`` first, then the languages in
     sorted order. A comparison without a value for a metric is left out of that metric.
-    ``n_boot=0`` skips the intervals. Raises ``ValueError`` for a pair entered twice (or in both
+    ``n_boot=0`` skips the intervals. ``groups``: only these of ``"all"`` and the languages (each
+    group's numbers are the same as when every group is computed: a group draws from its own stream). Raises ``ValueError`` for a pair entered twice (or in both
     directions while mirroring), a model compared with itself, a non-finite delta, a language named
     "all" or a negative ``n_boot``.
     """
@@ -429,8 +439,12 @@ def correlate(
                     np.array([c.deltas[metric] for c in having], dtype=float),
                 )
         common = {"mirrored": both_directions, "n_boot": n_boot, "seed": seed}
-        by_group = {ALL: _result(list(strata.values()), group=ALL, **common)}
+        by_group = {}
+        if groups is None or ALL in groups:
+            by_group[ALL] = _result(list(strata.values()), group=ALL, **common)
         for language in languages:
+            if groups is not None and language not in groups:
+                continue
             by_group[language] = _result(
                 [strata[language]] if language in strata else [], group=language, **common
             )

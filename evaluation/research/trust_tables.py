@@ -30,6 +30,7 @@ from evaluation.research.meta_evaluation import (
     with_soft_pairwise_accuracy,
 )
 from evaluation.research.meta_evaluation.trust import assign_ranks
+from evaluation.research.pieces import PieceStore, pieces_build
 from evaluation.research.tables import MISSING_TEXT, csv_safe, demo_label, demo_note
 
 __all__ = [
@@ -89,6 +90,7 @@ def trust_build(
     n_permutations: int = DEFAULT_N_PERMUTATIONS,
     seed: int = 0,
     significance_test: str = DEFAULT_SIGNIFICANCE_TEST,
+    pieces: PieceStore | None = None,
 ) -> Trust:
     """The trust table of ``items`` and, when ``comparisons`` (those behind the items) are given, the
     model level that fills its cells: :func:`~evaluation.research.correlation.correlate` with the soft
@@ -96,18 +98,32 @@ def trust_build(
     matters only to the correlations). ``clip_trust``: language code -> a retrieval verdict with a
     ``flagged`` attribute. ``significance_test``: the permutation test between metrics
     (mt-metrics-eval's ``PermutationSigDiff`` by default, ``PairwisePermutationSigDiff`` by name). The
-    same arguments give the same numbers. Pure; raises ``ValueError`` like
+    same arguments give the same numbers. ``pieces``: where each language's part is kept by a key of
+    its own inputs (:mod:`evaluation.research.pieces`): a language found there is read, not
+    computed, and only the pooled column is computed again; the numbers are the same. Pure (the
+    store aside); raises ``ValueError`` like
     :func:`~evaluation.research.meta_evaluation.trust_table` and ``correlate``."""
     items = list(items)
     draws = {"n_boot": n_boot, "n_permutations": n_permutations, "seed": seed}
     system: dict[str, dict[str, CorrelationResult]] = {}
-    if comparisons is not None:
-        system = model_level(comparisons, items, both_directions=both_directions, **draws)
-    table = (
-        trust_table(items, metrics=metrics, significance_test=significance_test, **draws)
-        if any(item.deltas for item in items)
-        else None
-    )
+    if pieces is not None:
+        system, table, _ = pieces_build(
+            items,
+            comparisons,
+            store=pieces,
+            metrics=metrics,
+            both_directions=both_directions,
+            significance_test=significance_test,
+            **draws,
+        )
+    else:
+        if comparisons is not None:
+            system = model_level(comparisons, items, both_directions=both_directions, **draws)
+        table = (
+            trust_table(items, metrics=metrics, significance_test=significance_test, **draws)
+            if any(item.deltas for item in items)
+            else None
+        )
     if table is not None:
         table = pooled_comparable(table)
     flags = sorted(code for code, verdict in (clip_trust or {}).items() if verdict.flagged)

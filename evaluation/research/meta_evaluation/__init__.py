@@ -70,13 +70,19 @@ from evaluation.research.meta_evaluation.significance import (
     SIGNIFICANCE_TESTS,
     permutation_p_value,
 )
-from evaluation.research.meta_evaluation.soft_pairwise import sign_flip_p_values, with_soft_pairwise_accuracy
+from evaluation.research.meta_evaluation.soft_pairwise import (
+    comparison_gaps,
+    sign_flip_p_values,
+    with_gaps,
+    with_soft_pairwise_accuracy,
+)
 from evaluation.research.meta_evaluation.trust import (
     LanguageVerdict,
     MetricVerdict,
     Status,
     TrustTable,
     assign_ranks,
+    language_verdict,
     trust_table,
 )
 
@@ -97,10 +103,13 @@ __all__ = [
     "TieCalibrated",
     "TrustTable",
     "assign_ranks",
+    "comparison_gaps",
+    "language_verdict",
     "permutation_p_value",
     "sign_flip_p_values",
     "tie_calibrated",
     "tie_calibrated_pairs",
     "trust_table",
+    "with_gaps",
     "with_soft_pairwise_accuracy",
 ]

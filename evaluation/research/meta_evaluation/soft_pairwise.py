@@ -78,36 +78,28 @@ def sign_flip_p_values(
     return at_least / n_permutations
 
 
-def with_soft_pairwise_accuracy(
-    results: Mapping[str, Mapping[str, CorrelationResult]],
+# A comparison's |p_people − p_metric| per metric, with the draws behind it (0: exact).
+ComparisonGaps = list[tuple[str, float, int]]
+
+
+def comparison_gaps(
     comparisons: Sequence[Comparison],
     items: Iterable[Item],
     *,
     n_permutations: int = DEFAULT_N_PERMUTATIONS,
-    n_boot: int = CORRELATION_N_BOOT,
     seed: int = 0,
     max_error: float = SPA_MAX_MC_ERROR,
-) -> dict[str, dict[str, CorrelationResult]]:
-    """``results`` (of :func:`~evaluation.research.correlation.correlate` on ``comparisons``) with the
-    soft pairwise accuracy filled in, from the items behind each comparison.
-
-    A comparison counts for a metric when it has items and every one of its items has that metric.
-    The interval is a percentile bootstrap over those comparisons (p-values fixed), "all"
-    resampling within each language. A comparison of at most :data:`SPA_EXACT_MAX_IMAGES` images
-    gets exact p-values; a larger one at least ``n_permutations`` draws and enough for the bound
-    ``max_error`` (:func:`spa_draws`); ``soft_pairwise_accuracy_mc_error`` states the bound on the
-    value's Monte-Carlo standard error (0.0 when every p-value behind it is exact). Raises
-    ``ValueError`` like :func:`trust_table`.
-    """
+) -> dict[tuple[str, str, str], ComparisonGaps]:
+    """``{comparison key: [(metric, |p_people − p_metric|, draws)]}`` for the comparisons that count
+    for some metric (see :func:`with_soft_pairwise_accuracy`), in the order of ``comparisons``. A
+    comparison's gaps depend on its own items alone (its draws come from its own stream). Pure;
+    raises ``ValueError`` like :func:`trust_table`."""
     pool = list(items)
     _check_items(pool)
     by_pair: dict[tuple[str, str, str], list[Item]] = defaultdict(list)
     for item in pool:
         by_pair[item.key].append(item)
-    # |p_people − p_metric| per metric, language and comparison.
-    gaps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    # The fewest draws behind any gap, per metric and language (0: exact).
-    draws_of: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    out: dict[tuple[str, str, str], ComparisonGaps] = {}
     for comparison in comparisons:
         having = by_pair.get(comparison.key, [])
         metrics = [m for m in comparison.deltas if having and all(m in item.deltas for item in having)]
@@ -117,8 +109,29 @@ def with_soft_pairwise_accuracy(
         rng = seeded_rng(seed, "spa/{}/{}/{}".format(*comparison.key))
         draws = spa_draws(len(having), n_permutations=n_permutations, max_error=max_error)
         p = sign_flip_p_values(columns, n_permutations=draws, rng=rng)
-        for index, metric in enumerate(metrics, start=1):
-            gaps[metric][comparison.language].append(abs(p[0] - p[index]))
+        out[comparison.key] = [
+            (metric, abs(p[0] - p[index]), draws) for index, metric in enumerate(metrics, start=1)
+        ]
+    return out
+
+
+def with_gaps(
+    results: Mapping[str, Mapping[str, CorrelationResult]],
+    comparisons: Sequence[Comparison],
+    gaps_of: Mapping[tuple[str, str, str], ComparisonGaps],
+    *,
+    n_boot: int = CORRELATION_N_BOOT,
+    seed: int = 0,
+) -> dict[str, dict[str, CorrelationResult]]:
+    """``results`` with the soft pairwise accuracy filled in from the comparisons' gaps
+    (:func:`comparison_gaps`; a comparison without gaps counts for no metric). Pure."""
+    # |p_people − p_metric| per metric, language and comparison.
+    gaps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # The fewest draws behind any gap, per metric and language (0: exact).
+    draws_of: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for comparison in comparisons:
+        for metric, gap, draws in gaps_of.get(comparison.key, ()):
+            gaps[metric][comparison.language].append(gap)
             draws_of[metric][comparison.language].append(draws)
     out: dict[str, dict[str, CorrelationResult]] = {}
     for metric, by_language in results.items():
@@ -152,3 +165,31 @@ def with_soft_pairwise_accuracy(
                 n_soft=sum(len(s) for s in strata),
             )
     return out
+
+
+def with_soft_pairwise_accuracy(
+    results: Mapping[str, Mapping[str, CorrelationResult]],
+    comparisons: Sequence[Comparison],
+    items: Iterable[Item],
+    *,
+    n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    n_boot: int = CORRELATION_N_BOOT,
+    seed: int = 0,
+    max_error: float = SPA_MAX_MC_ERROR,
+) -> dict[str, dict[str, CorrelationResult]]:
+    """``results`` (of :func:`~evaluation.research.correlation.correlate` on ``comparisons``) with the
+    soft pairwise accuracy filled in, from the items behind each comparison.
+
+    A comparison counts for a metric when it has items and every one of its items has that metric.
+    The interval is a percentile bootstrap over those comparisons (p-values fixed), "all"
+    resampling within each language. A comparison of at most :data:`SPA_EXACT_MAX_IMAGES` images
+    gets exact p-values; a larger one at least ``n_permutations`` draws and enough for the bound
+    ``max_error`` (:func:`spa_draws`); ``soft_pairwise_accuracy_mc_error`` states the bound on the
+    value's Monte-Carlo standard error (0.0 when every p-value behind it is exact). Raises
+    ``ValueError`` like :func:`trust_table`.
+    """
+    comparisons = list(comparisons)
+    gaps_of = comparison_gaps(
+        comparisons, items, n_permutations=n_permutations, seed=seed, max_error=max_error
+    )
+    return with_gaps(results, comparisons, gaps_of, n_boot=n_boot, seed=seed)

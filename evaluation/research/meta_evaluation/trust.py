@@ -215,6 +215,33 @@ def _language_verdict(
     return LanguageVerdict(language, n_items, n_pairs, verdicts, status, dict(p_values))
 
 
+def language_verdict(
+    language: str,
+    items: Sequence[Item],
+    *,
+    metrics: Sequence[str],
+    n_boot: int = CORRELATION_N_BOOT,
+    n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    seed: int = 0,
+    alpha: float = SIGNIFICANCE_LEVEL,
+    significance_test: str = DEFAULT_SIGNIFICANCE_TEST,
+) -> LanguageVerdict:
+    """The verdict of one language's ``items`` (all of that language), as :func:`trust_table` gives
+    it for that language with the same arguments: what ``known`` takes. Pure; does not check the
+    items (:func:`trust_table` does)."""
+    return _language_verdict(
+        language,
+        items,
+        metrics,
+        n_boot=n_boot,
+        n_permutations=n_permutations,
+        seed=seed,
+        alpha=alpha,
+        strata_of=None,
+        significance_test=significance_test,
+    )
+
+
 def trust_table(
     items: Iterable[Item],
     *,
@@ -224,8 +251,13 @@ def trust_table(
     seed: int = 0,
     alpha: float = SIGNIFICANCE_LEVEL,
     significance_test: str = DEFAULT_SIGNIFICANCE_TEST,
+    known: Mapping[str, LanguageVerdict] | None = None,
 ) -> TrustTable:
     """The item-level verdict per language and over all languages (see the module docstring).
+
+    ``known``: verdicts of languages computed before from the same items of that language and the
+    same arguments (a language's verdict depends on nothing else), used as they are; the pooled
+    verdict is always computed.
 
     ``metrics``: these (default: every metric of the items); equal accuracies are ordered by name.
     ``significance_test``: the permutation test between metrics (default ``PermutationSigDiff``, the
@@ -258,7 +290,7 @@ def trust_table(
     }
     verdicts = {ALL: _language_verdict(ALL, pool, names, strata_of=strata_of, **common)}
     for language in sorted(by_language):
-        verdicts[language] = _language_verdict(
+        verdicts[language] = (known or {}).get(language) or _language_verdict(
             language, by_language[language], names, strata_of=None, **common
         )
     pooled = [verdict.metric for verdict in verdicts[ALL].verdicts]

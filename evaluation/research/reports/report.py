@@ -57,6 +57,8 @@ from evaluation.research.meta_evaluation import (
     TrustTable,
 )
 from evaluation.research.per_caption import per_caption_tau_c_label, tau_c_variant_check
+from evaluation.research.pieces import PieceStore
+from evaluation.research.reports.pieces import report_pieces
 from evaluation.research.reports.plots import metric_names
 from evaluation.research.tables import demo_note
 from evaluation.research.trust_tables import trust_build
@@ -334,6 +336,7 @@ def report_from_db(
     tau_c: str = TAU_C_SEED001,
     n_permutations: int = DEFAULT_N_PERMUTATIONS,
     human_tables: bool = True,
+    pieces: PieceStore | None = None,
 ) -> Report:
     """A report over the side-by-side campaigns (all, or ``campaign_ids``; in ``language_codes``)
     and the metric runs ``metric_run_ids``, with Tables 1 and 2 of those languages (all when not
@@ -343,6 +346,8 @@ def report_from_db(
     and the item level: the soft pairwise accuracy of each metric and the trust table
     (:mod:`evaluation.research.meta_evaluation`, ``n_permutations`` draws per permutation test).
 
+    ``pieces``: where each language's part of the trust table and model level is kept (default: the
+    database's, :mod:`.pieces`), so that a language whose data did not change is read, not computed.
     ``human_tables=False`` leaves Tables 1 and 2 out (the stored report reads them per request: they
     cover every caption, not the selection). Reads only. Raises what :func:`.comparisons.comparisons_from_db` raises, and ``ValueError`` for
     an unknown ``tau_c``.
@@ -412,6 +417,7 @@ def report_from_db(
         n_boot=n_boot,
         n_permutations=n_permutations,
         seed=seed,
+        pieces=report_pieces() if pieces is None else pieces,
     )
     return Report(
         comparisons=items,

@@ -17,6 +17,7 @@ from evaluation.research.correlation import CORRELATION_N_BOOT, TAU_C_SEED001
 from evaluation.research.meta_evaluation import DEFAULT_N_PERMUTATIONS
 from evaluation.research.reports.cache import REPORT, computer, eager, figure_bytes, report_enqueue
 from evaluation.research.reports.heatmap import runs_source, trust_heatmap
+from evaluation.research.reports.pieces import report_pieces
 from evaluation.research.reports.plots import PlotFormat, scatter
 from evaluation.research.reports.report import Report, demo_metrics_of, report_from_db
 from evaluation.research.trust_tables import model_level, trust_build
@@ -138,6 +139,7 @@ def api_trust_compute(selection: dict, progress: Callable[[str], None]):
             n_boot=selection["n_boot"],
             n_permutations=selection["n_permutations"],
             seed=selection["seed"],
+            pieces=report_pieces(),
         )
     except ValueError as exc:
         return found, f"These comparisons cannot be judged: {exc}.", []
