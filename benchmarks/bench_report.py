@@ -3,6 +3,7 @@ directly, as the old view did on every request and every figure) against the sto
 same run, on two selections.
 
     .venv/bin/python benchmarks/bench_report.py [--images 25] [--languages 36] [--skip-demo]
+        [--skip-xm3600] [--no-before] [--profile before|after]
 
 * **demo**: ``load_demo`` and ``load_demo_results`` (three languages, simulated side-by-side campaigns
   and their metric runs) in a throwaway test database (PostgreSQL with DATABASE_URL, as test_<name>).
@@ -15,10 +16,16 @@ same run, on two selections.
 * **XM3600-size**: a synthetic selection of ``--languages`` languages × 4 systems × 24 comparisons per
   language (each pair of systems compared on 4 image subsets) × ``--images`` judged images each, with
   8 metrics, as plain comparisons and items (building 36 × 24 campaigns with their judgments in the
-  database would take longer than the report). Before: ``trust_build`` (correlations with bootstrap,
-  soft pairwise accuracy, acc23 with bootstrap and permutation tests), the HTML cells and every
-  figure. After: the stored row read and unpickled, the HTML cells, the page template rendered, and
-  every figure read from its stored bytes.
+  database would take longer than the report). First the computation a stored report runs once per
+  selection content, ``trust_build`` (correlations with bootstrap, soft pairwise accuracy, acc23 with
+  bootstrap and permutation tests): before (the reference implementation: every permutation draw's
+  hybrids sorted row by row, every bootstrap resample's Kendall τ counted pair by pair; skip it with
+  ``--no-before``) and after (vectorised), the whole selection, then with each language's piece
+  stored (``ReportPiece``) after one language's Δmetric changed (a new metric run there): only that
+  language and the pooled column are computed. Each side's numbers are checked to be the same.
+  ``--profile before|after`` prints a cProfile of the computation first. Then the page: the
+  per-request computation (the HTML cells and every figure) against the stored row read and
+  unpickled, the HTML cells, the page template rendered, and every figure read from its stored bytes.
 
 Times are wall-clock seconds on this machine; both sides run in this process, one after the other.
 """
@@ -29,6 +36,7 @@ import argparse
 import os
 import sys
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from unittest import mock
 
@@ -200,12 +208,70 @@ def synthetic(args):
     return comparisons, items
 
 
+@contextmanager
+def reference_implementation():
+    """The computation as it was before it was vectorised: each permutation draw's two hybrids sorted
+    row by row, each bootstrap resample's Kendall τ counted pair by pair and its Spearman ranked by
+    scipy, each acc23 resample's count by two cumulative sums over every item (the functions are kept
+    beside the new ones, which must give the same numbers)."""
+    from evaluation.research import bootstrap
+    from evaluation.research.meta_evaluation import acc23, significance
+
+    with (
+        mock.patch.object(significance, "_permutation_sig_diff", significance._permutation_sig_diff_sorted),
+        mock.patch.object(bootstrap, "_MAX_COUNTED_POINTS", 0),
+        mock.patch.object(acc23, "_bootstrap_best", acc23._bootstrap_best_cumulative),
+    ):
+        yield
+
+
+def one_language_changed(comparisons, items, language):
+    """The selection after a new metric run in ``language``: every Δmetric of its items and
+    comparisons moved, the other languages as they were."""
+    from dataclasses import replace
+
+    def moved(deltas):
+        return {m: v + 0.01 * (k + 1) for k, (m, v) in enumerate(deltas.items())}
+
+    return (
+        [replace(c, deltas=moved(c.deltas)) if c.language == language else c for c in comparisons],
+        [replace(i, deltas=moved(i.deltas)) if i.language == language else i for i in items],
+    )
+
+
+class CountingStore(dict):
+    """A piece store that counts what is written (the languages computed)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.written = inner, []
+
+    def get(self, key, default=None):
+        return self.inner.get(key, default)
+
+    def __setitem__(self, key, value):
+        self.written.append(value.language)
+        self.inner[key] = value
+
+
+def trust_profile(comparisons, items, top: int) -> None:
+    import cProfile
+    import pstats
+
+    from evaluation.research.trust_tables import trust_build
+
+    profiler = cProfile.Profile()
+    profiler.runcall(lambda: trust_build(items, comparisons))
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(top)
+
+
 def xm3600(args) -> None:
     from django.template.loader import render_to_string
 
-    from evaluation.models import ReportCache, ReportCacheState
+    from evaluation.models import ReportCache, ReportCacheState, ReportPiece
     from evaluation.research.reports.cache import figure_bytes, payload_load
     from evaluation.research.reports.heatmap import trust_heatmap
+    from evaluation.research.reports.pieces import report_pieces
     from evaluation.research.reports.plots import scatter
     from evaluation.research.reports.report import Report
     from evaluation.research.reports.views import ReportForm
@@ -217,14 +283,42 @@ def xm3600(args) -> None:
         f"XM3600-size: {args.languages} languages, {len(comparisons)} comparisons ({len(comparisons) // args.languages} "
         f"per language), {len(items)} items, {len(METRICS)} metrics"
     )
+    if args.profile:
+        with reference_implementation() if args.profile == "before" else nullcontext():
+            trust_profile(comparisons, items, top=40)
 
-    def before_paint():
-        trust = trust_build(items, comparisons)
-        correlation_html(trust.system)
-        trust_html(trust.table)
-        return trust
-
-    paint, trust = _timed(before_paint)
+    # The computation a report runs once per selection content (in a worker, not per request).
+    changed_comparisons, changed_items = one_language_changed(comparisons, items, "l00")
+    if args.before:
+        with reference_implementation():
+            before_whole, before = _timed(lambda: trust_build(items, comparisons))
+    now_whole, now = _timed(lambda: trust_build(items, comparisons))
+    if args.before:
+        assert now == before, "the vectorised computation must give the reference's numbers"
+    ReportPiece.objects.all().delete()
+    store = CountingStore(report_pieces())
+    after_whole, stored = _timed(lambda: trust_build(items, comparisons, pieces=store))
+    assert stored == now and sorted(store.written) == sorted({i.language for i in items})
+    store.written.clear()
+    after_one, changed = _timed(lambda: trust_build(changed_items, changed_comparisons, pieces=store))
+    assert store.written == ["l00"], store.written
+    assert changed == trust_build(changed_items, changed_comparisons), "pieces must give the same numbers"
+    print("  trust table and model level (bootstrap, permutation tests, soft pairwise accuracy), one worker:")
+    if args.before:
+        print(
+            f"    {'whole selection':<34} before {before_whole:8.1f} s -> vectorised {now_whole:6.1f} s "
+            f"({before_whole / now_whole:5.1f}×), with the pieces stored {after_whole:6.1f} s"
+        )
+        print(
+            f"    {'one language changed (l00)':<34} before {before_whole:8.1f} s (all of it again) -> "
+            f"{after_one:6.2f} s ({before_whole / after_one:5.0f}×): l00 and the pooled column"
+        )
+    else:
+        print(f"    {'whole selection':<34} {now_whole:6.1f} s, with the pieces stored {after_whole:6.1f} s")
+        print(f"    {'one language changed (l00)':<34} {after_one:6.2f} s: l00 and the pooled column")
+    print("    (the same numbers on each side: checked)")
+    trust = now
+    paint = now_whole + _timed(lambda: (correlation_html(trust.system), trust_html(trust.table)))[0]
 
     def figures():
         out = {"heatmap.svg": trust_heatmap(trust.table, "svg")}
@@ -289,9 +383,11 @@ def xm3600(args) -> None:
 
     all_after, html = _timed(after_all)
     assert 'id="trust-table"' in html
+    print(f"  figures drawn once: {figure_time:.2f} s (heatmap and {len(METRICS)} scatter plots)")
     _line("XM3600-size (per request -> stored)", paint, before_all, paint_after, all_after)
     print(
-        "  (before, complete: the heatmap's recomputation of the trust table counted as a second first paint)"
+        "  (per request: the vectorised computation; complete: the heatmap's recomputation of the trust "
+        "table counted as a second first paint)"
     )
     print(
         f"  stored row: {len(bytes(row.payload)) / 1e6:.1f} MB pickled report, {len(drawn)} figures "
@@ -305,6 +401,17 @@ def main() -> None:
     parser.add_argument("--languages", type=int, default=36)
     parser.add_argument("--skip-demo", action="store_true")
     parser.add_argument("--skip-xm3600", action="store_true")
+    parser.add_argument(
+        "--no-before",
+        dest="before",
+        action="store_false",
+        help="skip the reference implementation (22 minutes at 36 languages x 25 images)",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=("before", "after"),
+        help="print a cProfile of the XM3600-size trust computation (reference or vectorised) first",
+    )
     args = parser.parse_args()
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]
