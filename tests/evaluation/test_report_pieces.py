@@ -35,3 +35,21 @@ def test_writing_a_piece_twice_keeps_one_row_and_pruning_removes_unread_ones():
     ReportPiece.objects.update(updated_at=timezone.now() - timedelta(days=31))
     assert report_pieces_prune() == 1
     assert not ReportPiece.objects.exists()
+
+
+def test_pieces_unread_for_a_month_are_pruned_and_the_admin_lists_the_rest(db, pm_client):
+    from datetime import timedelta
+
+    from django.urls import reverse
+    from django.utils import timezone
+
+    from evaluation.models import ReportPiece
+    from evaluation.research.reports.pieces import report_pieces
+
+    old = ReportPiece.objects.create(key="a" * 64, language="de", payload=b"")
+    fresh = ReportPiece.objects.create(key="b" * 64, language="ar", payload=b"")
+    ReportPiece.objects.filter(pk=old.pk).update(updated_at=timezone.now() - timedelta(days=31))
+    report_pieces()  # what every computation asks for first
+    assert list(ReportPiece.objects.values_list("pk", flat=True)) == [fresh.pk]
+    page = pm_client.get(reverse("admin:evaluation_reportpiece_changelist"))
+    assert page.status_code == 200 and "b" * 12 in page.content.decode()

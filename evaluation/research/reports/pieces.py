@@ -4,7 +4,7 @@ pooled column only (:mod:`evaluation.research.pieces` says what a piece holds an
 
 A piece's key is a hash of its inputs, not of a selection: every report, API answer and command that
 computes a trust table reads and adds the same pieces. Nothing goes stale (new data, new key); pieces
-nobody reads any more are removed by :func:`report_pieces_prune`.
+nobody reads any more are removed by :func:`report_pieces_prune`, which every computation runs first.
 """
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ class DatabasePieces:
 
 
 def report_pieces() -> DatabasePieces:
-    """The store every report computation reads its languages' pieces from."""
+    """The store every report computation reads its languages' pieces from; the pieces nobody read for
+    :data:`PIECE_KEPT_FOR` are removed first (one query per computation, so the table never grows
+    past what recent reports use)."""
+    report_pieces_prune()
     return DatabasePieces()
 
 
