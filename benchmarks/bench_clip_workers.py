@@ -37,6 +37,23 @@ sys.path.insert(0, str(ROOT))
 SETTINGS = "config.settings.base"
 
 
+def services_setup(media_prefix: str) -> None:
+    """Refuse to run without a PostgreSQL database and a Redis database of their own (see the docstring),
+    point this process and the workers it starts at the project settings with a real broker and one
+    media folder, and set Django up."""
+    if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+        sys.exit("DATABASE_URL must name a PostgreSQL database of its own (it is emptied): see the docstring")
+    if not os.environ.get("CELERY_BROKER_URL", "").startswith("redis://"):
+        sys.exit("CELERY_BROKER_URL must name a Redis database: see the docstring")
+    os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
+    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "false"
+    # One media folder for this process and the workers (DJANGO_MEDIA_ROOT, read by the settings).
+    os.environ.setdefault("DJANGO_MEDIA_ROOT", tempfile.mkdtemp(prefix=media_prefix))
+    import django
+
+    django.setup()
+
+
 def start_workers(n: int, threads: int, env: dict, log_dir: Path) -> list[subprocess.Popen]:
     processes = []
     for i in range(n):
@@ -82,18 +99,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--chunk-size", type=int, default=16)
     args = parser.parse_args()
-    if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
-        sys.exit("DATABASE_URL must name a PostgreSQL database of its own (it is emptied): see the docstring")
-    if not os.environ.get("CELERY_BROKER_URL", "").startswith("redis://"):
-        sys.exit("CELERY_BROKER_URL must name a Redis database: see the docstring")
-
-    os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
-    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "false"
-    # One media folder for this process and the workers (DJANGO_MEDIA_ROOT, read by the settings).
-    os.environ.setdefault("DJANGO_MEDIA_ROOT", tempfile.mkdtemp(prefix="clip-bench-media-"))
-    import django
-
-    django.setup()
+    services_setup("clip-bench-media-")
     import numpy as np
     import torch
     from django.core.files.base import ContentFile

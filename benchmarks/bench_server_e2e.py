@@ -41,47 +41,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-SETTINGS = "config.settings.base"
-
-# The 36 languages of Crossmodal-3600.
-XM3600 = [
-    "ar",
-    "bn",
-    "cs",
-    "da",
-    "de",
-    "el",
-    "en",
-    "es",
-    "fa",
-    "fi",
-    "fil",
-    "fr",
-    "he",
-    "hi",
-    "hr",
-    "hu",
-    "id",
-    "it",
-    "ja",
-    "ko",
-    "mi",
-    "nl",
-    "no",
-    "pl",
-    "pt",
-    "quz",
-    "ro",
-    "ru",
-    "sv",
-    "sw",
-    "te",
-    "th",
-    "tr",
-    "uk",
-    "vi",
-    "zh",
-]
 
 
 def synthesize(keys: list[str], codes: list[str], references: int, seed: int):
@@ -201,25 +160,18 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
-        sys.exit("DATABASE_URL must name a PostgreSQL database of its own (it is emptied): see the docstring")
-    if not os.environ.get("CELERY_BROKER_URL", "").startswith("redis://"):
-        sys.exit("CELERY_BROKER_URL must name a Redis database: see the docstring")
-    os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
-    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "false"
-    os.environ.setdefault("DJANGO_MEDIA_ROOT", tempfile.mkdtemp(prefix="server-e2e-media-"))
-    import django
+    from bench_clip_workers import services_setup, start_workers, stop_workers
 
-    django.setup()
-    from bench_clip_workers import start_workers, stop_workers
+    services_setup("server-e2e-media-")
     from django.core.management import call_command
 
+    from annotation.services.languages import XM3600_LANGUAGES
     from challenges.models import SubmissionScore
     from challenges.services import submission_create
     from core.jobs.models import JobStatus
 
     call_command("migrate", verbosity=0)
-    codes = XM3600[: args.languages]
+    codes = list(XM3600_LANGUAGES[: args.languages])
     keys = [f"e2e-{i:05d}" for i in range(args.images)]
     refs, entry = synthesize(keys, codes, args.references, args.seed)
     data = results_file(entry)
