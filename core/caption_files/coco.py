@@ -50,12 +50,7 @@ def read_pieces(chunks: Iterator[bytes], *, name: str, reading: Reading, languag
     a problem of one entry is the entry's, one that stops the reading is the file's."""
 
     def on_entry(where: Text, value: object) -> None:
-        try:
-            found = entry(value, where=where, language=language)
-        except ShapeError as exc:
-            reading.problems.add(where, exc.text)
-            return
-        reading.entry(found)
+        reading.shaped(where, lambda: entry(value, where=where, language=language))
 
     stream = JsonStream(
         limits=reading.limits,

@@ -223,12 +223,7 @@ def _read_line(text: bytes, where: Text, name: str, reading: Reading) -> None:
         return
 
     def on_entry(at: Text, value: object) -> None:
-        try:
-            found = line(value, where=at)
-        except ShapeError as exc:
-            reading.problems.add(at, exc.text)
-            return
-        reading.entry(found)
+        reading.shaped(at, lambda: line(value, where=at))
 
     stream = JsonStream(
         limits=reading.limits,

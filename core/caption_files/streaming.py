@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 import ijson
 
-from core.caption_files.entries import Entry
+from core.caption_files.entries import Entry, ShapeError
 from core.caption_files.messages import Message, Text, gettext_noop, located
 
 try:
@@ -149,6 +149,16 @@ class Reading:
     def entry(self, entry: Entry) -> None:
         """One entry the format read (a problem goes to :attr:`problems`)."""
         raise NotImplementedError
+
+    def shaped(self, where: Text, parse: Callable[[], Entry]) -> None:
+        """The entry ``parse`` reads from a JSON value, to :meth:`entry`; its :class:`ShapeError` (a value
+        that is not an entry of the format) to :attr:`problems`, at ``where``."""
+        try:
+            found = parse()
+        except ShapeError as exc:
+            self.problems.add(where, exc.text)
+            return
+        self.entry(found)
 
 
 def entry_where(name: str, index: int) -> Message:
